@@ -1,0 +1,36 @@
+# Two commands do all the set-up on a machine that has only python3:
+#   make run    create .venv if missing, install the app, start it
+#   make test   the same set-up, then the import contract and the test suite, headless
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint-imports bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMP): $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/crewagent
+
+lint-imports: $(STAMP)
+	$(BIN)/lint-imports
+
+test: $(STAMP) lint-imports
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest $(PYTEST_ARGS)
+
+$(VENV)/.bench-installed: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	touch $@
+
+bench: $(VENV)/.bench-installed
+	$(BIN)/python benchmarks/bench_store.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info desktop/*.egg-info

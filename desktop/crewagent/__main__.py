@@ -1,0 +1,5 @@
+"""Allow ``python -m crewagent``."""
+
+from crewagent.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,53 @@
+"""Errors the core reports to its callers, classified by who is to blame."""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+
+
+class CrewAgentError(Exception):
+    """Base of the errors meant to be shown to a user (an environment or input problem, not a bug)."""
+
+
+class StoreWriteError(CrewAgentError):
+    """A write to the runtime store failed; nothing that was stored before is lost."""
+
+    def __init__(self, message: str, *, path: Path | None = None, errno_code: int | None = None):
+        super().__init__(message)
+        self.path = path
+        self.errno = errno_code
+
+    @classmethod
+    def from_os_error(cls, path: Path, exc: OSError) -> StoreWriteError:
+        code = exc.errno
+        if code in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+            reason = "the disk is full (or the file size limit was reached)"
+        elif code in (errno.EACCES, errno.EPERM, errno.EROFS):
+            reason = "permission denied"
+        else:
+            reason = exc.strerror or str(exc)
+        return cls(f"Could not write {path}: {reason}. Nothing already stored was lost.", path=path, errno_code=code)
+
+
+class ProjectError(CrewAgentError):
+    """A project folder cannot be created or opened."""
+
+
+class ConversationNotFound(CrewAgentError):
+    def __init__(self, conversation_id: str):
+        super().__init__(f"No conversation with id {conversation_id!r} in this project.")
+        self.conversation_id = conversation_id
+
+
+class OffloadedOutputError(CrewAgentError):
+    """The full output of an offloaded tool result is missing or does not match its checksum."""
+
+
+class ImportFormatError(CrewAgentError):
+    """A file given to import is not an OpenAI messages[] array."""
+
+
+def describe_os_error(exc: OSError) -> str:
+    return exc.strerror or os.strerror(exc.errno or 0) or str(exc)

@@ -1,0 +1,191 @@
+"""The conversation log's data model: ConversationMessage, ConversationMeta, OpenAI conversion.
+
+A ConversationMessage is a superset of an OpenAI chat message (ARCHITECTURE.md, contract).
+Fields this build does not know are kept (``extra="allow"``) so that a log written by a newer
+build survives a load/save round trip through an older one. Serialisation uses
+``exclude_unset``: what was never set is not written, what was set to ``null`` stays ``null``
+(an assistant message with tool calls and ``"content": null`` round-trips exactly).
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timezone
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+Role = Literal["system", "user", "assistant", "tool"]
+PartType = Literal["content", "thinking", "tool_start", "tool_result", "error"]
+Mode = Literal["chat", "agent", "run"]
+
+MODES: tuple[Mode, ...] = ("chat", "agent", "run")
+
+#: Fields that describe a message to the app and never go to the model.
+APP_FIELDS: frozenset[str] = frozenset(
+    {
+        "id",
+        "createdAt",
+        "partType",
+        "toolName",
+        "duration",
+        "isCollapsed",
+        "widget",
+        "mode",
+        "runId",
+        "workflowId",
+        "agentId",
+        "includeInContext",
+        "fullOutputPath",
+        "fullOutputBytes",
+        "fullOutputSha256",
+        "synthetic",
+        "interrupted",
+        "error",
+        "usage",
+        "summaryOf",
+        "subagent",
+    }
+)
+
+
+def utc_now_iso() -> str:
+    """The current time as an ISO-8601 UTC string with milliseconds, e.g. ``2026-01-01T00:00:00.000Z``."""
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def new_message_id() -> str:
+    return f"msg_{uuid.uuid4().hex}"
+
+
+def new_conversation_id() -> str:
+    return f"conv_{uuid.uuid4().hex}"
+
+
+class FunctionCall(BaseModel):
+    """The ``function`` member of a tool call; ``arguments`` is the model's raw JSON text."""
+
+    model_config = ConfigDict(extra="allow")
+
+    name: str
+    arguments: str
+
+
+class ToolCall(BaseModel):
+    """One entry of an assistant message's ``tool_calls``."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    type: Literal["function"] = "function"
+    function: FunctionCall
+
+    @model_validator(mode="after")
+    def _always_write_type(self) -> ToolCall:
+        # OpenAI requires "type" on every tool call; write it even when the input left it out.
+        self.__pydantic_fields_set__.add("type")
+        return self
+
+
+class ConversationMessage(BaseModel):
+    """One line of ``messages.jsonl``."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    role: Role
+    createdAt: str
+    content: str | list[dict[str, Any]] | None = None
+    tool_calls: list[ToolCall] | None = None
+    tool_call_id: str | None = None
+    partType: PartType | None = None
+    toolName: str | None = None
+    duration: float | None = None
+    isCollapsed: bool | None = None
+    widget: dict[str, Any] | None = None
+    mode: Mode | None = None
+    runId: str | None = None
+    workflowId: str | None = None
+    agentId: str | None = None
+    includeInContext: bool = True
+    fullOutputPath: str | None = None
+    fullOutputBytes: int | None = None
+    fullOutputSha256: str | None = None
+    reasoning_content: str | None = None
+
+    @classmethod
+    def new(cls, role: Role, content: str | None = None, **fields: Any) -> ConversationMessage:
+        """A fresh message with a new id and the current time."""
+        fields.setdefault("id", new_message_id())
+        fields.setdefault("createdAt", utc_now_iso())
+        if content is not None or role != "assistant" or "tool_calls" in fields:
+            fields["content"] = content
+        return cls(role=role, **fields)
+
+    def to_log_dict(self) -> dict[str, Any]:
+        """The JSON object written to the log (only what was set)."""
+        return self.model_dump(mode="json", exclude_unset=True)
+
+    def to_log_line(self) -> str:
+        """One log line, without the newline."""
+        return self.model_dump_json(exclude_unset=True)
+
+    @property
+    def is_offloaded(self) -> bool:
+        return self.fullOutputPath is not None
+
+    @property
+    def text(self) -> str:
+        """The content as plain text (content parts joined), '' when there is none."""
+        if self.content is None:
+            return ""
+        if isinstance(self.content, str):
+            return self.content
+        return "".join(str(part.get("text", "")) for part in self.content if isinstance(part, dict))
+
+
+class ConversationMeta(BaseModel):
+    """One entry of a project's ``conversations/index.json``."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    title: str
+    entryType: Mode = "chat"
+    activeType: Mode = "chat"
+    createdAt: str
+    lastActiveAt: str
+    messageCount: int = 0
+    agentId: str | None = None
+    workflowId: str | None = None
+    packageId: str | None = None
+
+
+def from_openai(
+    message: dict[str, Any],
+    *,
+    message_id: str | None = None,
+    created_at: str | None = None,
+    **app_fields: Any,
+) -> ConversationMessage:
+    """Wrap an OpenAI chat message as a ConversationMessage, keeping every key it has."""
+    data = dict(message)
+    data["id"] = message_id or new_message_id()
+    data["createdAt"] = created_at or utc_now_iso()
+    data.update(app_fields)
+    return ConversationMessage.model_validate(data)
+
+
+def to_openai(message: ConversationMessage, *, content: str | None = None) -> dict[str, Any]:
+    """The OpenAI chat message for a log entry: app metadata removed, everything else kept.
+
+    ``content`` replaces the stored content (used to put an offloaded output back in full).
+    """
+    data = message.to_log_dict()
+    out = {key: value for key, value in data.items() if key not in APP_FIELDS}
+    if content is not None:
+        out["content"] = content
+    return out
+
+
+Field  # re-exported for callers that build models on top of these

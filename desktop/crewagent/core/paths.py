@@ -1,0 +1,56 @@
+"""Where CrewAgent keeps its data and settings: the one place paths are decided."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import platformdirs
+
+APP_NAME = "CrewAgent"
+DATA_DIR_ENV = "CREWAGENT_DATA_DIR"
+CONFIG_DIR_ENV = "CREWAGENT_CONFIG_DIR"
+
+
+def data_dir(override: str | os.PathLike[str] | None = None) -> Path:
+    """The runtime data root: ``--data-dir``, else ``$CREWAGENT_DATA_DIR``, else the OS default."""
+    if override:
+        return Path(override).expanduser().resolve()
+    env = os.environ.get(DATA_DIR_ENV)
+    if env:
+        return Path(env).expanduser().resolve()
+    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+
+
+def config_dir(override: str | os.PathLike[str] | None = None) -> Path:
+    """The settings folder: ``$CREWAGENT_CONFIG_DIR`` or the OS default."""
+    if override:
+        return Path(override).expanduser().resolve()
+    env = os.environ.get(CONFIG_DIR_ENV)
+    if env:
+        return Path(env).expanduser().resolve()
+    return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False))
+
+
+def projects_file(root: Path) -> Path:
+    return root / "projects.json"
+
+
+def project_runtime_dir(root: Path, project_id: str) -> Path:
+    return root / "projects" / project_id
+
+
+def conversations_dir(root: Path, project_id: str) -> Path:
+    return project_runtime_dir(root, project_id) / "conversations"
+
+
+def conversation_dir(root: Path, project_id: str, conversation_id: str) -> Path:
+    return conversations_dir(root, project_id) / conversation_id
+
+
+def state_dir(root: Path, project_id: str) -> Path:
+    return project_runtime_dir(root, project_id) / "state"
+
+
+def tool_results_dir(root: Path, project_id: str, conversation_id: str) -> Path:
+    return state_dir(root, project_id) / "logs" / "tool-results" / conversation_id

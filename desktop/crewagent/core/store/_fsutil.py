@@ -1,0 +1,92 @@
+"""Durable file primitives: atomic replace, fsync'd appends, directory fsync."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from crewagent.core.errors import StoreWriteError
+
+
+def fsync_dir(path: Path) -> None:
+    """Make a rename or a new directory entry in ``path`` durable (a no-op where unsupported)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # Some filesystems (and Windows) cannot fsync a directory; the rename is still atomic.
+    finally:
+        os.close(fd)
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data``: write a temp file, fsync it, rename it over, fsync the dir.
+
+    A failure (disk full, permission denied) leaves the old file untouched and no temp file behind.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp_name, path)
+    except BaseException as exc:
+        try:
+            os.unlink(tmp_name)
+        except OSError:
+            pass
+        if isinstance(exc, OSError):
+            raise StoreWriteError.from_os_error(path, exc) from exc
+        raise
+    fsync_dir(path.parent)
+
+
+def atomic_write_json(path: Path, value: Any) -> None:
+    atomic_write_bytes(path, (json.dumps(value, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
+
+
+def append_line(path: Path, line: bytes) -> None:
+    """Append one newline-terminated record to ``path`` and fsync it before returning.
+
+    The caller holds the file's lock. If the file ends in a torn record (a crash mid-write), the
+    new record starts on a fresh line. If the write fails part-way (disk full), the file is cut
+    back to its previous length, so no partial line is ever left behind.
+    """
+    assert line.endswith(b"\n") and b"\n" not in line[:-1]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | getattr(os, "O_BINARY", 0), 0o644)
+    except OSError as exc:
+        raise StoreWriteError.from_os_error(path, exc) from exc
+    try:
+        size = os.fstat(fd).st_size
+        if size > 0 and os.pread(fd, 1, size - 1) != b"\n":
+            line = b"\n" + line
+        try:
+            view = memoryview(line)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+            os.fsync(fd)
+        except OSError as exc:
+            try:
+                os.ftruncate(fd, size)
+                os.fsync(fd)
+            except OSError:
+                pass
+            raise StoreWriteError.from_os_error(path, exc) from exc
+    finally:
+        os.close(fd)
+
+
+def read_json(path: Path) -> Any:
+    with open(path, "rb") as handle:
+        return json.loads(handle.read().decode("utf-8"))

@@ -1,0 +1,333 @@
+"""RuntimeStore: projects, conversations and their append-only logs under one data folder."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock, Timeout
+
+from crewagent.core import paths
+from crewagent.core.errors import ConversationNotFound, ProjectError, StoreWriteError
+from crewagent.core.messages import (
+    ConversationMessage,
+    ConversationMeta,
+    Mode,
+    new_conversation_id,
+    utc_now_iso,
+)
+from crewagent.core.store import offload
+from crewagent.core.store.index import DELETED_MARKER, ConversationIndex, title_from_text
+from crewagent.core.store.log import (
+    LOG_NAME,
+    LoadResult,
+    append_message_line,
+    load_log,
+    migrate_legacy,
+    write_quarantine,
+)
+from crewagent.core.store.projects import (
+    ProjectFile,
+    ProjectInfo,
+    RecentProject,
+    load_recent,
+    read_project_file,
+    save_recent,
+    touch_recent,
+    write_project_file,
+)
+
+DEFAULT_TITLE = "New conversation"
+LOCK_TIMEOUT_S = 30.0
+_CONVERSATION_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
+
+
+class RuntimeStore:
+    """Everything CrewAgent persists about projects and conversations (no Qt, thread-safe).
+
+    Every write holds the project's file lock, so two processes (the app and the CLI) can work
+    on the same project without interleaving lines or losing appends. An append is durable
+    (fsync'd) before it returns, and its cost does not depend on the length of the conversation.
+    """
+
+    def __init__(self, data_dir: str | os.PathLike[str] | None = None):
+        self.data_dir = paths.data_dir(data_dir)
+        self._projects: dict[str, ProjectInfo] = {}
+        self._indexes: dict[str, ConversationIndex] = {}
+        self._locks: dict[str, tuple[threading.RLock, FileLock]] = {}
+        self._guard = threading.Lock()
+
+    # -- locking ---------------------------------------------------------------------------
+
+    @contextmanager
+    def _locked(self, key: str, lock_path: Path) -> Iterator[None]:
+        with self._guard:
+            if key not in self._locks:
+                lock_path.parent.mkdir(parents=True, exist_ok=True)
+                file_lock = FileLock(
+                    lock_path, timeout=LOCK_TIMEOUT_S, poll_interval=0.002, preserve_lock_file=True
+                )
+                self._locks[key] = (threading.RLock(), file_lock)
+            thread_lock, file_lock = self._locks[key]
+        with thread_lock:
+            try:
+                file_lock.acquire()
+            except Timeout as exc:
+                raise StoreWriteError(
+                    f"Another CrewAgent process has held {lock_path} for {LOCK_TIMEOUT_S:.0f} s; try again."
+                ) from exc
+            except OSError as exc:
+                raise StoreWriteError.from_os_error(lock_path, exc) from exc
+            try:
+                yield
+            finally:
+                file_lock.release()
+
+    def _project_lock(self, project_id: str) -> Any:
+        return self._locked(project_id, self._runtime_dir(project_id) / ".lock")
+
+    # -- projects --------------------------------------------------------------------------
+
+    def create_project(self, root: str | os.PathLike[str], name: str | None = None) -> ProjectInfo:
+        """Make ``root`` a project (creating the folder and artifacts/); an existing project is opened."""
+        folder = Path(root).expanduser().resolve()
+        return self._open(folder, create=True, name=name)
+
+    def open_project(self, root: str | os.PathLike[str], *, create: bool = False) -> ProjectInfo:
+        """Open a project folder and put it at the top of the recent list."""
+        folder = Path(root).expanduser().resolve()
+        return self._open(folder, create=create, name=None)
+
+    def _open(self, folder: Path, *, create: bool, name: str | None) -> ProjectInfo:
+        if folder.exists() and not folder.is_dir():
+            raise ProjectError(f"{folder} is a file, not a folder.")
+        project = read_project_file(folder) if folder.exists() else None
+        if project is None:
+            if not create:
+                raise ProjectError(f"{folder} is not a CrewAgent project (it has no .crewagent.json).")
+            with self._locked("projects", self.data_dir / ".projects.lock"):
+                project = read_project_file(folder) or write_project_file(folder, name or folder.name)
+        info = self._info(project, folder)
+        with self._locked("projects", self.data_dir / ".projects.lock"):
+            recent = load_recent(paths.projects_file(self.data_dir))
+            save_recent(paths.projects_file(self.data_dir), touch_recent(recent, project, folder))
+        return info
+
+    def _info(self, project: ProjectFile, folder: Path) -> ProjectInfo:
+        info = ProjectInfo(
+            id=project.projectId,
+            name=project.projectName,
+            root=folder,
+            runtime_dir=self._runtime_dir(project.projectId),
+            artifacts_dir=folder / project.artifactsDir,
+            active_package_id=project.activePackageId,
+        )
+        self._projects[info.id] = info
+        return info
+
+    def recent_projects(self) -> list[RecentProject]:
+        """Recent projects, most recent first (``entry.exists`` is False for a folder gone missing)."""
+        return load_recent(paths.projects_file(self.data_dir))
+
+    def forget_project(self, project_id: str) -> None:
+        """Remove a project from the recent list (its folder and data are kept)."""
+        with self._locked("projects", self.data_dir / ".projects.lock"):
+            recent = load_recent(paths.projects_file(self.data_dir))
+            save_recent(paths.projects_file(self.data_dir), [e for e in recent if e.projectId != project_id])
+
+    def _runtime_dir(self, project_id: str) -> Path:
+        if not _CONVERSATION_ID.fullmatch(project_id):
+            raise ProjectError(f"Invalid project id {project_id!r}")
+        return paths.project_runtime_dir(self.data_dir, project_id)
+
+    def state_dir(self, project_id: str) -> Path:
+        return self._runtime_dir(project_id) / "state"
+
+    # -- conversations ---------------------------------------------------------------------
+
+    def _index(self, project_id: str) -> ConversationIndex:
+        with self._guard:
+            index = self._indexes.get(project_id)
+            if index is None:
+                index = ConversationIndex(self._runtime_dir(project_id) / "conversations")
+                self._indexes[project_id] = index
+            return index
+
+    def _conversation_dir(self, project_id: str, conversation_id: str) -> Path:
+        if not _CONVERSATION_ID.fullmatch(conversation_id):
+            raise ConversationNotFound(conversation_id)
+        return self._runtime_dir(project_id) / "conversations" / conversation_id
+
+    def log_path(self, project_id: str, conversation_id: str) -> Path:
+        return self._conversation_dir(project_id, conversation_id) / LOG_NAME
+
+    def list_conversations(self, project_id: str) -> list[ConversationMeta]:
+        """All conversations of a project, most recently active first."""
+        with self._project_lock(project_id):
+            metas = self._index(project_id).load()
+        return sorted(metas, key=lambda meta: meta.lastActiveAt, reverse=True)
+
+    def get_conversation(self, project_id: str, conversation_id: str) -> ConversationMeta:
+        for meta in self.list_conversations(project_id):
+            if meta.id == conversation_id:
+                return meta
+        raise ConversationNotFound(conversation_id)
+
+    def create_conversation(
+        self,
+        project_id: str,
+        *,
+        title: str | None = None,
+        entry_type: Mode = "chat",
+        **fields: Any,
+    ) -> ConversationMeta:
+        now = utc_now_iso()
+        meta = ConversationMeta(
+            id=new_conversation_id(),
+            title=title or DEFAULT_TITLE,
+            entryType=entry_type,
+            activeType=fields.pop("activeType", entry_type),
+            createdAt=now,
+            lastActiveAt=now,
+            **fields,
+        )
+        if not title:
+            meta.autoTitle = True  # type: ignore[attr-defined]  # extra field: replaced by the first user message
+        with self._project_lock(project_id):
+            index = self._index(project_id)
+            metas = index.load()
+            folder = self._conversation_dir(project_id, meta.id)
+            try:
+                folder.mkdir(parents=True, exist_ok=False)
+                index.write_meta(meta)
+                (folder / LOG_NAME).touch()
+            except OSError as exc:
+                raise StoreWriteError.from_os_error(folder, exc) from exc
+            index.save([*metas, meta])
+        return meta
+
+    def update_conversation(self, project_id: str, conversation_id: str, **changes: Any) -> ConversationMeta:
+        """Change metadata (title, activeType, agentId, workflowId, ...) and persist it."""
+        if "title" in changes:
+            title = " ".join(str(changes["title"]).split())
+            if not title:
+                raise ValueError("A conversation title cannot be empty.")
+            changes["title"] = title
+            changes["autoTitle"] = False
+        with self._project_lock(project_id):
+            index = self._index(project_id)
+            metas = index.load()
+            for position, meta in enumerate(metas):
+                if meta.id == conversation_id:
+                    updated = ConversationMeta.model_validate({**meta.model_dump(), **changes})
+                    metas[position] = updated
+                    index.write_meta(updated)
+                    index.save(metas)
+                    return updated
+        raise ConversationNotFound(conversation_id)
+
+    def rename_conversation(self, project_id: str, conversation_id: str, title: str) -> ConversationMeta:
+        return self.update_conversation(project_id, conversation_id, title=title)
+
+    def delete_conversation(self, project_id: str, conversation_id: str) -> None:
+        """Delete a conversation: its log, its sidechains and its offloaded outputs.
+
+        Order: mark the folder as being deleted, drop the index entry, then remove the files. A
+        crash at any point leaves no index entry pointing at nothing, and a marked folder is never
+        brought back by an index rebuild; the next delete or rebuild finishes the removal.
+        """
+        folder = self._conversation_dir(project_id, conversation_id)
+        with self._project_lock(project_id):
+            index = self._index(project_id)
+            metas = index.load()
+            if not any(meta.id == conversation_id for meta in metas) and not folder.exists():
+                raise ConversationNotFound(conversation_id)
+            try:
+                if folder.exists():
+                    (folder / DELETED_MARKER).touch()
+                index.save([meta for meta in metas if meta.id != conversation_id])
+            except OSError as exc:
+                raise StoreWriteError.from_os_error(folder, exc) from exc
+            offloaded = self.state_dir(project_id) / "logs" / "tool-results" / offload.safe_file_stem(conversation_id)
+            shutil.rmtree(offloaded, ignore_errors=True)
+            shutil.rmtree(folder, ignore_errors=True)
+
+    # -- messages --------------------------------------------------------------------------
+
+    def append_message(
+        self, project_id: str, conversation_id: str, message: ConversationMessage
+    ) -> ConversationMessage:
+        """Persist one message; returns it as stored (a large tool output comes back offloaded).
+
+        Durable once this returns: the line is fsync'd. On failure (disk full, permission
+        denied) a StoreWriteError is raised and the log is as it was before.
+        """
+        folder = self._conversation_dir(project_id, conversation_id)
+        with self._project_lock(project_id):
+            index = self._index(project_id)
+            metas = index.load()
+            position = next((i for i, meta in enumerate(metas) if meta.id == conversation_id), None)
+            if position is None or not folder.is_dir():
+                raise ConversationNotFound(conversation_id)
+            if (folder / "messages.json").exists():
+                migrate_legacy(folder, self._preparer(project_id, conversation_id))
+            stored = offload.prepare_for_storage(message, conversation_id, self.state_dir(project_id))
+            append_message_line(folder / LOG_NAME, stored)
+            meta = metas[position]
+            meta.messageCount += 1
+            meta.lastActiveAt = utc_now_iso()
+            retitled = False
+            if getattr(meta, "autoTitle", False) and stored.role == "user" and stored.text.strip():
+                meta.title = title_from_text(stored.text)
+                meta.autoTitle = False  # type: ignore[attr-defined]
+                retitled = True
+            try:
+                if retitled:
+                    index.write_meta(meta)
+                index.save(metas)
+            except StoreWriteError:
+                # The message itself is stored; the index is a cache that the next load repairs.
+                pass
+        return stored
+
+    def _preparer(self, project_id: str, conversation_id: str) -> Any:
+        state = self.state_dir(project_id)
+        return lambda message: offload.prepare_for_storage(message, conversation_id, state)
+
+    def load_messages(self, project_id: str, conversation_id: str) -> LoadResult:
+        """Load a conversation; damaged lines are skipped, reported and copied to a side file."""
+        folder = self._conversation_dir(project_id, conversation_id)
+        with self._project_lock(project_id):
+            if (folder / "messages.json").exists():
+                migrated = migrate_legacy(folder, self._preparer(project_id, conversation_id))
+                if migrated is not None:
+                    self._reconcile_count(project_id, conversation_id, len(migrated.messages))
+            if not folder.is_dir() or (folder / DELETED_MARKER).exists():
+                raise ConversationNotFound(conversation_id)
+            try:
+                # Only whole lines written before this moment: appends finish under this lock.
+                size = (folder / LOG_NAME).stat().st_size
+            except FileNotFoundError:
+                size = 0
+        result = load_log(folder / LOG_NAME, limit=size)
+        if result.problems:
+            write_quarantine(folder, result.problems)
+        return result
+
+    def _reconcile_count(self, project_id: str, conversation_id: str, count: int) -> None:
+        index = self._index(project_id)
+        metas = index.load()
+        for meta in metas:
+            if meta.id == conversation_id and meta.messageCount != count:
+                meta.messageCount = count
+                index.save(metas)
+
+    def read_full_output(self, project_id: str, message: ConversationMessage) -> str:
+        """The complete content of a tool result, from its offload file when it was offloaded."""
+        return offload.read_full_output(message, self.state_dir(project_id))
