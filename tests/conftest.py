@@ -1,0 +1,43 @@
+"""Shared fixtures: every test gets its own data, config and cache folders under tmp_path."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+
+@pytest.fixture(autouse=True)
+def isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Path]]:
+    """Point every data, config and cache directory at tmp_path: a test never touches the real home."""
+    dirs = {name: tmp_path / f"_{name}" for name in ("data", "config", "cache", "home")}
+    for path in dirs.values():
+        path.mkdir()
+    monkeypatch.setenv("CREWAGENT_DATA_DIR", str(dirs["data"]))
+    monkeypatch.setenv("CREWAGENT_CONFIG_DIR", str(dirs["config"]))
+    monkeypatch.setenv("XDG_DATA_HOME", str(dirs["data"] / "xdg"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(dirs["config"] / "xdg"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(dirs["cache"]))
+    monkeypatch.setenv("HOME", str(dirs["home"]))
+    yield dirs
+
+
+@pytest.fixture
+def store(isolated_dirs: dict[str, Path]):  # type: ignore[no-untyped-def]
+    from crewagent.core.store import RuntimeStore
+
+    return RuntimeStore(isolated_dirs["data"])
+
+
+@pytest.fixture
+def project(store, tmp_path: Path):  # type: ignore[no-untyped-def]
+    return store.create_project(tmp_path / "my-project", "My Project")
+
+
+@pytest.fixture
+def conversation(store, project):  # type: ignore[no-untyped-def]
+    return store.create_conversation(project.id, title="Test conversation")
