@@ -54,13 +54,19 @@ def atomic_write_json(path: Path, value: Any) -> None:
 
 
 def append_line(path: Path, line: bytes) -> None:
-    """Append one newline-terminated record to ``path`` and fsync it before returning.
+    """Append one newline-terminated record to ``path`` and fsync it before returning."""
+    assert line.endswith(b"\n") and b"\n" not in line[:-1]
+    append_records(path, line)
+
+
+def append_records(path: Path, line: bytes) -> None:
+    """Append newline-terminated records to ``path`` with one write and one fsync.
 
     The caller holds the file's lock. If the file ends in a torn record (a crash mid-write), the
-    new record starts on a fresh line. If the write fails part-way (disk full), the file is cut
+    new records start on a fresh line. If the write fails part-way (disk full), the file is cut
     back to its previous length, so no partial line is ever left behind.
     """
-    assert line.endswith(b"\n") and b"\n" not in line[:-1]
+    assert line.endswith(b"\n")
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | getattr(os, "O_BINARY", 0), 0o644)

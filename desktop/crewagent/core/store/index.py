@@ -53,6 +53,10 @@ class ConversationIndex:
         self._cache_key, self._cache = key, metas
         return [meta.model_copy() for meta in metas]
 
+    def count_below(self, conversation_id: str, count: int) -> bool:
+        """Whether the cached index records fewer than ``count`` messages for a conversation."""
+        return any(meta.id == conversation_id and meta.messageCount < count for meta in self._cache)
+
     def save(self, metas: list[ConversationMeta]) -> None:
         atomic_write_json(self.path, [meta.model_dump(mode="json", exclude_none=True) for meta in metas])
         stat = self.path.stat()

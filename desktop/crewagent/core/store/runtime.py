@@ -23,11 +23,13 @@ from crewagent.core.messages import (
     utc_now_iso,
 )
 from crewagent.core.store import offload
+from crewagent.core.store._fsutil import append_records
 from crewagent.core.store.index import DELETED_MARKER, ConversationIndex, title_from_text
 from crewagent.core.store.log import (
     LOG_NAME,
     LoadResult,
     append_message_line,
+    encode_message,
     load_log,
     migrate_legacy,
     write_quarantine,
@@ -296,6 +298,30 @@ class RuntimeStore:
                 pass
         return stored
 
+    def append_messages(
+        self, project_id: str, conversation_id: str, messages: list[ConversationMessage]
+    ) -> list[ConversationMessage]:
+        """Persist several messages with one write and one fsync (imports); all or nothing."""
+        folder = self._conversation_dir(project_id, conversation_id)
+        with self._project_lock(project_id):
+            index = self._index(project_id)
+            metas = index.load()
+            position = next((i for i, meta in enumerate(metas) if meta.id == conversation_id), None)
+            if position is None or not folder.is_dir():
+                raise ConversationNotFound(conversation_id)
+            state = self.state_dir(project_id)
+            stored = [offload.prepare_for_storage(message, conversation_id, state) for message in messages]
+            if stored:
+                append_records(folder / LOG_NAME, b"".join(encode_message(message) for message in stored))
+            meta = metas[position]
+            meta.messageCount += len(stored)
+            meta.lastActiveAt = utc_now_iso()
+            try:
+                index.save(metas)
+            except StoreWriteError:
+                pass  # The messages are stored; the index is a cache that the next load repairs.
+        return stored
+
     def _preparer(self, project_id: str, conversation_id: str) -> Any:
         state = self.state_dir(project_id)
         return lambda message: offload.prepare_for_storage(message, conversation_id, state)
@@ -318,15 +344,23 @@ class RuntimeStore:
         result = load_log(folder / LOG_NAME, limit=size)
         if result.problems:
             write_quarantine(folder, result.problems)
+        if self._index(project_id).count_below(conversation_id, len(result.messages)):
+            # A crash between a log append and the index update left the count behind.
+            with self._project_lock(project_id):
+                self._reconcile_count(project_id, conversation_id, len(result.messages))
         return result
 
     def _reconcile_count(self, project_id: str, conversation_id: str, count: int) -> None:
+        """Raise the indexed message count to ``count`` (counts only grow, so this is race-free)."""
         index = self._index(project_id)
         metas = index.load()
         for meta in metas:
-            if meta.id == conversation_id and meta.messageCount != count:
+            if meta.id == conversation_id and meta.messageCount < count:
                 meta.messageCount = count
-                index.save(metas)
+                try:
+                    index.save(metas)
+                except StoreWriteError:
+                    pass
 
     def read_full_output(self, project_id: str, message: ConversationMessage) -> str:
         """The complete content of a tool result, from its offload file when it was offloaded."""
