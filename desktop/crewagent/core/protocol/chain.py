@@ -1,0 +1,193 @@
+"""Turn a conversation log into protocol units: plain messages and complete tool-call groups.
+
+The log is append-only, so it can hold what a valid request may not: a result appended after a
+later user message (a repair after a crash), a result for an id nobody issued, a second answer,
+an id issued twice. ``assemble`` reads the log once and attaches every result to the call that
+issued it, whatever its position; what cannot be placed is left out and reported by message id.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from crewagent.core.messages import ConversationMessage, ToolCall
+from crewagent.core.protocol.validator import DOTTED_FUNCTION_NAME
+
+INTERRUPTED_CODE = "TOOL_INTERRUPTED"
+SUMMARY_MARKER = "CONVERSATION_SUMMARY"
+
+
+def interrupted_result(call: ToolCall) -> str:
+    """The content of the result that stands in for a call that never returned."""
+    return json.dumps(
+        {
+            "ok": False,
+            "error": {
+                "code": INTERRUPTED_CODE,
+                "message": (
+                    f"The tool call {call.function.name} ({call.id}) was interrupted before it "
+                    "returned a result (the app stopped or the call was cancelled). It may not "
+                    "have completed; check its effects and run it again if it is still needed."
+                ),
+            },
+        }
+    )
+
+
+def is_summary(message: ConversationMessage) -> bool:
+    """A persisted rolling summary: a system message that records the ids it covers."""
+    return message.role == "system" and isinstance(getattr(message, "summaryOf", None), list)
+
+
+@dataclass(slots=True)
+class Unit:
+    """What trimming keeps or drops as a whole: one message, or an assistant and all its results."""
+
+    kind: Literal["text", "group"]
+    message: ConversationMessage
+    position: int
+    calls: tuple[ToolCall, ...] = ()
+    results: dict[str, ConversationMessage] = field(default_factory=dict)
+
+    @property
+    def ids(self) -> list[str]:
+        """The ids of the log messages this unit sends."""
+        if self.kind == "text":
+            return [self.message.id]
+        return [self.message.id, *(r.id for r in self.results.values())]
+
+    @property
+    def size(self) -> int:
+        """How many messages this unit sends (one per call for a group, answered or not)."""
+        return 1 + len(self.calls)
+
+    def missing_calls(self) -> list[ToolCall]:
+        return [call for call in self.calls if call.id not in self.results]
+
+
+@dataclass(slots=True)
+class ChainReport:
+    """What the log held that cannot go to the model as it is, by message (or call) id."""
+
+    skippedMessageIds: list[str] = field(default_factory=list)
+    invalidMessageIds: list[str] = field(default_factory=list)
+    orphanToolMessageIds: list[str] = field(default_factory=list)
+    duplicateToolResultIds: list[str] = field(default_factory=list)
+    duplicateToolCallIds: list[str] = field(default_factory=list)
+    invalidToolCallIds: list[str] = field(default_factory=list)
+    unansweredToolCallIds: list[str] = field(default_factory=list)
+    droppedSystemMessageIds: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, list[str]]:
+        return {name: list(getattr(self, name)) for name in self.__slots__}  # type: ignore[attr-defined]
+
+
+@dataclass(slots=True)
+class Chain:
+    """The log as units in order, the latest summary (if any), and the report."""
+
+    units: list[Unit]
+    summary: ConversationMessage | None
+    report: ChainReport
+    total: int
+
+
+def coerce(raw: ConversationMessage | Mapping[str, Any]) -> ConversationMessage | None:
+    """A ConversationMessage, or ``None`` when a raw entry cannot be read as one."""
+    if isinstance(raw, ConversationMessage):
+        return raw
+    if not isinstance(raw, Mapping):
+        return None
+    data = dict(raw)
+    data.setdefault("id", "")
+    data.setdefault("createdAt", "")
+    try:
+        return ConversationMessage.model_validate(data)
+    except ValidationError:
+        return None
+
+
+def _has_content(message: ConversationMessage) -> bool:
+    content = message.content
+    if content is None:
+        return False
+    return bool(content) if isinstance(content, list) else True
+
+
+def assemble(
+    messages: Sequence[ConversationMessage | Mapping[str, Any]],
+    *,
+    pending_call_ids: Iterable[str] = (),
+) -> Chain:
+    """Group the log into units; results attach to the call that issued them.
+
+    ``pending_call_ids`` are calls whose tools are still running: they are not reported as
+    unanswered (the caller decides what to do with them).
+    """
+    report = ChainReport()
+    units: list[Unit] = []
+    open_calls: dict[str, Unit] = {}
+    issued: set[str] = set()
+    answered: set[str] = set()
+    summary: ConversationMessage | None = None
+    for position, raw in enumerate(messages):
+        message = coerce(raw)
+        if message is None:
+            raw_id = raw.get("id") if isinstance(raw, Mapping) else None
+            report.invalidMessageIds.append(str(raw_id) if raw_id else f"#{position}")
+            continue
+        if not message.includeInContext:
+            report.skippedMessageIds.append(message.id)
+            continue
+        role = message.role
+        if role == "system":
+            if is_summary(message):
+                if summary is not None:
+                    report.droppedSystemMessageIds.append(summary.id)
+                summary = message
+            else:
+                report.droppedSystemMessageIds.append(message.id)
+        elif role == "user":
+            if _has_content(message):
+                units.append(Unit("text", message, position))
+            else:
+                report.invalidMessageIds.append(message.id)
+        elif role == "assistant":
+            calls: list[ToolCall] = []
+            for call in message.tool_calls or ():
+                if not call.id or not DOTTED_FUNCTION_NAME.match(call.function.name):
+                    report.invalidToolCallIds.append(call.id or f"{message.id}#empty")
+                elif call.id in issued:
+                    report.duplicateToolCallIds.append(call.id)
+                else:
+                    issued.add(call.id)
+                    calls.append(call)
+            if calls:
+                unit = Unit("group", message, position, tuple(calls))
+                for call in calls:
+                    open_calls[call.id] = unit
+                units.append(unit)
+            elif _has_content(message) and message.content != "":
+                units.append(Unit("text", message, position))
+            else:
+                report.invalidMessageIds.append(message.id)
+        else:  # tool
+            call_id = message.tool_call_id
+            owner = open_calls.pop(call_id, None) if call_id else None
+            if owner is not None and call_id is not None:
+                owner.results[call_id] = message
+                answered.add(call_id)
+            elif not call_id:
+                report.invalidMessageIds.append(message.id)
+            elif call_id in answered:
+                report.duplicateToolResultIds.append(message.id)
+            else:
+                report.orphanToolMessageIds.append(message.id)
+    pending = set(pending_call_ids)
+    report.unansweredToolCallIds.extend(call_id for call_id in open_calls if call_id not in pending)
+    return Chain(units, summary, report, len(messages))
