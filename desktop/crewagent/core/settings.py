@@ -1,0 +1,161 @@
+"""User settings (settings.json in the config folder), merged with defaults on load; never holds secrets."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from crewagent.core import paths
+from crewagent.core.store._fsutil import atomic_write_json
+
+log = logging.getLogger(__name__)
+
+SETTINGS_NAME = "settings.json"
+#: Keys that must never be written to settings.json (they belong in the keyring).
+SECRET_KEYS = frozenset({"apiKey", "api_key", "OPENAI_API_KEY", "token", "password"})
+
+ProviderName = Literal["demo", "openai", "openai-compatible"]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="allow", validate_assignment=True)
+
+
+class LlmSettings(_Section):
+    provider: ProviderName = "demo"
+    baseUrl: str = ""
+    model: str = ""
+    timeoutSeconds: float = Field(default=120.0, gt=0)
+    stream: bool = True
+    sendReasoning: bool = False
+    #: Merge the system prefix into one system message for providers that need it.
+    mergeSystemMessages: bool = False
+    contextMaxMessages: int = Field(default=80, ge=1)
+    contextMaxChars: int = Field(default=120_000, ge=1000)
+    contextMaxTokens: int | None = Field(default=None, ge=256)
+    includeToolResultsInContext: bool = True
+    includeCollapsedUiEventsInContext: bool = False
+
+
+class FsToolSettings(_Section):
+    enabled: bool = True
+    maxReadBytes: int = Field(default=1_000_000, ge=1)
+    maxWriteBytes: int = Field(default=5_000_000, ge=1)
+
+
+class ToolSettings(_Section):
+    fs: FsToolSettings = Field(default_factory=FsToolSettings)
+    timeoutSeconds: float = Field(default=300.0, gt=0)
+    #: Tool names the user chose "always allow" for.
+    alwaysAllow: list[str] = Field(default_factory=list)
+
+
+class EngineSettings(_Section):
+    maxTurns: int = Field(default=50, ge=1)
+
+
+class AppearanceSettings(_Section):
+    theme: Literal["system", "light", "dark"] = "system"
+    language: Literal["en", "zh_CN"] = "en"
+
+
+class Settings(_Section):
+    """The whole settings document; unknown sections and keys are kept."""
+
+    schemaVersion: int = 1
+    llm: LlmSettings = Field(default_factory=LlmSettings)
+    tools: ToolSettings = Field(default_factory=ToolSettings)
+    engine: EngineSettings = Field(default_factory=EngineSettings)
+    appearance: AppearanceSettings = Field(default_factory=AppearanceSettings)
+
+
+def _strip_secrets(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _strip_secrets(v) for k, v in value.items() if k not in SECRET_KEYS}
+    if isinstance(value, list):
+        return [_strip_secrets(v) for v in value]
+    return value
+
+
+def _merge_valid(defaults: dict[str, Any], stored: Any, where: str, problems: list[str]) -> dict[str, Any]:
+    """Stored values over defaults, key by key, so one bad value does not reset the rest."""
+    if not isinstance(stored, dict):
+        if stored is not None:
+            problems.append(f"{where or 'settings'} is not an object; defaults used")
+        return defaults
+    merged = dict(defaults)
+    for key, value in stored.items():
+        if isinstance(defaults.get(key), dict):
+            merged[key] = _merge_valid(defaults[key], value, f"{where}.{key}".lstrip("."), problems)
+        else:
+            merged[key] = value
+    return merged
+
+
+class SettingsStore:
+    """Loads and saves settings.json atomically; a damaged file is kept aside and defaults are used."""
+
+    def __init__(self, config_dir: str | Path | None = None):
+        self.dir = paths.config_dir(config_dir)
+        self.path = self.dir / SETTINGS_NAME
+        self.problems: list[str] = []
+        self._lock = threading.Lock()
+
+    def load(self) -> Settings:
+        self.problems = []
+        try:
+            raw = json.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return Settings()
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            self.problems.append(f"{self.path} could not be read ({exc}); defaults are used and the file was kept aside")
+            self._keep_aside()
+            return Settings()
+        merged = _merge_valid(Settings().model_dump(mode="json"), _strip_secrets(raw), "", self.problems)
+        try:
+            return Settings.model_validate(merged)
+        except ValidationError as exc:
+            return self._salvage(merged, exc)
+
+    def _salvage(self, merged: dict[str, Any], exc: ValidationError) -> Settings:
+        """Drop only the invalid values (reported), keep everything else the user set."""
+        for error in exc.errors():
+            loc = [str(part) for part in error["loc"]]
+            self.problems.append(f"settings.{'.'.join(loc)}: {error['msg']}; default used")
+            node: Any = merged
+            for part in loc[:-1]:
+                node = node.get(part, {}) if isinstance(node, dict) else {}
+            if isinstance(node, dict):
+                node.pop(loc[-1], None)
+        try:
+            return Settings.model_validate(merged)
+        except ValidationError:
+            return Settings()
+
+    def save(self, settings: Settings) -> None:
+        data = _strip_secrets(settings.model_dump(mode="json"))
+        with self._lock:
+            atomic_write_json(self.path, data)
+
+    def update(self, **sections: dict[str, Any]) -> Settings:
+        """Merge partial changes (``update(llm={"model": "x"})``), validate, save, return the result."""
+        current = self.load().model_dump(mode="json")
+        for name, changes in sections.items():
+            if isinstance(current.get(name), dict):
+                current[name] = {**current[name], **changes}
+            else:
+                current[name] = changes
+        settings = Settings.model_validate(_strip_secrets(current))
+        self.save(settings)
+        return settings
+
+    def _keep_aside(self) -> None:
+        try:
+            self.path.replace(self.path.with_name(SETTINGS_NAME + ".corrupt"))
+        except OSError:
+            log.warning("could not move damaged %s aside", self.path)
