@@ -336,6 +336,8 @@ class RuntimeStore:
                     self._reconcile_count(project_id, conversation_id, len(migrated.messages))
             if not folder.is_dir() or (folder / DELETED_MARKER).exists():
                 raise ConversationNotFound(conversation_id)
+            # Read the index now, so count_below below sees the recorded count even in a fresh store.
+            self._index(project_id).load()
             try:
                 # Only whole lines written before this moment: appends finish under this lock.
                 size = (folder / LOG_NAME).stat().st_size
