@@ -30,8 +30,11 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
 
     A failure (disk full, permission denied) leaves the old file untouched and no temp file behind.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:  # a read-only or full folder: the same clear error as a failed write
+        raise StoreWriteError.from_os_error(path, exc) from exc
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
