@@ -207,6 +207,17 @@ def test_read_only_offload_folder_logs_no_preview(store, project, conversation) 
     _assert_intact(store.data_dir, project.id, conversation.id, kept)
 
 
+def test_read_only_index_does_not_fail_an_append_that_was_stored(store, project, conversation) -> None:
+    kept = _seed(store, project.id, conversation.id, 2)
+    with _immutable(project.runtime_dir / "conversations"):  # index.json cannot be replaced
+        stored = store.append_message(project.id, conversation.id, _user("stored even so"))
+        _assert_intact(store.data_dir, project.id, conversation.id, [*kept, stored])
+    # The index was left behind while read-only; the next load brings the count up to date.
+    fresh = RuntimeStore(store.data_dir)
+    assert len(fresh.load_messages(project.id, conversation.id).messages) == 3
+    assert RuntimeStore(store.data_dir).get_conversation(project.id, conversation.id).messageCount == 3
+
+
 class _FailingOs:
     """The os module as _fsutil sees it, with writes to one file failing with EACCES part-way."""
 
@@ -426,6 +437,13 @@ def test_legacy_messages_json_is_migrated_once(store, project, conversation) -> 
     assert tool.legacyExtra == {"k": [1, 2]}  # type: ignore[attr-defined]
     assert result.messages[3].id and result.messages[3].createdAt
 
+    # The load that migrated says so, and names the malformed items it skipped.
+    assert result.migrated_from_legacy
+    assert result.skipped_lines == [3, 5]
+    assert "not an object" in result.problems[0].reason
+    assert "role" in result.problems[1].reason
+    assert "2 damaged" in result.problem_summary()
+
     assert not (folder / "messages.json").exists()
     assert (folder / "messages.json.bak").read_bytes() == original
     assert (folder / "messages.jsonl").is_file()
@@ -436,6 +454,7 @@ def test_legacy_messages_json_is_migrated_once(store, project, conversation) -> 
     # A second load reads the migrated log and does not migrate again.
     log_before = (folder / "messages.jsonl").read_bytes()
     again = RuntimeStore(store.data_dir).load_messages(project.id, conversation.id)
+    assert not again.migrated_from_legacy and again.problems == []
     assert [m.to_log_dict() for m in again.messages] == [m.to_log_dict() for m in result.messages]
     assert (folder / "messages.jsonl").read_bytes() == log_before
     assert (folder / "messages.json.bak").read_bytes() == original
@@ -448,6 +467,8 @@ def test_legacy_file_that_is_not_an_array_is_not_fatal(store, project, conversat
     (folder / "messages.json").write_bytes(b'{"messages": "oops"')
     result = store.load_messages(project.id, conversation.id)
     assert result.messages == []
+    assert result.migrated_from_legacy
+    assert len(result.problems) == 1 and "legacy messages.json unreadable" in result.problems[0].reason
     assert (folder / "messages.json.bak").read_bytes() == b'{"messages": "oops"'
     message = store.append_message(project.id, conversation.id, _user("carry on"))
     assert [m.id for m in store.load_messages(project.id, conversation.id).messages] == [message.id]

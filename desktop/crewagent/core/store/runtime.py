@@ -329,6 +329,7 @@ class RuntimeStore:
     def load_messages(self, project_id: str, conversation_id: str) -> LoadResult:
         """Load a conversation; damaged lines are skipped, reported and copied to a side file."""
         folder = self._conversation_dir(project_id, conversation_id)
+        migrated: LoadResult | None = None
         with self._project_lock(project_id):
             if (folder / "messages.json").exists():
                 migrated = migrate_legacy(folder, self._preparer(project_id, conversation_id))
@@ -344,6 +345,10 @@ class RuntimeStore:
             except FileNotFoundError:
                 size = 0
         result = load_log(folder / LOG_NAME, limit=size)
+        if migrated is not None:
+            # Report what this load's one-time migration did, including the items it had to skip.
+            result.migrated_from_legacy = True
+            result.problems[:0] = migrated.problems
         if result.problems:
             write_quarantine(folder, result.problems)
         if self._index(project_id).count_below(conversation_id, len(result.messages)):
