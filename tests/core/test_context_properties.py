@@ -1,0 +1,165 @@
+"""Property tests: any log, valid or corrupted, and any budget give a valid, budgeted, stable request."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+from crewagent.core.context import CONTEXT_STILL_TOO_LARGE, ContextBudget, EstimateCounter, build_llm_messages
+from crewagent.core.context.tokens import content_text, message_chars, messages_tokens
+from crewagent.core.messages import ConversationMessage
+from crewagent.core.protocol import DOTTED_FUNCTION_NAME, assemble, validate_messages
+
+EST = EstimateCounter()
+PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+texts = st.integers(min_value=0, max_value=6_000).map(lambda n: "w " * (n // 2))
+
+Op = tuple[Any, ...]
+
+
+def scripts(min_size: int, max_size: int) -> st.SearchStrategy[list[Op]]:
+    return st.lists(
+        st.one_of(
+            st.tuples(st.just("user"), texts),
+            st.tuples(st.just("answer"), texts),
+            # a tool group: n calls, how many get results, result size, whether results come shuffled
+            st.tuples(st.just("group"), st.integers(1, 3), st.integers(0, 3), texts, st.booleans()),
+            st.tuples(st.just("orphan"), texts),
+            st.tuples(st.just("duplicate_result"), texts),
+            st.tuples(st.just("reuse_id"), texts),
+            st.tuples(st.just("system"), texts),
+            st.tuples(st.just("hidden"), texts),
+            st.tuples(st.just("empty_assistant"), texts),
+            st.tuples(st.just("empty_call_id"), texts),
+            st.tuples(st.just("raw"), st.sampled_from([{"role": "robot", "content": "x"}, {"role": "user"}, 7, None])),
+        ),
+        min_size=min_size,
+        max_size=max_size,
+    )
+
+
+# Small scripts find corner cases; long ones make trimming and compression happen.
+ops = st.one_of(scripts(0, 30), scripts(30, 80))
+
+
+def build_log(script: list[Op]) -> list[Any]:
+    log: list[Any] = []
+    calls_issued: list[str] = []
+    n = 0
+
+    def new(role: str, content: Any, **fields: Any) -> ConversationMessage:
+        nonlocal n
+        n += 1
+        return ConversationMessage(id=f"m{n}", createdAt="t", role=role, content=content, **fields)  # type: ignore[arg-type]
+
+    def call(cid: str) -> dict[str, Any]:
+        return {"id": cid, "type": "function", "function": {"name": "fs.read", "arguments": '{"path": "@project/x"}'}}
+
+    for op in script:
+        kind = op[0]
+        if kind == "user":
+            log.append(new("user", op[1]))
+        elif kind == "answer":
+            log.append(new("assistant", op[1] or "ok"))
+        elif kind == "group":
+            _, count, answered, text, shuffled = op
+            ids = [f"c{n}_{k}" for k in range(count)]
+            calls_issued.extend(ids)
+            log.append(new("assistant", None, tool_calls=[call(i) for i in ids]))
+            results = [new("tool", text, tool_call_id=i) for i in ids[:answered]]
+            log.extend(reversed(results) if shuffled else results)
+        elif kind == "orphan":
+            log.append(new("tool", op[1], tool_call_id=f"ghost{n}"))
+        elif kind == "duplicate_result" and calls_issued:
+            log.append(new("tool", op[1], tool_call_id=calls_issued[-1]))
+        elif kind == "reuse_id" and calls_issued:
+            log.append(new("assistant", op[1] or None, tool_calls=[call(calls_issued[0])]))
+        elif kind == "system":
+            log.append(new("system", op[1]))
+        elif kind == "hidden":
+            log.append(new("user", op[1], includeInContext=False))
+        elif kind == "empty_assistant":
+            log.append(new("assistant", None))
+        elif kind == "empty_call_id":
+            log.append(new("assistant", None, tool_calls=[call("")]))
+        elif kind == "raw":
+            log.append(op[1])
+    return log
+
+
+budgets = st.builds(
+    ContextBudget,
+    max_messages=st.integers(1, 60),
+    max_chars=st.integers(4_000, 40_000),
+    max_tokens=st.one_of(st.none(), st.integers(1_200, 10_000)),
+)
+
+
+def latest_user_text(log: list[Any]) -> str | None:
+    for unit in reversed(assemble(log).units):
+        if unit.message.role == "user":
+            return unit.message.text
+    return None
+
+
+@PROPERTY
+@given(script=ops, budget=budgets, mode=st.sampled_from(["chat", "agent"]), compress=st.booleans())
+def test_any_log_any_budget_gives_a_valid_request(
+    script: list[Op], budget: ContextBudget, mode: str, compress: bool
+) -> None:
+    log = build_log(script)
+    result = build_llm_messages(log, mode=mode, budget=budget, counter=EST, compress=compress)  # type: ignore[arg-type]
+    again = build_llm_messages(log, mode=mode, budget=budget, counter=EST, compress=compress)  # type: ignore[arg-type]
+    assert (again.messages, again.debug) == (result.messages, result.debug)  # deterministic
+
+    event(f"error={result.error.code if result.error else None}")
+    event(f"compression={result.debug['compression']['stages']}")
+    event(f"truncated={result.debug['truncatedLatestUserMessage']}")
+    event(f"dropped={bool(result.debug['droppedMessageIds'])}")
+    if result.error is not None:
+        assert result.error.code == CONTEXT_STILL_TOO_LARGE and result.messages == []
+        return
+    payload = result.messages
+    assert validate_messages(payload, name_pattern=DOTTED_FUNCTION_NAME) == []
+
+    # Fits the budget (characters and tokens of the whole request, recounted here).
+    assert sum(message_chars(m) for m in payload) <= budget.max_chars
+    if budget.max_tokens is not None:
+        assert messages_tokens(payload, EST) <= budget.max_tokens
+    history = [m for m in payload if m["role"] != "system"]
+    assert len(history) <= max(budget.max_messages, result.debug["protectedMessages"])
+    assert not history or history[0]["role"] != "tool"
+
+    # The latest user message is there, whole or truncated with a marker.
+    latest = latest_user_text(log)
+    if latest is not None:
+        users = [content_text(m["content"]) for m in history if m["role"] == "user"]
+        assert latest in users or (
+            result.debug["truncatedLatestUserMessage"]
+            and any(u.startswith(latest[: max(0, len(u) - 200)]) and "truncated" in u for u in users)
+        )
+
+    # No group is split: a group's calls are all in the request, or none of them is.
+    sent = {c["id"] for m in payload for c in m.get("tool_calls") or ()}
+    for unit in assemble(log).units:
+        ids = {c.id for c in unit.calls}
+        assert ids <= sent or not (ids & sent)
+
+
+@settings(max_examples=40, deadline=None)
+@given(script=ops, budget=budgets)
+def test_run_mode_with_the_real_counter_is_valid_and_fits(script: list[Op], budget: ContextBudget) -> None:
+    from crewagent.core.context import RunContext, default_counter
+
+    ctx = RunContext(run_id="r", workflow_id="w", graph_path="g.json", effective_agent_id="a", current_node_id="n1")
+    counter = default_counter()
+    result = build_llm_messages(build_log(script), mode="run", budget=budget, run_context=ctx, counter=counter)
+    if result.error is not None:
+        assert result.error.code == CONTEXT_STILL_TOO_LARGE
+        return
+    assert validate_messages(result.messages, name_pattern=DOTTED_FUNCTION_NAME) == []
+    if budget.max_tokens is not None:
+        assert messages_tokens(result.messages, counter) <= budget.max_tokens
