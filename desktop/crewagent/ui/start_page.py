@@ -1,0 +1,222 @@
+"""The Start page: New Project, Open Project and the recent projects."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from PySide6.QtCore import QModelIndex, QPoint, Qt, Signal, Slot
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QListView,
+    QMenu,
+    QPushButton,
+    QStackedLayout,
+    QVBoxLayout,
+    QWidget,
+)
+
+import crewagent
+from crewagent.ui.delegates import RecentProjectDelegate
+from crewagent.ui.dialogs import ProjectDialogs
+from crewagent.ui.models import RecentProjectsModel
+from crewagent.worker.values import RecentProjectEntry
+
+
+class StartPage(QWidget):
+    """Where a session begins. It only asks: the worker does the work and answers.
+
+    A recent project whose folder has gone missing stays listed (marked) so that the user sees
+    what happened; it cannot be opened, only removed from the list.
+    """
+
+    #: ``(folder, name)``: create a project there (an existing project is opened). An empty
+    #: name means "use the folder's name".
+    new_project_requested = Signal(str, str)
+
+    #: ``folder``: open the existing project in that folder.
+    open_project_requested = Signal(str)
+
+    #: ``project_id``: remove that project from the recent list (its files are kept).
+    forget_project_requested = Signal(str)
+
+    #: The recent list should be read again (the page is being shown).
+    refresh_requested = Signal()
+
+    def __init__(self, dialogs: ProjectDialogs, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setObjectName("startPage")
+        self._dialogs = dialogs
+        self.model = RecentProjectsModel(self)
+
+        hero = QFrame(self)
+        hero.setObjectName("startHero")
+        title = QLabel("CrewAgent", hero)
+        title.setObjectName("startTitle")
+        tagline = QLabel(self.tr("A workbench for LLM agents. Pick a project folder to begin."), hero)
+        tagline.setObjectName("startTagline")
+        tagline.setWordWrap(True)
+        self.new_button = QPushButton(self.tr("New Project…"), hero)
+        self.new_button.setObjectName("primaryButton")
+        self.new_button.setToolTip(self.tr("Create a project folder (Ctrl+N)"))
+        self.open_button = QPushButton(self.tr("Open Project…"), hero)
+        self.open_button.setToolTip(self.tr("Open an existing project folder (Ctrl+O)"))
+        version = QLabel(self.tr("Version {version}").format(version=crewagent.__version__), hero)
+        version.setObjectName("hint")
+        hero_layout = QVBoxLayout(hero)
+        hero_layout.setContentsMargins(36, 40, 36, 32)
+        hero_layout.setSpacing(10)
+        hero_layout.addWidget(title)
+        hero_layout.addWidget(tagline)
+        hero_layout.addSpacing(18)
+        hero_layout.addWidget(self.new_button)
+        hero_layout.addWidget(self.open_button)
+        hero_layout.addStretch(1)
+        hero_layout.addWidget(version)
+
+        recent_card = QFrame(self)
+        recent_card.setObjectName("card")
+        heading = QLabel(self.tr("Recent Projects"), recent_card)
+        heading.setObjectName("sectionTitle")
+        self.view = QListView(recent_card)
+        self.view.setObjectName("recentProjects")
+        self.view.setModel(self.model)
+        self.view.setItemDelegate(RecentProjectDelegate(self.view))
+        self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.view.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.view.setMouseTracking(True)
+        self.view.viewport().setAttribute(Qt.WidgetAttribute.WA_Hover)
+        self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.view.setFrameShape(QFrame.Shape.NoFrame)
+        self.empty_label = QLabel(
+            self.tr("No recent projects yet.\nCreate a project or open an existing one to see it here."), recent_card
+        )
+        self.empty_label.setObjectName("emptyState")
+        self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self._list_stack = QStackedLayout()
+        self._list_stack.addWidget(self.empty_label)
+        self._list_stack.addWidget(self.view)
+
+        self.open_selected_button = QPushButton(self.tr("Open"), recent_card)
+        self.remove_button = QPushButton(self.tr("Remove from List"), recent_card)
+        self.remove_button.setToolTip(self.tr("Forget this project; its folder is not touched (Del)"))
+        buttons = QHBoxLayout()
+        buttons.addStretch(1)
+        buttons.addWidget(self.remove_button)
+        buttons.addWidget(self.open_selected_button)
+        card_layout = QVBoxLayout(recent_card)
+        card_layout.setContentsMargins(20, 18, 20, 16)
+        card_layout.addWidget(heading)
+        card_layout.addLayout(self._list_stack, 1)
+        card_layout.addLayout(buttons)
+
+        right = QVBoxLayout()
+        right.setContentsMargins(32, 40, 32, 32)
+        right.addWidget(recent_card)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addWidget(hero, 2)
+        layout.addLayout(right, 3)
+
+        self._delete_shortcut = QShortcut(QKeySequence(QKeySequence.StandardKey.Delete), self.view)
+        self._delete_shortcut.setContext(Qt.ShortcutContext.WidgetShortcut)
+
+        self.new_button.clicked.connect(self.prompt_new_project)
+        self.open_button.clicked.connect(self.prompt_open_project)
+        self.open_selected_button.clicked.connect(self.open_selected)
+        self.remove_button.clicked.connect(self.forget_selected)
+        self._delete_shortcut.activated.connect(self.forget_selected)
+        self.view.activated.connect(self._open_index)
+        self.view.customContextMenuRequested.connect(self._show_context_menu)
+        self.view.selectionModel().selectionChanged.connect(self._update_buttons)
+        self.model.modelReset.connect(self._update_buttons)
+        self._update_buttons()
+
+    # -- fed by the worker -------------------------------------------------------------------
+
+    @Slot(object)
+    def set_recent_projects(self, entries: Iterable[RecentProjectEntry]) -> None:
+        selected = self.selected_entry()
+        self.model.set_entries(entries)
+        self._list_stack.setCurrentWidget(self.view if self.model.rowCount() else self.empty_label)
+        if selected is not None:
+            for row in range(self.model.rowCount()):
+                if self.model.entry(row).project_id == selected.project_id:
+                    self.view.setCurrentIndex(self.model.index(row))
+
+    # -- user requests -----------------------------------------------------------------------
+
+    @Slot()
+    def refresh(self) -> None:
+        self.refresh_requested.emit()
+
+    @Slot()
+    def prompt_new_project(self) -> None:
+        answer = self._dialogs.ask_new_project(self.window())
+        if answer is not None:
+            self.new_project_requested.emit(answer.folder, answer.name)
+
+    @Slot()
+    def prompt_open_project(self) -> None:
+        folder = self._dialogs.ask_project_folder(self.window())
+        if folder:
+            self.open_project_requested.emit(folder)
+
+    def request_project(self, folder: str, *, create: bool = False) -> None:
+        """Open ``folder`` (for ``crewagent gui --project``); with ``create``, make it a project first."""
+        if create:
+            self.new_project_requested.emit(folder, "")
+        else:
+            self.open_project_requested.emit(folder)
+
+    def selected_entry(self) -> RecentProjectEntry | None:
+        index = self.view.currentIndex()
+        if not index.isValid() or not self.view.selectionModel().isSelected(index):
+            return None
+        return self.model.entry(index.row())
+
+    @Slot()
+    def open_selected(self) -> None:
+        entry = self.selected_entry()
+        if entry is not None and entry.exists:
+            self.open_project_requested.emit(entry.root)
+
+    @Slot()
+    def forget_selected(self) -> None:
+        entry = self.selected_entry()
+        if entry is not None:
+            self.forget_project_requested.emit(entry.project_id)
+
+    @Slot(QModelIndex)
+    def _open_index(self, index: QModelIndex) -> None:
+        entry = self.model.entry(index.row())
+        if entry.exists:
+            self.open_project_requested.emit(entry.root)
+
+    @Slot(QPoint)
+    def _show_context_menu(self, position: QPoint) -> None:
+        index = self.view.indexAt(position)
+        if not index.isValid():
+            return
+        self.view.setCurrentIndex(index)
+        entry = self.model.entry(index.row())
+        menu = QMenu(self)
+        open_action = menu.addAction(self.tr("Open"))
+        open_action.setEnabled(entry.exists)
+        open_action.triggered.connect(self.open_selected)
+        menu.addAction(self.tr("Remove from List"), self.forget_selected)
+        menu.popup(self.view.viewport().mapToGlobal(position))
+
+    @Slot()
+    def _update_buttons(self) -> None:
+        entry = self.selected_entry()
+        self.open_selected_button.setEnabled(entry is not None and entry.exists)
+        self.remove_button.setEnabled(entry is not None)
+        if entry is not None and not entry.exists:
+            self.open_selected_button.setToolTip(self.tr("This folder is missing; it cannot be opened."))
+        else:
+            self.open_selected_button.setToolTip("")
