@@ -1,0 +1,58 @@
+"""Qt fixtures for UI tests: scripted dialogs, a worker thread and a main window wired to it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtWidgets import QWidget
+
+from crewagent.ui.dialogs import NewProjectAnswer
+from crewagent.ui.mainwindow import MainWindow
+from crewagent.worker import WorkerThread
+from tests.worker.conftest import worker_thread  # noqa: F401  (a fixture shared with tests/worker)
+
+
+class ScriptedDialogs:
+    """Answers the Start page's questions from a script instead of showing modal dialogs."""
+
+    def __init__(self) -> None:
+        self.new_project: NewProjectAnswer | None = None
+        self.folder: str | None = None
+        self.asked: list[str] = []
+
+    def ask_new_project(self, parent: QWidget) -> NewProjectAnswer | None:
+        self.asked.append("new_project")
+        return self.new_project
+
+    def ask_project_folder(self, parent: QWidget) -> str | None:
+        self.asked.append("project_folder")
+        return self.folder
+
+
+@pytest.fixture
+def dialogs() -> ScriptedDialogs:
+    return ScriptedDialogs()
+
+
+@pytest.fixture
+def window(qtbot: Any, worker_thread: WorkerThread, dialogs: ScriptedDialogs) -> Iterator[MainWindow]:  # noqa: F811
+    """A shown main window on the Start page, with the first recent-projects answer received."""
+    main = MainWindow(worker_thread.worker, dialogs=dialogs)
+    qtbot.addWidget(main)
+    main.show()
+    answered: list[bool] = []
+    worker_thread.worker.recent_projects_changed.connect(lambda _entries: answered.append(True))
+    main.start_page.refresh()
+    qtbot.waitUntil(lambda: bool(answered))
+    yield main
+    main.close()
+
+
+def open_project(qtbot: Any, main: MainWindow, folder: Path) -> None:
+    """Open ``folder`` through the Start page and wait until its conversations are shown."""
+    main.start_page.request_project(str(folder))
+    qtbot.waitUntil(lambda: main.stack.currentWidget() is main.project_view)
+    qtbot.waitUntil(lambda: main.project_view.loaded)

@@ -1,0 +1,159 @@
+"""The Worker answers UI requests on its own thread with immutable values and readable errors."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+
+from crewagent.core.messages import ConversationMessage
+from crewagent.worker import ConversationSummary, ProjectRef, RecentProjectEntry, Worker, WorkerThread
+from tests.worker.conftest import Client, Recorder
+
+
+def test_recent_projects_mark_a_missing_folder(qtbot: Any, store: Any, tmp_path: Path, client: Client, recorder: Recorder) -> None:
+    kept = store.create_project(tmp_path / "kept", "Kept")
+    gone = store.create_project(tmp_path / "gone", "Gone")
+    (tmp_path / "gone" / ".crewagent.json").unlink()
+
+    client.load_recent_projects.emit()
+    qtbot.waitUntil(lambda: bool(recorder.of("recent_projects_changed")))
+
+    (entries,) = recorder.of("recent_projects_changed")[0]
+    assert isinstance(entries, tuple)
+    assert all(isinstance(entry, RecentProjectEntry) for entry in entries)
+    by_id = {entry.project_id: entry for entry in entries}
+    assert by_id[kept.id].exists and by_id[kept.id].root == str(tmp_path / "kept")
+    assert not by_id[gone.id].exists
+    assert [entry.name for entry in entries] == ["Gone", "Kept"]  # most recently opened first
+
+
+def test_open_project_sends_the_project_then_its_conversations_most_recent_first(
+    qtbot: Any, store: Any, project: Any, client: Client, recorder: Recorder
+) -> None:
+    older = store.create_conversation(project.id, title="Older")
+    newer = store.create_conversation(project.id, title="Newer", entry_type="agent")
+    store.append_message(project.id, older.id, ConversationMessage.new("user", "bump"))  # now the most recent
+
+    client.open_project.emit(str(project.root))
+    qtbot.waitUntil(lambda: bool(recorder.of("recent_projects_changed")))
+
+    names = [name for name, _ in recorder.events]
+    assert names == ["project_opened", "conversations_loaded", "recent_projects_changed"]
+    (opened,) = recorder.of("project_opened")[0]
+    assert opened == ProjectRef(project.id, "My Project", str(project.root), str(project.artifacts_dir))
+    project_id, items = recorder.of("conversations_loaded")[0]
+    assert project_id == project.id
+    assert [(item.title, item.entry_type, item.message_count) for item in items] == [
+        ("Older", "chat", 1),
+        ("Newer", "agent", 0),
+    ]
+    assert newer.id == items[1].id
+
+
+def test_results_are_frozen_values(qtbot: Any, project: Any, client: Client, recorder: Recorder) -> None:
+    client.create_conversation.emit(project.id, "chat")
+    qtbot.waitUntil(lambda: bool(recorder.of("conversation_created")))
+    _, item = recorder.of("conversation_created")[0]
+    assert isinstance(item, ConversationSummary)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        item.title = "changed"  # type: ignore[misc]
+
+
+def test_requests_run_on_the_worker_thread(
+    qtbot: Any, tmp_path: Path, worker_thread: WorkerThread, client: Client, recorder: Recorder
+) -> None:
+    threads: list[int] = []
+    worker_thread.worker.project_opened.connect(
+        lambda _project: threads.append(threading.get_ident()), Qt.ConnectionType.DirectConnection
+    )
+    client.create_project.emit(str(tmp_path / "fresh"), "")
+    qtbot.waitUntil(lambda: bool(recorder.of("project_opened")))
+
+    assert threads and threads[0] != threading.get_ident()
+    (opened,) = recorder.of("project_opened")[0]
+    assert opened.name == "fresh"  # an empty name means the folder's name
+    assert (tmp_path / "fresh" / ".crewagent.json").is_file()
+    assert (tmp_path / "fresh" / "artifacts").is_dir()
+
+
+def test_a_folder_that_is_not_a_project_is_a_readable_error(
+    qtbot: Any, tmp_path: Path, client: Client, recorder: Recorder
+) -> None:
+    (tmp_path / "plain").mkdir()
+    client.open_project.emit(str(tmp_path / "plain"))
+    qtbot.waitUntil(lambda: bool(recorder.of("error")))
+
+    assert recorder.of("error") == [("open_project", f"{tmp_path / 'plain'} is not a CrewAgent project (it has no .crewagent.json).")]
+    assert not recorder.of("project_opened")
+    assert not (tmp_path / "plain" / ".crewagent.json").exists()  # nothing was created
+
+
+def test_a_damaged_project_file_is_a_readable_error_and_is_left_alone(
+    qtbot: Any, tmp_path: Path, client: Client, recorder: Recorder
+) -> None:
+    folder = tmp_path / "damaged"
+    folder.mkdir()
+    (folder / ".crewagent.json").write_text("{not json", encoding="utf-8")
+    client.open_project.emit(str(folder))
+    qtbot.waitUntil(lambda: bool(recorder.of("error")))
+
+    ((request, message),) = recorder.of("error")
+    assert request == "open_project"
+    assert "damaged" in message and ".crewagent.json" in message
+    assert (folder / ".crewagent.json").read_text(encoding="utf-8") == "{not json"
+
+
+def test_forget_project_removes_it_from_the_recent_list_only(
+    qtbot: Any, store: Any, project: Any, isolated_dirs: dict[str, Path], client: Client, recorder: Recorder
+) -> None:
+    client.forget_project.emit(project.id)
+    qtbot.waitUntil(lambda: bool(recorder.of("recent_projects_changed")))
+
+    assert recorder.of("recent_projects_changed") == [((),)]
+    saved = json.loads((isolated_dirs["data"] / "projects.json").read_text(encoding="utf-8"))
+    assert saved["projects"] == []
+    assert (Path(project.root) / ".crewagent.json").is_file()
+
+
+def test_create_conversation_then_reload_shows_it_first(
+    qtbot: Any, store: Any, project: Any, conversation: Any, client: Client, recorder: Recorder
+) -> None:
+    client.create_conversation.emit(project.id, "run")
+    qtbot.waitUntil(lambda: bool(recorder.of("conversation_created")))
+    client.load_conversations.emit(project.id)
+    qtbot.waitUntil(lambda: bool(recorder.of("conversations_loaded")))
+
+    project_id, created = recorder.of("conversation_created")[0]
+    assert project_id == project.id
+    assert (created.entry_type, created.active_type, created.message_count) == ("run", "run", 0)
+    _, items = recorder.of("conversations_loaded")[0]
+    assert [item.id for item in items] == [created.id, conversation.id]
+
+
+def test_a_direct_call_from_another_thread_is_refused(worker_thread: WorkerThread) -> None:
+    # Calling a slot directly would run the store on the GUI thread: a bug, reported loudly.
+    with pytest.raises(RuntimeError, match="connect a signal"):
+        worker_thread.worker.load_recent_projects()
+
+
+def test_an_unknown_conversation_type_is_a_bug_not_a_user_error(qapp: Any, project: Any) -> None:
+    worker = Worker()  # not moved: called on its own (this) thread
+    errors: list[tuple[str, str]] = []
+    worker.error.connect(lambda request, message: errors.append((request, message)))
+    with pytest.raises(ValueError, match="Unknown conversation type"):
+        worker.create_conversation(project.id, "poem")
+    assert errors == []
+
+
+def test_stop_ends_the_thread(qapp: Any) -> None:
+    host = WorkerThread(Worker()).start()
+    assert host.thread.isRunning()
+    host.stop()
+    assert not host.thread.isRunning()
+    host.stop()  # idempotent
