@@ -209,3 +209,52 @@ def test_a_bad_call_name_does_not_make_its_answer_an_orphan() -> None:
 def test_messages_not_a_list() -> None:
     error = first_error({"role": "user"})
     assert error is not None and error.param == "messages" and error.code == "invalid_message"
+
+
+# --- crewagent validate FILE -------------------------------------------------------------------
+
+
+def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    from crewagent.cli import main
+
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cli_validate_exit_codes(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps([user(), calls("a"), result("a"), answer()]))
+    assert run_cli(["validate", str(good)], capsys)[0] == 0
+
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps([user(), calls("a", "b"), result("a"), result("zzz"), user()]))
+    code, out, _ = run_cli(["validate", str(bad)], capsys)
+    assert code == 1
+    assert json.loads(out)["error"]["param"] == "messages.[3].tool_call_id"
+    code, out, _ = run_cli(["validate", str(bad), "--all"], capsys)
+    assert code == 1
+    assert [e["error"]["code"] for e in json.loads(out)] == ["unknown_tool_call_id", "missing_tool_result"]
+
+    body = tmp_path / "request.json"
+    body.write_text(json.dumps({"model": "m", "messages": [user()]}))
+    code, out, _ = run_cli(["validate", str(body), "--json"], capsys)
+    assert code == 0 and json.loads(out) == {"valid": True, "messageCount": 1}
+
+    broken = tmp_path / "broken.json"
+    broken.write_text("[{")
+    code, _, err = run_cli(["validate", str(broken)], capsys)
+    assert code == 2 and "cannot read" in err
+    assert run_cli(["validate", str(tmp_path / "missing.json")], capsys)[0] == 2
+
+
+def test_cli_validate_dotted_names_only_when_asked(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    log = tmp_path / "messages.jsonl"
+    lines = [user(), {"role": "assistant", "content": None, "tool_calls": [call("a", name="fs.read")]}, result("a")]
+    log.write_text("\n".join(json.dumps({**m, "id": f"m{i}"}) for i, m in enumerate(lines)) + "\n")
+    assert run_cli(["validate", str(log)], capsys)[0] == 1
+    assert run_cli(["validate", str(log), "--allow-dotted-names"], capsys)[0] == 0

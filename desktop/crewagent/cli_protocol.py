@@ -1,0 +1,137 @@
+"""The protocol commands of the CLI: ``crewagent validate FILE`` and ``crewagent context``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from crewagent.core.context import ContextBudget, build_llm_messages
+from crewagent.core.protocol import DOTTED_FUNCTION_NAME, OPENAI_FUNCTION_NAME, validate_messages
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive: {value}")
+    return value
+
+
+def add_subcommands(subparsers: Any, common_parent: argparse.ArgumentParser) -> None:
+    """Register ``validate`` and ``context`` on the main parser's subparsers."""
+    validate = subparsers.add_parser(
+        "validate",
+        parents=[common_parent],
+        help="check an OpenAI messages[] file against the tool-call protocol",
+        description=(
+            "Exit 0 when the messages would be accepted; exit 1 and the error envelope of the first "
+            "problem (--all: every problem) when not; exit 2 when FILE is not readable JSON. FILE is a "
+            "JSON array of messages, a request body with a 'messages' array, or a .jsonl log."
+        ),
+    )
+    validate.add_argument("file", help="the JSON file ('-' for stdin)")
+    validate.add_argument("--all", action="store_true", help="list every error, not only the first")
+    validate.add_argument(
+        "--allow-dotted-names",
+        action="store_true",
+        help="accept dotted function names (fs.read) as CrewAgent logs hold them; default: OpenAI's rule",
+    )
+    validate.set_defaults(handler=cmd_validate)
+
+    context = subparsers.add_parser(
+        "context",
+        parents=[common_parent],
+        help="print the exact messages[] the next LLM call of a conversation would send",
+    )
+    context.add_argument("--project", required=True, help="project folder (initialised if needed)")
+    context.add_argument("--conversation", required=True)
+    context.add_argument("--mode", choices=("chat", "agent", "run"), help="default: the conversation's active mode")
+    context.add_argument("--max-messages", type=_positive, help="contextMaxMessages (default 80)")
+    context.add_argument("--max-chars", type=_positive, help="contextMaxChars (default 120000)")
+    context.add_argument("--max-tokens", type=_positive, help="optional token budget")
+    context.set_defaults(handler=_context_with_store)
+
+
+def _read_messages(source: str) -> Any:
+    """The messages[] of FILE; raises ValueError/OSError when it cannot be read as JSON."""
+    raw = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
+    text = raw.decode("utf-8")
+    if source.endswith(".jsonl"):
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+    data = json.loads(text)
+    if isinstance(data, dict) and "messages" in data:
+        return data["messages"]
+    return data
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    """``crewagent validate FILE [--all] [--json]``."""
+    try:
+        messages = _read_messages(args.file)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        print(f"crewagent: cannot read {args.file} as JSON: {reason}", file=sys.stderr)
+        return EXIT_USAGE
+    pattern = DOTTED_FUNCTION_NAME if args.allow_dotted_names else OPENAI_FUNCTION_NAME
+    errors = validate_messages(messages, name_pattern=pattern, first_only=not args.all)
+    if errors:
+        body: Any = [e.envelope() for e in errors] if args.all else errors[0].envelope()
+        print(json.dumps(body, ensure_ascii=False, indent=2))
+        return EXIT_FAILED
+    count = len(messages)
+    if getattr(args, "json", False):
+        print(json.dumps({"valid": True, "messageCount": count}))
+    else:
+        print(f"valid: {count} messages")
+    return EXIT_OK
+
+
+def _context_with_store(args: argparse.Namespace) -> int:
+    from crewagent.core.store import RuntimeStore
+
+    return cmd_context(args, RuntimeStore(getattr(args, "data_dir", None)))
+
+
+def cmd_context(args: argparse.Namespace, store: Any) -> int:
+    """``crewagent context``: the next request of a conversation, built from its log as it is.
+
+    Read-only: an interrupted call is shown with the TOOL_INTERRUPTED result that repair
+    would persist before the real call. Without ``--json`` the messages[] go to stdout and a
+    one-line summary to stderr; exit 1 when no valid request fits the budget.
+    """
+    project = store.open_project(args.project, create=True)
+    meta = store.get_conversation(project.id, args.conversation)
+    loaded = store.load_messages(project.id, meta.id)
+    defaults = ContextBudget()
+    budget = ContextBudget(
+        max_messages=args.max_messages or defaults.max_messages,
+        max_chars=args.max_chars or defaults.max_chars,
+        max_tokens=args.max_tokens,
+    )
+    mode = args.mode or meta.activeType
+    result = build_llm_messages(loaded.messages, mode=mode, budget=budget)
+    if loaded.problems:
+        result.debug["logProblems"] = loaded.problem_summary()
+    if getattr(args, "json", False):
+        out: dict[str, Any] = {"messages": result.messages, "debug": result.debug}
+        print(json.dumps(out, ensure_ascii=False, indent=2))
+    else:
+        print(json.dumps(result.messages, ensure_ascii=False, indent=2))
+        d = result.debug
+        print(
+            f"crewagent: {mode}: {d['sentMessages']} messages ({d['includedMessages']} of "
+            f"{d['totalMessages']} from the log), ~{d['estimatedTokens']} tokens, "
+            f"{d['usage']['usagePercent']}% of budget ({d['usage']['status']})",
+            file=sys.stderr,
+        )
+    if result.error is not None:
+        print(f"crewagent: {result.error.code}: {result.error.message}", file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_OK
