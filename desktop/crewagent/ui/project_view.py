@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from PySide6.QtCore import QItemSelection, Qt, Signal, Slot
+from PySide6.QtCore import QItemSelection, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -139,6 +139,11 @@ class ProjectView(QWidget):
         for signal in (self.model.modelReset, self.model.rowsInserted, self.model.rowsRemoved):
             signal.connect(self._update_empty_state)
         self._update_empty_state()
+        # "5 min ago" must not stay "just now" forever: repaint the visible rows once a minute.
+        self._clock = QTimer(self)
+        self._clock.setInterval(60_000)
+        self._clock.timeout.connect(self.view.viewport().update)
+        self._clock.start()
 
     @property
     def project(self) -> ProjectRef | None:
