@@ -185,7 +185,7 @@ def build_llm_messages(
         "totalMessages": chain.total,
         "includedMessages": sum(len(p.ids) for p in [*window, *protected]) + (1 if summary else 0),
         "sentMessages": len(payload),
-        "droppedMessageIds": [i for u in dropped_units for i in u.ids],
+        "droppedMessageIds": _ids_of(dropped_units),
         "estimatedTokens": tokens,
         "estimatedChars": chars,
         "systemPromptIncluded": bool(prefix),
@@ -214,6 +214,16 @@ def build_llm_messages(
         summary,
         candidates,
     )
+
+
+def _ids_of(units: Sequence[Unit]) -> list[str]:
+    """The log message ids of ``units`` in order (a flat loop: this runs over the whole log)."""
+    out: list[str] = []
+    for unit in units:
+        out.append(unit.message.id)
+        if unit.kind == "group":
+            out.extend(result.id for result in unit.results.values())
+    return out
 
 
 def _truncate_latest_user(

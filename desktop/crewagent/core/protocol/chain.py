@@ -44,15 +44,30 @@ def is_summary(message: ConversationMessage) -> bool:
     return message.role == "system" and isinstance(getattr(message, "summaryOf", None), list)
 
 
-@dataclass(slots=True)
 class Unit:
-    """What trimming keeps or drops as a whole: one message, or an assistant and all its results."""
+    """What trimming keeps or drops as a whole: one message, or an assistant and all its results.
 
-    kind: Literal["text", "group"]
-    message: ConversationMessage
-    position: int
-    calls: tuple[ToolCall, ...] = ()
-    results: dict[str, ConversationMessage] = field(default_factory=dict)
+    A plain slotted class rather than a dataclass: one is made per log message on every build.
+    """
+
+    __slots__ = ("kind", "message", "position", "calls", "results")
+
+    def __init__(
+        self,
+        kind: Literal["text", "group"],
+        message: ConversationMessage,
+        position: int,
+        calls: tuple[ToolCall, ...] = (),
+    ) -> None:
+        self.kind = kind
+        self.message = message
+        self.position = position
+        self.calls = calls
+        #: Call id -> its result, filled while the log is read.
+        self.results: dict[str, ConversationMessage] = {}
+
+    def __repr__(self) -> str:
+        return f"Unit({self.kind!r}, {self.message.id!r}, calls={[c.id for c in self.calls]})"
 
     @property
     def ids(self) -> list[str]:
@@ -112,13 +127,6 @@ def coerce(raw: ConversationMessage | Mapping[str, Any]) -> ConversationMessage 
         return None
 
 
-def _has_content(message: ConversationMessage) -> bool:
-    content = message.content
-    if content is None:
-        return False
-    return bool(content) if isinstance(content, list) else True
-
-
 def assemble(
     messages: Sequence[ConversationMessage | Mapping[str, Any]],
     *,
@@ -135,8 +143,9 @@ def assemble(
     issued: set[str] = set()
     answered: set[str] = set()
     summary: ConversationMessage | None = None
+    names_ok: dict[str, bool] = {}  # few distinct tool names: match each once
     for position, raw in enumerate(messages):
-        message = coerce(raw)
+        message = raw if isinstance(raw, ConversationMessage) else coerce(raw)
         if message is None:
             raw_id = raw.get("id") if isinstance(raw, Mapping) else None
             report.invalidMessageIds.append(str(raw_id) if raw_id else f"#{position}")
@@ -145,22 +154,20 @@ def assemble(
             report.skippedMessageIds.append(message.id)
             continue
         role = message.role
-        if role == "system":
-            if is_summary(message):
-                if summary is not None:
-                    report.droppedSystemMessageIds.append(summary.id)
-                summary = message
-            else:
-                report.droppedSystemMessageIds.append(message.id)
-        elif role == "user":
-            if _has_content(message):
+        if role == "user":
+            content = message.content
+            if content is not None and (content or not isinstance(content, list)):
                 units.append(Unit("text", message, position))
             else:
                 report.invalidMessageIds.append(message.id)
         elif role == "assistant":
             calls: list[ToolCall] = []
             for call in message.tool_calls or ():
-                if not call.id or not DOTTED_FUNCTION_NAME.match(call.function.name):
+                name = call.function.name
+                ok = names_ok.get(name)
+                if ok is None:
+                    ok = names_ok[name] = DOTTED_FUNCTION_NAME.match(name) is not None
+                if not call.id or not ok:
                     report.invalidToolCallIds.append(call.id or f"{message.id}#empty")
                 elif call.id in issued:
                     report.duplicateToolCallIds.append(call.id)
@@ -172,11 +179,11 @@ def assemble(
                 for call in calls:
                     open_calls[call.id] = unit
                 units.append(unit)
-            elif _has_content(message) and message.content != "":
+            elif message.content:  # neither None, "" nor an empty list of parts
                 units.append(Unit("text", message, position))
             else:
                 report.invalidMessageIds.append(message.id)
-        else:  # tool
+        elif role == "tool":
             call_id = message.tool_call_id
             owner = open_calls.pop(call_id, None) if call_id else None
             if owner is not None and call_id is not None:
@@ -188,6 +195,12 @@ def assemble(
                 report.duplicateToolResultIds.append(message.id)
             else:
                 report.orphanToolMessageIds.append(message.id)
+        elif is_summary(message):
+            if summary is not None:
+                report.droppedSystemMessageIds.append(summary.id)
+            summary = message
+        else:
+            report.droppedSystemMessageIds.append(message.id)
     pending = set(pending_call_ids)
     report.unansweredToolCallIds.extend(call_id for call_id in open_calls if call_id not in pending)
     return Chain(units, summary, report, len(messages))
