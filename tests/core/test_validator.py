@@ -258,3 +258,18 @@ def test_cli_validate_dotted_names_only_when_asked(tmp_path: Any, capsys: pytest
     log.write_text("\n".join(json.dumps({**m, "id": f"m{i}"}) for i, m in enumerate(lines)) + "\n")
     assert run_cli(["validate", str(log)], capsys)[0] == 1
     assert run_cli(["validate", str(log), "--allow-dotted-names"], capsys)[0] == 0
+
+
+# --- pre-send check --------------------------------------------------------------------------
+
+
+def test_presend_failure_becomes_an_error_part_naming_the_category() -> None:
+    from crewagent.core.protocol import PROTOCOL_INVALID, presend_check, presend_error_message
+
+    assert presend_check([user(), calls("a"), result("a")]) is None
+    error = presend_check([user(), calls("a"), user()])
+    assert error is not None and error.code == "missing_tool_result"
+    part = presend_error_message(error, mode="chat")
+    assert part.role == "assistant" and part.partType == "error" and part.includeInContext is False
+    assert "- category: missing_tool_result" in part.text
+    assert getattr(part, "error") == {"code": PROTOCOL_INVALID, "category": "missing_tool_result", "envelope": error.envelope()}

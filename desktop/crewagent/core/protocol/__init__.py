@@ -9,6 +9,7 @@ from crewagent.core.protocol.chain import (
     interrupted_result,
     is_summary,
 )
+from crewagent.core.protocol.presend import PROTOCOL_INVALID, presend_check, presend_error_message
 from crewagent.core.protocol.repair import (
     RepairResult,
     interrupted_message,
@@ -27,6 +28,7 @@ __all__ = [
     "DOTTED_FUNCTION_NAME",
     "INTERRUPTED_CODE",
     "OPENAI_FUNCTION_NAME",
+    "PROTOCOL_INVALID",
     "Chain",
     "ChainReport",
     "ProtocolError",
@@ -38,6 +40,8 @@ __all__ = [
     "interrupted_result",
     "is_summary",
     "plan_repair",
+    "presend_check",
+    "presend_error_message",
     "repair_conversation",
     "validate_messages",
 ]
