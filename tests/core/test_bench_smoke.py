@@ -1,0 +1,52 @@
+"""The store benchmark runs end to end (--quick) and prints its tables; no timing is asserted."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_store.py"
+
+
+def _run(tmp_path: Path, *extra: str) -> str:
+    proc = subprocess.run(
+        [sys.executable, str(BENCH), "--quick", "--data-dir", str(tmp_path / "bench"), *extra],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_quick_run_prints_every_table_row(tmp_path: Path) -> None:
+    out = _run(tmp_path)
+    for heading in ("## 1. Append latency", "## 2. Side by side", "## 3. Load"):
+        assert heading in out
+    rows = [line for line in out.splitlines() if line.startswith("| ")]
+    names = [row.split("|")[1].strip() for row in rows]
+    assert names.count("this store") == 4  # two in section 1, two in section 2
+    assert names.count("original design (rewrite messages.json)") == 2
+    assert names.count("openai-agents SQLiteSession.add_items") == 2  # measured, or marked skipped
+    assert names.count("this store via asyncio.to_thread") == 2
+    assert any(row.startswith("| data dir filesystem (df -T)") for row in rows)
+    assert "p50 ms" in out and "p99 ms" in out and "mean ms" in out
+    assert "tracemalloc peak MB" in out and "MB/s" in out
+    for goal in ("within 2x", ">= 20x", "load < 0.5 s", "peak memory < 3x"):
+        assert goal in out
+    # Scratch data is removed afterwards.
+    assert not any((tmp_path / "bench").iterdir())
+
+
+def test_quick_run_json(tmp_path: Path) -> None:
+    data = json.loads(_run(tmp_path, "--json"))
+    assert data["quick"] is True
+    scaling = data["append_scaling"]["rows"]
+    assert [row["existing"] for row in scaling] == [10, 200]
+    assert all(row["n"] > 0 and row["p50_ms"] > 0 for row in scaling)
+    side = {(row["name"], row["existing"]) for row in data["side_by_side"]["rows"]}
+    assert ("original design (rewrite messages.json)", 200) in side
+    load = data["load"]
+    assert load["messages"] == 200 and load["file_bytes"] > 0 and load["tracemalloc_peak_bytes"] > 0
