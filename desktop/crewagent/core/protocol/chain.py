@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Literal
 
 from pydantic import ValidationError
@@ -44,6 +45,9 @@ def is_summary(message: ConversationMessage) -> bool:
     return message.role == "system" and isinstance(getattr(message, "summaryOf", None), list)
 
 
+_NO_RESULTS: Mapping[str, ConversationMessage] = MappingProxyType({})
+
+
 class Unit:
     """What trimming keeps or drops as a whole: one message, or an assistant and all its results.
 
@@ -63,8 +67,9 @@ class Unit:
         self.message = message
         self.position = position
         self.calls = calls
-        #: Call id -> its result, filled while the log is read.
-        self.results: dict[str, ConversationMessage] = {}
+        #: Call id -> its result, filled while the log is read (text units share one empty
+        #: read-only mapping: a dict per log message is most of the allocation of a build).
+        self.results: dict[str, ConversationMessage] = {} if calls else _NO_RESULTS  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"Unit({self.kind!r}, {self.message.id!r}, calls={[c.id for c in self.calls]})"
