@@ -1,0 +1,106 @@
+"""The AsyncOpenAI client the adapter uses, with one fix to the SDK's SSE decoding.
+
+The SDK's SSE decoder dispatches an event only on the blank line that ends it, so a provider
+whose last event is not followed by ``\\n\\n`` (and sends no ``[DONE]``) loses that event -- often
+the one carrying ``finish_reason`` and the last piece of text. We feed the decoder a blank line
+after a body that ended cleanly: with a well-formed stream it is a no-op, with a truncated one it
+dispatches the pending event. (A body cut by a network error raises instead and is not touched.)
+
+This relies on ``BaseClient._make_sse_decoder`` and ``openai._streaming.SSEDecoder``, which are
+private SDK names; if a future SDK drops them we fall back to the stock decoder (and lose only
+this repair), which the test for a final event without a delimiter will report.
+"""
+
+from __future__ import annotations
+
+import ssl
+import threading
+from collections.abc import AsyncIterator, Iterator, Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+import openai
+from openai import AsyncOpenAI
+
+try:  # the HTTP library the SDK is built on (httpx2 in SDK 3.x, httpx before)
+    import httpx2 as _httpx
+except ImportError:  # pragma: no cover
+    import httpx as _httpx  # type: ignore[no-redef]
+
+try:
+    from openai._streaming import SSEDecoder as _SSEDecoder
+except ImportError:  # pragma: no cover - a future SDK without it
+    _SSEDecoder = None  # type: ignore[assignment,misc]
+
+
+async def _terminated(chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    async for chunk in chunks:
+        yield chunk
+    yield b"\n\n"
+
+
+def _terminated_sync(chunks: Iterator[bytes]) -> Iterator[bytes]:
+    yield from chunks
+    yield b"\n\n"
+
+
+if _SSEDecoder is not None:
+
+    class _TerminatingSSEDecoder(_SSEDecoder):  # type: ignore[misc,valid-type]
+        def iter_bytes(self, iterator: Iterator[bytes]) -> Any:
+            return super().iter_bytes(_terminated_sync(iterator))
+
+        def aiter_bytes(self, iterator: AsyncIterator[bytes]) -> Any:
+            return super().aiter_bytes(_terminated(iterator))
+
+
+class CrewAgentOpenAI(AsyncOpenAI):
+    """AsyncOpenAI whose streams also deliver a final event that lacks its blank line."""
+
+    def _make_sse_decoder(self) -> Any:
+        if _SSEDecoder is None:  # pragma: no cover
+            return super()._make_sse_decoder()
+        return _TerminatingSSEDecoder()
+
+
+_LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+_ssl_lock = threading.Lock()
+_ssl_context: ssl.SSLContext | None = None
+
+
+def _shared_ssl_context() -> ssl.SSLContext:
+    """One verifying SSL context for the process: loading the CA store costs ~100 ms per client."""
+    global _ssl_context
+    with _ssl_lock:
+        if _ssl_context is None:
+            _ssl_context = _httpx.create_ssl_context()
+        return _ssl_context
+
+
+def _http_client(base_url: str) -> Any:
+    # A proxy from HTTP(S)_PROXY must not capture 127.0.0.1 (the demo, a local Ollama).
+    loopback = (urlsplit(base_url).hostname or "") in _LOOPBACK
+    return openai.DefaultAsyncHttpxClient(verify=_shared_ssl_context(), trust_env=not loopback)
+
+
+def make_client(
+    *,
+    base_url: str,
+    api_key: str,
+    timeout: float,
+    headers: Mapping[str, str],
+    http_client: Any | None = None,
+) -> CrewAgentOpenAI:
+    """A client that never retries by itself (the adapter does, knowing what was streamed).
+
+    Without ``http_client`` it gets its own, sharing the process's SSL context. Either way the
+    HTTP client is closed when the returned client is.
+    """
+    return CrewAgentOpenAI(
+        base_url=base_url,
+        api_key=api_key,
+        timeout=timeout,
+        max_retries=0,
+        default_headers=dict(headers),
+        http_client=http_client if http_client is not None else _http_client(base_url),
+    )

@@ -1,0 +1,373 @@
+"""LlmAdapter: one chat completion with tools over the openai SDK, as a stream of typed events.
+
+Usage::
+
+    async with LlmAdapter(config) as llm:
+        async with contextlib.aclosing(llm.stream(LlmRequest(messages, tools))) as events:
+            async for event in events:
+                ...  # StreamStarted, TextDelta, ReasoningDelta, ToolCallDelta, Completed
+
+Behaviour (see events.py for the event order, errors.py for the error codes):
+
+- Streaming by default; when the provider rejects streaming (a 400/422/501 whose message
+  mentions "stream") the same request is sent once more without it, and the adapter stays
+  non-streaming from then on. ``ProviderConfig.stream=False`` starts that way. The
+  non-streaming response is replayed as the same events.
+- Retries: 429, 5xx, 408, timeouts and connection errors are retried up to
+  ``config.max_retries`` times, waiting per :class:`~.retry.RetryPolicy` (Retry-After honoured),
+  but ONLY while nothing has been yielded to the caller beyond ``StreamStarted`` -- streamed
+  text is never duplicated. After a delta, a failure raises ``LlmError`` with the partial output.
+  400, 401, 403, 404 and malformed responses are never retried. A 429 whose code says the quota
+  is exhausted (``insufficient_quota``) is not retried either.
+- A stream that ends before a ``finish_reason`` arrived is a network failure
+  (``LLM_HTTP_ERROR``, ``status=None``), not a complete answer.
+- Cancellation (``CancelledError``, or closing the generator) closes the HTTP response at once.
+- Tool names are encoded for the wire per :mod:`.toolnames` and decoded in the events.
+- ``reasoning_content`` (or ``reasoning``) deltas are kept; earlier assistant messages carry
+  theirs back to the provider only when ``config.send_reasoning`` is set.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from contextlib import aclosing
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from types import TracebackType
+from typing import Any
+
+import openai
+
+from crewagent.core.llm._client import make_client
+from crewagent.core.llm.accumulator import BadChunk, StreamAccumulator
+from crewagent.core.llm.config import NO_KEY, ProviderConfig
+from crewagent.core.llm.errors import LlmError
+from crewagent.core.llm.events import Completed, LlmEvent, LlmRequest, RetryScheduled, StreamStarted
+from crewagent.core.llm.retry import RetryPolicy, parse_retry_after
+from crewagent.core.llm.toolnames import ToolNameCodec
+
+Sleep = Callable[[float], Awaitable[Any]]
+
+_RETRYABLE_STATUS = frozenset({408, 409, 429})
+_STREAM_REJECTED_STATUS = frozenset({400, 422, 501})
+_QUOTA_CODES = frozenset({"insufficient_quota", "billing_hard_limit_reached"})
+
+
+class _StreamingRejected(Exception):
+    """The provider said it does not do streaming."""
+
+
+class LlmAdapter:
+    """Talks to one provider. Owns an AsyncOpenAI client: close it with :meth:`aclose` (or ``async with``)."""
+
+    def __init__(
+        self,
+        config: ProviderConfig,
+        *,
+        retry: RetryPolicy | None = None,
+        sleep: Sleep = asyncio.sleep,
+        http_client: Any | None = None,
+    ) -> None:
+        self.config = config
+        self._retry = retry or RetryPolicy()
+        self._sleep = sleep
+        self._streaming = config.stream
+        self._client = make_client(
+            base_url=config.base_url,
+            api_key=config.api_key or NO_KEY,
+            timeout=config.timeout,
+            headers=config.extra_headers,
+            http_client=http_client,
+        )
+
+    @property
+    def streaming(self) -> bool:
+        """False once the provider rejected streaming (or the config turned it off)."""
+        return self._streaming
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    async def __aenter__(self) -> LlmAdapter:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    # the call
+
+    async def complete(self, request: LlmRequest) -> Completed:
+        """Run a call to the end and return its ``Completed`` event (for callers that do not stream)."""
+        async with aclosing(self.stream(request)) as events:
+            async for event in events:
+                if isinstance(event, Completed):
+                    return event
+        raise RuntimeError("the stream ended without a Completed event")  # a bug in stream()
+
+    async def stream(self, request: LlmRequest) -> AsyncIterator[LlmEvent]:
+        """Yield the events of one assistant turn; raise :class:`LlmError` when it fails."""
+        codec = _codec_for(request, enabled=self.config.encode_tool_names)
+        started = False
+        attempt = 0
+        while True:
+            attempt += 1
+            acc = StreamAccumulator(codec.decode)
+            try:
+                if self._streaming:
+                    source = self._stream_attempt(request, codec, acc)
+                else:
+                    source = self._plain_attempt(request, codec, acc)
+                async with aclosing(source):
+                    async for event in source:
+                        if isinstance(event, StreamStarted):
+                            if started:
+                                continue
+                            started = True
+                        yield event
+                return
+            except _StreamingRejected:
+                self._streaming = False
+                attempt -= 1  # the provider's refusal is not a failed attempt
+                continue
+            except LlmError as error:
+                if error.retryable and not acc.has_output and attempt <= self.config.max_retries:
+                    delay = self._retry.delay(attempt, error.retry_after)
+                    yield RetryScheduled(attempt, delay, error.code, error.message, error.status)
+                    await self._sleep(delay)
+                    continue
+                raise error.with_partial(acc.text, acc.reasoning, attempt) from error.__cause__
+
+    async def _stream_attempt(
+        self, request: LlmRequest, codec: ToolNameCodec, acc: StreamAccumulator
+    ) -> AsyncIterator[LlmEvent]:
+        kwargs = self._request_kwargs(request, codec, streaming=True)
+        try:
+            stream = await self._client.chat.completions.create(**kwargs)
+        except openai.APIStatusError as exc:
+            if _rejects_streaming(exc):
+                raise _StreamingRejected from exc
+            raise self._classify(exc) from exc
+        except (openai.OpenAIError, json.JSONDecodeError) as exc:
+            raise self._classify(exc) from exc
+        try:
+            yield StreamStarted(kwargs["model"], streaming=True)
+            try:
+                async for chunk in stream:
+                    for event in acc.add_chunk(chunk):
+                        yield event
+            except (openai.OpenAIError, json.JSONDecodeError, BadChunk) as exc:
+                raise self._classify(exc) from exc
+        finally:
+            # Runs on cancellation and on an abandoned generator too: never leave the socket open.
+            await stream.close()
+        if acc.finish_reason is None:
+            raise LlmError(
+                "LLM_HTTP_ERROR",
+                "The connection ended before the model finished its answer.",
+                retryable=True,
+            )
+        yield acc.completed()
+
+    async def _plain_attempt(
+        self, request: LlmRequest, codec: ToolNameCodec, acc: StreamAccumulator
+    ) -> AsyncIterator[LlmEvent]:
+        kwargs = self._request_kwargs(request, codec, streaming=False)
+        try:
+            response = await self._client.chat.completions.create(**kwargs)
+        except (openai.OpenAIError, json.JSONDecodeError) as exc:
+            raise self._classify(exc) from exc
+        choices = getattr(response, "choices", None)
+        message = getattr(choices[0], "message", None) if isinstance(choices, list) and choices else None
+        if message is None:
+            raise LlmError("LLM_BAD_RESPONSE", "The provider's response holds no message.")
+        yield StreamStarted(kwargs["model"], streaming=False)
+        try:
+            reasoning = getattr(message, "reasoning_content", None)
+            if not isinstance(reasoning, str):
+                reasoning = getattr(message, "reasoning", None)
+            if isinstance(reasoning, str) and reasoning:
+                yield acc.add_reasoning(reasoning)
+            content = getattr(message, "content", None)
+            if isinstance(content, str) and content:
+                yield acc.add_text(content)
+            for index, call in enumerate(getattr(message, "tool_calls", None) or []):
+                function = getattr(call, "function", None)
+                event = acc.add_tool_call_part(
+                    index, getattr(call, "id", None), getattr(function, "name", None), getattr(function, "arguments", None)
+                )
+                if event is not None:
+                    yield event
+        except BadChunk as exc:
+            raise self._classify(exc) from exc
+        reason = getattr(choices[0], "finish_reason", None)  # type: ignore[index]
+        acc.finish_reason = reason if isinstance(reason, str) and reason else "stop"
+        acc.model = getattr(response, "model", None) or acc.model
+        if getattr(response, "usage", None) is not None:
+            acc.set_usage(response.usage)
+        yield acc.completed()
+
+    # request building
+
+    def _request_kwargs(self, request: LlmRequest, codec: ToolNameCodec, *, streaming: bool) -> dict[str, Any]:
+        config = self.config
+        kwargs: dict[str, Any] = {
+            "model": request.model or config.model,
+            "messages": [_outgoing_message(m, codec, config.send_reasoning) for m in request.messages],
+            "stream": streaming,
+        }
+        if request.tools:
+            kwargs["tools"] = [_encode_tool(tool, codec) for tool in request.tools]
+        if request.tool_choice is not None:
+            kwargs["tool_choice"] = _encode_tool_choice(request.tool_choice, codec)
+        if request.temperature is not None:
+            kwargs["temperature"] = request.temperature
+        if request.max_tokens is not None:
+            key = "max_completion_tokens" if config.provider == "openai" else "max_tokens"
+            kwargs[key] = request.max_tokens
+        if streaming and config.include_usage:
+            kwargs["stream_options"] = {"include_usage": True}
+        if request.timeout is not None:
+            kwargs["timeout"] = request.timeout
+        if request.extra_body:
+            kwargs["extra_body"] = dict(request.extra_body)
+        return kwargs
+
+    # errors
+
+    def _classify(self, exc: BaseException) -> LlmError:
+        error = classify_error(exc, base_url=self.config.base_url)
+        key = self.config.api_key
+        if key and key in error.message:  # never let a key reach a log or the conversation
+            error.message = error.message.replace(key, "***")
+            error.args = (error.message,)
+        return error
+
+
+def classify_error(exc: BaseException, *, base_url: str = "") -> LlmError:
+    """The LlmError for an SDK (or decoding) exception."""
+    if isinstance(exc, openai.APITimeoutError):
+        return LlmError("LLM_TIMEOUT", "The provider did not answer in time.", retryable=True)
+    if isinstance(exc, openai.APIConnectionError):
+        cause = exc.__cause__
+        detail = f" ({type(cause).__name__}: {cause})" if cause else ""
+        return LlmError("LLM_HTTP_ERROR", f"Network error talking to {base_url or 'the provider'}{detail}.", retryable=True)
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        detail = _provider_message(exc)
+        retry_after = parse_retry_after(dict(exc.response.headers))
+        if status in (401, 403):
+            what = "The API key was rejected" if status == 401 else "Access denied"
+            return LlmError("LLM_AUTH_FAILED", f"{what} (HTTP {status}): {detail}", status=status)
+        if status == 429:
+            quota = _provider_code(exc) in _QUOTA_CODES
+            return LlmError(
+                "LLM_RATE_LIMITED",
+                f"Rate limited (HTTP 429): {detail}",
+                status=status,
+                retryable=not quota,
+                retry_after=retry_after,
+            )
+        if status == 408:
+            return LlmError("LLM_TIMEOUT", f"The provider timed out (HTTP 408): {detail}", status=status, retryable=True)
+        retryable = status >= 500 or status in _RETRYABLE_STATUS
+        return LlmError(
+            "LLM_HTTP_ERROR", f"HTTP {status}: {detail}", status=status, retryable=retryable, retry_after=retry_after
+        )
+    if isinstance(exc, openai.APIResponseValidationError):
+        return LlmError("LLM_BAD_RESPONSE", f"The provider's response has an unexpected shape: {exc}")
+    if isinstance(exc, json.JSONDecodeError):
+        return LlmError("LLM_BAD_RESPONSE", f"The provider sent malformed JSON: {exc.msg} (at char {exc.pos}).")
+    if isinstance(exc, BadChunk):
+        return LlmError("LLM_BAD_RESPONSE", f"The provider sent a malformed chunk: {exc}.")
+    if isinstance(exc, openai.APIError):  # an error event inside the stream
+        return LlmError("LLM_HTTP_ERROR", f"The provider reported an error: {exc.message}", retryable=True)
+    raise TypeError(f"not an LLM failure: {exc!r}") from exc
+
+
+def _provider_message(exc: openai.APIStatusError) -> str:
+    body = exc.body
+    if isinstance(body, Mapping):
+        inner = body.get("error", body)
+        if isinstance(inner, Mapping) and isinstance(inner.get("message"), str):
+            return str(inner["message"])
+        if isinstance(inner, str):
+            return inner
+    text = exc.response.text if exc.response is not None else ""
+    return (text or exc.message)[:500]
+
+
+def _provider_code(exc: openai.APIStatusError) -> str | None:
+    body = exc.body
+    if isinstance(body, Mapping):
+        inner = body.get("error", body)
+        if isinstance(inner, Mapping):
+            code = inner.get("code") or inner.get("type")
+            return str(code) if code else None
+    return None
+
+
+def _rejects_streaming(exc: openai.APIStatusError) -> bool:
+    if exc.status_code not in _STREAM_REJECTED_STATUS:
+        return False
+    return "stream" in f"{_provider_message(exc)} {exc.message}".lower()
+
+
+# wire encoding
+
+
+def _codec_for(request: LlmRequest, *, enabled: bool) -> ToolNameCodec:
+    names: list[str] = []
+    for tool in request.tools:
+        name = (tool.get("function") or {}).get("name")
+        if isinstance(name, str):
+            names.append(name)
+    for message in request.messages:
+        for call in message.get("tool_calls") or ():
+            name = (call.get("function") or {}).get("name")
+            if isinstance(name, str):
+                names.append(name)
+        if message.get("role") == "tool" and isinstance(message.get("name"), str):
+            names.append(message["name"])
+    if isinstance(request.tool_choice, Mapping):
+        name = (request.tool_choice.get("function") or {}).get("name")
+        if isinstance(name, str):
+            names.append(name)
+    return ToolNameCodec(names, enabled=enabled)
+
+
+def _outgoing_message(message: Mapping[str, Any], codec: ToolNameCodec, send_reasoning: bool) -> dict[str, Any]:
+    out = dict(message)
+    if not send_reasoning:
+        out.pop("reasoning_content", None)
+    calls = out.get("tool_calls")
+    if calls:
+        out["tool_calls"] = [_encode_call(call, codec) for call in calls]
+    if out.get("role") == "tool" and isinstance(out.get("name"), str):
+        out["name"] = codec.encode(out["name"])
+    return out
+
+
+def _encode_call(call: Mapping[str, Any], codec: ToolNameCodec) -> dict[str, Any]:
+    out = dict(call)
+    function = dict(out.get("function") or {})
+    if isinstance(function.get("name"), str):
+        function["name"] = codec.encode(function["name"])
+    out["function"] = function
+    return out
+
+
+def _encode_tool(tool: Mapping[str, Any], codec: ToolNameCodec) -> dict[str, Any]:
+    out = dict(tool)
+    function = dict(out.get("function") or {})
+    if isinstance(function.get("name"), str):
+        function["name"] = codec.encode(function["name"])
+    out["function"] = function
+    return out
+
+
+def _encode_tool_choice(choice: str | Mapping[str, Any], codec: ToolNameCodec) -> Any:
+    if isinstance(choice, str):
+        return choice
+    return _encode_tool(choice, codec)

@@ -1,0 +1,91 @@
+"""The provider's model list (``GET /v1/models``) and Test Connection for the settings page."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import openai
+
+from crewagent.core.llm._client import make_client
+from crewagent.core.llm.adapter import classify_error
+from crewagent.core.llm.config import NO_KEY, ProviderConfig
+from crewagent.core.llm.errors import LlmError
+
+ConnectionStatus = Literal["ok", "auth_failed", "unreachable", "timeout", "not_found", "http_error", "bad_response"]
+
+
+@dataclass(frozen=True)
+class ConnectionResult:
+    """What Test Connection found, phrased for the user in ``message``."""
+
+    status: ConnectionStatus
+    message: str
+    models: tuple[str, ...] = ()
+    http_status: int | None = None
+    latency_ms: float | None = None
+    #: Whether the configured model is in the list (None when there is no list).
+    model_listed: bool | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+async def list_models(config: ProviderConfig, *, http_client: Any | None = None) -> list[str]:
+    """The model ids the provider lists, sorted; raises :class:`LlmError` (no retries: a user is waiting)."""
+    client = make_client(
+        base_url=config.base_url,
+        api_key=config.api_key or NO_KEY,
+        timeout=min(config.timeout, 15.0),
+        headers=config.extra_headers,
+        http_client=http_client,
+    )
+    try:
+        page = await client.models.list()
+        data = getattr(page, "data", None)
+        if not isinstance(data, list):
+            raise LlmError("LLM_BAD_RESPONSE", f"{config.base_url}/models did not return a model list.")
+        return sorted({str(getattr(m, "id", "")) for m in data if getattr(m, "id", None)})
+    except (openai.OpenAIError, json.JSONDecodeError) as exc:
+        raise classify_error(exc, base_url=config.base_url) from exc
+    finally:
+        await client.close()
+
+
+async def test_connection(config: ProviderConfig, *, http_client: Any | None = None) -> ConnectionResult:
+    """Reach the provider with the config's key: ok (with the model list), or why not."""
+    started = time.perf_counter()
+    try:
+        models = await list_models(config, http_client=http_client)
+    except LlmError as error:
+        return _failure(config, error)
+    latency = (time.perf_counter() - started) * 1000
+    listed = config.model in models if models else None
+    message = f"Connected to {config.base_url} ({len(models)} models)."
+    if listed is False:
+        message += f" The model {config.model!r} is not in the provider's list."
+    return ConnectionResult("ok", message, tuple(models), 200, latency, listed)
+
+
+test_connection.__test__ = False  # type: ignore[attr-defined]  # not a pytest test, despite its name
+
+
+def _failure(config: ProviderConfig, error: LlmError) -> ConnectionResult:
+    status: ConnectionStatus
+    if error.code == "LLM_AUTH_FAILED":
+        status, message = "auth_failed", f"The provider refused the API key: {error.message}"
+    elif error.code == "LLM_TIMEOUT":
+        status, message = "timeout", f"{config.base_url} did not answer in time."
+    elif error.code == "LLM_BAD_RESPONSE":
+        status, message = "bad_response", f"{config.base_url} answered, but not like an OpenAI-compatible API."
+    elif error.status == 404:
+        status = "not_found"
+        message = f"{config.base_url}/models does not exist: check the base URL (it usually ends in /v1)."
+    elif error.status is None:
+        status, message = "unreachable", f"Could not reach {config.base_url}: {error.message}"
+    else:
+        status, message = "http_error", error.message
+    return ConnectionResult(status, message, http_status=error.status)
