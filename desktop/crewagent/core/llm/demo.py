@@ -1,0 +1,309 @@
+"""The built-in demo provider: a deterministic scripted "model" behind the local OpenAI-compatible server.
+
+It needs no key and no network, and the app reaches it through the same adapter and HTTP path
+as a real provider. Every answer starts with ``[demo]``: it is a script, not a model.
+
+What it does with the last message of a request:
+
+- a user message asking to read a file (``read README.md``, ``读取 README.md``) -> a call to
+  ``fs.read`` with ``{"path": "@project/<name>"}``;
+- a user message asking for files (``list``, ``files``, ``列出``, ``文件``) -> a call to ``fs.list``
+  with ``{"path": "@project"}``;
+- tool results (the last messages are ``role=tool``) -> a text summary of those results;
+- ``fail mid-stream`` (or ``中途失败``) -> streams part of an answer, then drops the connection;
+- ``fail`` / ``error`` (``失败``, ``出错``) -> HTTP 500 (retried by the adapter, then an error);
+- ``continue`` / ``继续`` -> resumes: the rest of a cut answer, or a note after a failed request;
+- anything else -> a short help text.
+
+Tools are called by their wire names (``fs_list``) as offered in the request's ``tools``; when a
+tool is not offered, the demo says so in text instead of calling it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from crewagent.core.llm.config import ProviderConfig
+from crewagent.core.llm.local_server import (
+    Drop,
+    Hangup,
+    JsonReply,
+    LocalServer,
+    Pause,
+    RecordedRequest,
+    Reply,
+    SseItem,
+    SseReply,
+    error_body,
+)
+from crewagent.core.llm.toolnames import wire_name_candidates
+
+DEMO_MODEL = "crewagent-demo"
+LABEL = "[demo]"
+
+_MID_STREAM_TEXT = (
+    f"{LABEL} This answer is being cut off on purpose: the demo drops the connection halfway "
+    "through so that you can see how an interrupted stream is kept. The partial text stays in the "
+    "conversation with an error block, and when you say \"continue\" the demo picks up right here "
+    "and finishes the sentence, exactly as a real model would resume from its own partial answer."
+)
+_CUT_AT = len(_MID_STREAM_TEXT) * 2 // 5
+
+_HELP = (
+    f"{LABEL} This is the built-in demo provider: a script, not a language model. It works offline "
+    "and answers the same way every time. Try:\n"
+    "- \"list the files\" (calls fs.list)\n"
+    "- \"read README.md\" (calls fs.read)\n"
+    "- \"fail\" (the request fails with HTTP 500)\n"
+    "- \"fail mid-stream\" (the connection drops halfway through an answer)\n"
+    "- \"continue\" after an error (resumes)\n"
+    "Configure a real provider in Settings to talk to a model."
+)
+
+_CONTINUE = re.compile(r"\bcontinue\b|继续", re.IGNORECASE)
+_MID_STREAM = re.compile(r"mid-?\s?stream|中途", re.IGNORECASE)
+_FAIL = re.compile(r"\bfail\b|\berror\b|失败|出错|报错", re.IGNORECASE)
+_READ = re.compile(r"(?:\bread\b|读取|读)\s*[\"'`]?([^\s\"'`]+)", re.IGNORECASE)
+_NOT_A_FILE = frozenset({"me", "the", "a", "an", "my", "this", "that", "it", "all", "files", "file"})
+_LIST = re.compile(r"\blist\b|\bfiles?\b|列出|文件", re.IGNORECASE)
+
+
+@dataclass
+class _Plan:
+    text: str = ""
+    reasoning: str = ""
+    tool_calls: list[tuple[str, str, str]] = field(default_factory=list)  # (id, wire name, arguments)
+    fail_http: bool = False
+    cut_after: int | None = None  # characters of text streamed before the connection drops
+
+
+def _text_of(message: Mapping[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
+    return ""
+
+
+def _offered(body: Mapping[str, Any], original: str) -> str | None:
+    names = [
+        t.get("function", {}).get("name")
+        for t in body.get("tools") or ()
+        if isinstance(t, Mapping) and isinstance(t.get("function"), Mapping)
+    ]
+    for candidate in (original, *wire_name_candidates(original)):
+        if candidate in names:
+            return candidate
+    return None
+
+
+def plan_answer(body: Mapping[str, Any]) -> _Plan:
+    """What the demo answers to a chat completion request body."""
+    messages: Sequence[Mapping[str, Any]] = [m for m in body.get("messages") or () if isinstance(m, Mapping)]
+    if not messages:
+        return _Plan(text=_HELP)
+    last = messages[-1]
+    if last.get("role") == "tool":
+        return _Plan(text=_summarise_tool_results(messages))
+    if last.get("role") != "user":
+        return _Plan(text=_HELP)
+    said = _text_of(last)
+    turn = sum(1 for m in messages if m.get("role") == "assistant")
+    if _CONTINUE.search(said):
+        return _Plan(text=_resume(messages[:-1]))
+    read = _READ.search(said)
+    if read and read.group(1).lower() not in _NOT_A_FILE:
+        name = read.group(1).rstrip(".,;:!?。，")
+        path = name if name.startswith("@") else f"@project/{name.lstrip('/')}"
+        return _tool_plan(body, "fs.read", {"path": path}, turn, f"The user wants to read {name}; I will call fs.read.")
+    if _MID_STREAM.search(said):
+        return _Plan(text=_MID_STREAM_TEXT, cut_after=_CUT_AT)
+    if _FAIL.search(said):
+        return _Plan(fail_http=True)
+    if _LIST.search(said):
+        return _tool_plan(
+            body, "fs.list", {"path": "@project"}, turn, "The user wants the project's files; I will call fs.list."
+        )
+    return _Plan(text=_HELP)
+
+
+def _tool_plan(body: Mapping[str, Any], tool: str, arguments: dict[str, Any], turn: int, why: str) -> _Plan:
+    wire = _offered(body, tool)
+    if wire is None:
+        return _Plan(text=f"{LABEL} I would call {tool} for this, but that tool is not enabled in this conversation.")
+    return _Plan(reasoning=f"{LABEL} {why}", tool_calls=[(f"call_demo_{turn}_0", wire, json.dumps(arguments))])
+
+
+def _resume(history: Sequence[Mapping[str, Any]]) -> str:
+    previous = next((m for m in reversed(history) if m.get("role") == "assistant"), None)
+    said = _text_of(previous) if previous else ""
+    common = 0
+    for a, b in zip(said, _MID_STREAM_TEXT):
+        if a != b:
+            break
+        common += 1
+    if common > len(LABEL) + 5:
+        return f"{LABEL} (continuing) …{_MID_STREAM_TEXT[common:]}"
+    if previous is not None and ("LLM_" in said or not said.strip()):
+        return (
+            f"{LABEL} Continuing after the error. The last request failed because you asked the demo "
+            "to fail; nothing you saw was lost. Ask again, or try \"list the files\"."
+        )
+    return f"{LABEL} There is nothing to continue: the previous answer was complete."
+
+
+def _summarise_tool_results(messages: Sequence[Mapping[str, Any]]) -> str:
+    results: list[Mapping[str, Any]] = []
+    for message in reversed(messages):
+        if message.get("role") != "tool":
+            break
+        results.insert(0, message)
+    names: dict[str, str] = {}
+    for message in messages:
+        for call in message.get("tool_calls") or ():
+            if isinstance(call, Mapping):
+                names[str(call.get("id"))] = str((call.get("function") or {}).get("name", "tool"))
+    lines = [f"{LABEL} Here is what the tools returned (summarised by a script, not a model):"]
+    for message in results:
+        tool = names.get(str(message.get("tool_call_id")), "tool").replace("_", ".", 1)
+        lines.append(f"- {tool}: {_summarise_one(_text_of(message))}")
+    return "\n".join(lines)
+
+
+def _summarise_one(content: str) -> str:
+    try:
+        data = json.loads(content)
+    except ValueError:
+        preview = content.strip().replace("\n", " ")
+        return f"{preview[:200]}{'…' if len(preview) > 200 else ''}" or "(empty result)"
+    if not isinstance(data, Mapping):
+        return f"{json.dumps(data)[:200]}"
+    if data.get("ok") is False:
+        error = data.get("error") if isinstance(data.get("error"), Mapping) else {}
+        return f"failed with {error.get('code', 'an error')}: {error.get('message', '')}".rstrip(": ")
+    for key in ("entries", "items", "files", "children", "matches", "results"):
+        entries = data.get(key)
+        if isinstance(entries, list):
+            shown = [_entry_name(e) for e in entries[:12]]
+            more = f" and {len(entries) - 12} more" if len(entries) > 12 else ""
+            return f"{len(entries)} entries: {', '.join(shown)}{more}." if entries else "no entries."
+    for key in ("content", "text", "preview"):
+        text = data.get(key)
+        if isinstance(text, str):
+            first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+            where = f" of {data['path']}" if isinstance(data.get("path"), str) else ""
+            return f"{len(text.splitlines())} lines, {len(text)} characters{where}; it begins: \"{first[:120]}\"."
+    keys = ", ".join(sorted(str(k) for k in data)[:10])
+    return f"a result with {keys}."
+
+
+def _entry_name(entry: Any) -> str:
+    if isinstance(entry, Mapping):
+        name = entry.get("name") or entry.get("path") or "?"
+        return f"{name}/" if entry.get("type") in ("dir", "directory") and not str(name).endswith("/") else str(name)
+    return str(entry)
+
+
+def _pieces(text: str) -> Iterator[str]:
+    """Small chunks of two words (or six characters of unspaced text such as Chinese)."""
+    words = re.findall(r"\S+\s*|\s+", text)
+    for i in range(0, len(words), 2):
+        piece = "".join(words[i : i + 2])
+        while len(piece) > 12:
+            yield piece[:6]
+            piece = piece[6:]
+        yield piece
+
+
+class DemoResponder:
+    """The demo's answers; ``chunk_delay`` (seconds) paces the stream so a UI shows it streaming."""
+
+    def __init__(self, *, chunk_delay: float = 0.0) -> None:
+        self.chunk_delay = chunk_delay
+
+    def list_models(self, request: RecordedRequest) -> Reply:
+        return JsonReply(200, {"object": "list", "data": [{"id": DEMO_MODEL, "object": "model", "owned_by": "crewagent"}]})
+
+    def chat_completion(self, request: RecordedRequest) -> Reply:
+        body = request.body
+        if not isinstance(body, Mapping):
+            return JsonReply(400, error_body(f"{LABEL} the request body is not a JSON object"))
+        plan = plan_answer(body)
+        if plan.fail_http:
+            return JsonReply(500, error_body(f"{LABEL} failing on purpose, as you asked.", type="server_error"))
+        if plan.cut_after is not None and not body.get("stream"):
+            return Hangup()  # a non-streaming answer cannot be cut halfway: drop the connection instead
+        if body.get("stream"):
+            include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            return SseReply(self._events(plan, include_usage), done=plan.cut_after is None)
+        return JsonReply(200, self._completion(plan))
+
+    def _events(self, plan: _Plan, include_usage: bool) -> Iterator[SseItem]:
+        def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+            return {
+                "id": "chatcmpl-demo",
+                "object": "chat.completion.chunk",
+                "created": 0,
+                "model": DEMO_MODEL,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+            }
+
+        def paced(item: dict[str, Any]) -> Iterator[SseItem]:
+            if self.chunk_delay > 0:
+                yield Pause(self.chunk_delay)
+            yield item
+
+        yield chunk({"role": "assistant", "content": ""})
+        for piece in _pieces(plan.reasoning):
+            yield from paced(chunk({"reasoning_content": piece}))
+        sent = 0
+        for piece in _pieces(plan.text):
+            if plan.cut_after is not None and sent >= plan.cut_after:
+                yield Drop()
+                return
+            yield from paced(chunk({"content": piece}))
+            sent += len(piece)
+        for index, (call_id, name, arguments) in enumerate(plan.tool_calls):
+            half = len(arguments) // 2
+            yield from paced(
+                chunk({"tool_calls": [{"index": index, "id": call_id, "type": "function", "function": {"name": name, "arguments": ""}}]})
+            )
+            for part in (arguments[:half], arguments[half:]):
+                yield from paced(chunk({"tool_calls": [{"index": index, "function": {"arguments": part}}]}))
+        yield chunk({}, "tool_calls" if plan.tool_calls else "stop")
+        if include_usage:
+            usage = {"prompt_tokens": 0, "completion_tokens": len(plan.text) // 4, "total_tokens": len(plan.text) // 4}
+            yield {**chunk({}), "choices": [], "usage": usage}
+
+    def _completion(self, plan: _Plan) -> dict[str, Any]:
+        text = plan.text[: plan.cut_after] if plan.cut_after is not None else plan.text
+        message: dict[str, Any] = {"role": "assistant", "content": text or None}
+        if plan.reasoning:
+            message["reasoning_content"] = plan.reasoning
+        if plan.tool_calls:
+            message["tool_calls"] = [
+                {"id": i, "type": "function", "function": {"name": n, "arguments": a}} for i, n, a in plan.tool_calls
+            ]
+        return {
+            "id": "chatcmpl-demo",
+            "object": "chat.completion",
+            "created": 0,
+            "model": DEMO_MODEL,
+            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if plan.tool_calls else "stop"}],
+            "usage": {"prompt_tokens": 0, "completion_tokens": len(text) // 4, "total_tokens": len(text) // 4},
+        }
+
+
+def start_demo_server(*, chunk_delay: float = 0.02) -> LocalServer:
+    """Start the demo on a free port of 127.0.0.1; stop it with ``.stop()`` when the app quits."""
+    return LocalServer(DemoResponder(chunk_delay=chunk_delay)).start()
+
+
+def demo_config(base_url: str) -> ProviderConfig:
+    """The provider config for a running demo server (no key; one quick retry, so "fail" fails fast)."""
+    return ProviderConfig(provider="demo", base_url=base_url, model=DEMO_MODEL, timeout=30.0, max_retries=1)
