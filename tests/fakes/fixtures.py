@@ -1,0 +1,34 @@
+"""Pytest fixtures for the LLM fakes; register with ``pytest_plugins = ["tests.fakes.fixtures"]``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from crewagent.core.llm.local_server import LocalServer
+from tests.fakes.scripted_server import ScriptedServer
+
+
+@pytest.fixture
+def scripted_llm() -> Iterator[ScriptedServer]:
+    """A started scripted OpenAI-compatible server with an empty script; add steps with ``.script(...)``.
+
+    At teardown it stops and fails the test if a step was left unused or a request went beyond
+    the script.
+    """
+    server = ScriptedServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+    server.assert_all_used()
+
+
+@pytest.fixture
+def demo_llm() -> Iterator[LocalServer]:
+    """The demo provider's server, unpaced (no delay between chunks)."""
+    from crewagent.core.llm.demo import DemoResponder
+
+    with LocalServer(DemoResponder(chunk_delay=0.0)) as server:
+        yield server
