@@ -1,0 +1,124 @@
+"""YAML frontmatter of Markdown files: split, parse, deep-merge an update, render with the body untouched."""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from crewagent.core.tools.results import ErrorCode, ToolFailure
+
+_OPEN = "---"
+_CLOSE = ("---", "...")
+
+
+class FrontmatterError(ToolFailure):
+    def __init__(self, message: str):
+        super().__init__(ErrorCode.E_INVALID_FRONTMATTER, message)
+
+
+@dataclass(frozen=True)
+class Document:
+    """A Markdown file cut in two: ``data`` from the frontmatter, and everything after it verbatim."""
+
+    data: dict[str, Any]
+    body: str
+    newline: str
+    bom: bool
+    had_frontmatter: bool
+
+
+def parse(text: str) -> Document:
+    """Split and parse ``text``; a file without frontmatter has ``data == {}`` and the whole text as body."""
+    bom = text.startswith("\ufeff")
+    if bom:
+        text = text[1:]
+    first, sep, rest = text.partition("\n")
+    newline = "\r\n" if first.endswith("\r") else "\n"
+    if first.rstrip() != _OPEN:
+        return Document({}, text, _guess_newline(text), bom, had_frontmatter=False)
+    position = len(first) + len(sep)
+    while position <= len(text):
+        end = text.find("\n", position)
+        line = text[position:] if end < 0 else text[position:end]
+        if line.rstrip() in _CLOSE:
+            yaml_text = text[len(first) + len(sep) : position]
+            body = "" if end < 0 else text[end + 1 :]
+            return Document(load_mapping(yaml_text), body, newline, bom, had_frontmatter=True)
+        if end < 0:
+            break
+        position = end + 1
+    raise FrontmatterError("The frontmatter starts with '---' but has no closing '---' line.")
+
+
+def load_mapping(yaml_text: str) -> dict[str, Any]:
+    """Parse YAML that must be a mapping (an empty document is ``{}``)."""
+    try:
+        value = yaml.safe_load(yaml_text)
+    except yaml.YAMLError as exc:
+        raise FrontmatterError(f"The frontmatter is not valid YAML: {_yaml_problem(exc)}") from None
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise FrontmatterError(f"The frontmatter must be a mapping of keys to values, not a {type(value).__name__}.")
+    return value
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc)
+    return f"{problem} (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else str(problem)
+
+
+def _guess_newline(text: str) -> str:
+    return "\r\n" if "\r\n" in text[:4096] else "\n"
+
+
+def merge(current: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
+    """Deep merge: mappings merge key by key, anything else (lists too) replaces, ``None`` deletes."""
+    merged = dict(current)
+    for key, value in update.items():
+        if value is None:
+            merged.pop(key, None)
+        elif isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = merge(merged[key], value)
+        else:
+            merged[key] = _without_nones(value)
+    return merged
+
+
+def _without_nones(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _without_nones(item) for key, item in value.items() if item is not None}
+    return value
+
+
+def render(document: Document, data: dict[str, Any]) -> str:
+    """The file with ``data`` as its frontmatter and the original body, newline style and BOM."""
+    try:
+        dumped = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=False, width=4096)
+    except yaml.YAMLError as exc:
+        raise FrontmatterError(f"The new frontmatter cannot be written as YAML: {exc}") from None
+    if data and load_mapping(dumped) != data:
+        raise FrontmatterError("The new frontmatter does not survive a YAML round trip.")
+    block = "" if not data else dumped
+    nl = document.newline
+    text = f"{_OPEN}{nl}{block.replace(chr(10), nl)}{_OPEN}{nl}"
+    if not document.had_frontmatter and document.body and not document.body.startswith(("\n", "\r\n")):
+        text += nl  # keep a blank line between a new frontmatter and existing text
+    return ("\ufeff" if document.bom else "") + text + document.body
+
+
+def jsonable(value: Any) -> Any:
+    """YAML values as JSON values (dates become ISO strings), for tool results."""
+    if isinstance(value, dict):
+        return {str(key): jsonable(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [jsonable(item) for item in value]
+    if isinstance(value, datetime.date | datetime.datetime | datetime.time):
+        return value.isoformat()
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    return value
