@@ -83,6 +83,10 @@ def test_read_past_the_end_says_how_long_the_file_is(env: dict[str, Path]) -> No
     (env["project"] / "n.txt").write_text(NUMBERED)
     result = call(env, "fs.read", {"path": "n.txt", "startLine": 70})
     assert result["content"] == "" and "only 50 lines" in result["hint"]
+    (env["project"] / "empty.txt").write_text("")
+    empty = call(env, "fs.read", {"path": "empty.txt"})
+    assert (empty["content"], empty["totalLines"], empty["hint"]) == ("", 0, "The file is empty.")
+    assert empty["sha256"] == sha(b"")
 
 
 def test_read_truncates_at_the_limit_with_a_hint_that_continues(env: dict[str, Path]) -> None:
@@ -478,3 +482,29 @@ def test_parallel_frontmatter_updates_lose_nothing(env: dict[str, Path]) -> None
     final = call(env, "fs.apply_patch", {"path": "w.md", "updateFrontmatter": {}})
     assert final["frontmatter"] == {"start": 0, **{f"k{i}": i for i in range(20)}}
     assert target.read_text().endswith("---\nbody\n")
+
+
+def test_a_store_project_gives_state_and_protects_its_conversation_logs(store: Any, project: Any, conversation: Any) -> None:
+    ctx = ToolContext.for_project(project)
+    log = store.log_path(project.id, conversation.id)
+    assert log.exists()
+    store.state_dir(project.id).mkdir(parents=True, exist_ok=True)
+    os.symlink(log.parent.parent, store.state_dir(project.id) / "convs")
+    registry = default_registry()
+    for path in (
+        f"@state/../conversations/{conversation.id}/messages.jsonl",
+        f"@state/convs/{conversation.id}/messages.jsonl",
+        str(log),
+    ):
+        result = asyncio.run(registry.execute("fs.read", {"path": path}, ctx))
+        assert code(result) == ErrorCode.E_SANDBOX_VIOLATION, path
+    written = asyncio.run(registry.execute("fs.write", {"path": "@state/runs/r1/workflow.md", "content": "---\n---\n"}, ctx))
+    assert written["ok"]
+    assert (store.state_dir(project.id) / "runs" / "r1" / "workflow.md").read_text() == "---\n---\n"
+    listing = asyncio.run(registry.execute("fs.list", {"path": "@state", "recursive": True}, ctx))
+    assert [(e["path"], e["type"], e.get("outside")) for e in listing["entries"]] == [
+        ("@state/convs", "symlink", True),  # shown, never entered
+        ("@state/runs", "dir", None),
+        ("@state/runs/r1", "dir", None),
+        ("@state/runs/r1/workflow.md", "file", None),
+    ]

@@ -32,7 +32,7 @@ from crewagent.core.tools._files import (
     utf8_end,
     utf8_start,
 )
-from crewagent.core.tools.registry import Tool, ToolContext, ToolResult, describe_validation_error
+from crewagent.core.tools.registry import Tool, ToolContext, ToolHandler, ToolResult, describe_validation_error
 from crewagent.core.tools.results import ErrorCode, ToolFailure, error, ok, os_error
 from crewagent.core.tools.sandbox import ResolvedPath, SandboxViolation
 
@@ -102,7 +102,7 @@ class WriteArgs(StrictArgs):
 # -- plumbing --------------------------------------------------------------------------------
 
 
-def threaded(model: type[ArgsT], work: Callable[[ArgsT, ToolContext], ToolResult]) -> Callable[..., Any]:
+def threaded(model: type[ArgsT], work: Callable[[ArgsT, ToolContext], ToolResult]) -> ToolHandler:
     """An async handler that validates ``args`` with ``model`` and runs ``work`` in a thread."""
 
     async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -363,6 +363,8 @@ def _read_lines(handle: Any, resolved: ResolvedPath, args: ReadArgs, budget: int
             f"Truncated at the {budget}-byte read limit after line {returned_end} of {total}. "
             f"Read the rest with startLine={cut} (and endLine to take a smaller window)."
         )
+    elif total == 0:
+        result["hint"] = "The file is empty."
     elif start > total:
         result["hint"] = f"The file has only {total} lines."
     return result

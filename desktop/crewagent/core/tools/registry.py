@@ -22,13 +22,14 @@ re-raises ``CancelledError``; the loop answers the call.
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import logging
 import math
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -136,7 +137,11 @@ class ToolContext:
         )
 
     def for_call(self, call_id: str | None) -> ToolContext:
-        return replace(self, call_id=call_id, cancel_event=threading.Event())
+        """A copy for one call: its id and its own cancel event (the sandbox is shared, not re-resolved)."""
+        clone = copy.copy(self)
+        object.__setattr__(clone, "call_id", call_id)
+        object.__setattr__(clone, "cancel_event", threading.Event())
+        return clone
 
     @property
     def cancelled(self) -> bool:
