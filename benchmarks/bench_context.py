@@ -93,7 +93,9 @@ def machine() -> str:
     return f"{os.cpu_count()} CPUs (nproc), {cpu}, Python {platform.python_version()}, {platform.system()} {platform.machine()}"
 
 
-def lc_setup(counter: TokenCounter) -> tuple[Callable[..., Any], Callable[[Any], list[dict[str, Any]]], Callable[[Any], int]] | None:
+def lc_setup(
+    counter: TokenCounter,
+) -> tuple[Callable[..., Any], Callable[[Any], list[dict[str, Any]]], Callable[[list[ConversationMessage]], Any]] | None:
     try:
         from langchain_core.messages import convert_to_messages, convert_to_openai_messages, trim_messages
     except ImportError:
@@ -126,7 +128,7 @@ def lc_setup(counter: TokenCounter) -> tuple[Callable[..., Any], Callable[[Any],
     def back(lc_messages: Any) -> list[dict[str, Any]]:
         return convert_to_openai_messages(lc_messages)
 
-    return (trim, back, to_lc)  # type: ignore[return-value]
+    return trim, back, to_lc
 
 
 def main() -> int:

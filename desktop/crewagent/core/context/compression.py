@@ -45,7 +45,7 @@ def outcome(content: str) -> str:
         except ValueError:
             body = None
         if isinstance(body, dict) and body.get("ok") is False:
-            err = body.get("error") if isinstance(body.get("error"), dict) else {}
+            err: dict[str, Any] = body["error"] if isinstance(body.get("error"), dict) else {}
             return one_line(f"failed {err.get('code', 'ERROR')}: {err.get('message', '')}")
     return "ok: " + one_line(content, 120) if content.strip() else "ok (no output)"
 
