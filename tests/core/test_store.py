@@ -262,9 +262,7 @@ def test_append_writes_one_line_per_message_and_counts(store, project, conversat
 def test_append_does_not_read_the_log(store, project, conversation, monkeypatch: pytest.MonkeyPatch) -> None:
     """The cost of an append must not grow with the conversation: it never re-reads the log."""
     log_path = store.log_path(project.id, conversation.id)
-    with open(log_path, "wb") as handle:
-        for number in range(10_000):
-            handle.write(encode_message(_user(f"message {number}")))
+    store.append_messages(project.id, conversation.id, [_user(f"message {number}") for number in range(10_000)])
     size_before = log_path.stat().st_size
 
     def forbidden(*args: object, **kwargs: object) -> None:
@@ -351,3 +349,28 @@ def test_only_tool_messages_are_offloaded(store, project, conversation) -> None:
     loaded = store.load_messages(project.id, conversation.id).messages
     assert [m.content for m in loaded] == [big, big]
     assert not (project.runtime_dir / "state" / "logs" / "tool-results").exists()
+
+
+def test_index_catches_up_with_appends_it_did_not_see(store, project, conversation) -> None:
+    """Another process (or a crash before the index was saved) appended: the listing still counts them."""
+    store.append_message(project.id, conversation.id, _user("through the store"))
+    with open(store.log_path(project.id, conversation.id), "ab") as handle:
+        for number in range(3):
+            handle.write(encode_message(_user(f"written elsewhere {number}")))
+    fresh = RuntimeStore(store.data_dir)
+    assert fresh.get_conversation(project.id, conversation.id).messageCount == 4
+    # The caught-up count was saved, and a damaged line is corrected by the next full load.
+    with open(store.log_path(project.id, conversation.id), "ab") as handle:
+        handle.write(b"{torn\n")
+    assert RuntimeStore(store.data_dir).get_conversation(project.id, conversation.id).messageCount == 5
+    fresh.load_messages(project.id, conversation.id)
+    assert RuntimeStore(store.data_dir).get_conversation(project.id, conversation.id).messageCount == 4
+
+
+def test_appends_in_a_burst_reach_index_json_after_flush(store, project, conversation) -> None:
+    for number in range(5):
+        store.append_message(project.id, conversation.id, _user(f"burst {number}"))
+    store.flush()
+    index = json.loads((project.runtime_dir / "conversations" / "index.json").read_text(encoding="utf-8"))
+    assert index[0]["messageCount"] == 5
+    assert index[0]["logBytes"] == store.log_path(project.id, conversation.id).stat().st_size

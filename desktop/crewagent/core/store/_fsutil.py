@@ -56,18 +56,18 @@ def atomic_write_json(path: Path, value: Any) -> None:
     atomic_write_bytes(path, (json.dumps(value, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
 
 
-def append_line(path: Path, line: bytes) -> None:
-    """Append one newline-terminated record to ``path`` and fsync it before returning."""
+def append_line(path: Path, line: bytes) -> int:
+    """Append one newline-terminated record to ``path`` and fsync it; returns the new file size."""
     assert line.endswith(b"\n") and b"\n" not in line[:-1]
-    append_records(path, line)
+    return append_records(path, line)
 
 
-def append_records(path: Path, line: bytes) -> None:
+def append_records(path: Path, line: bytes) -> int:
     """Append newline-terminated records to ``path`` with one write and one fsync.
 
     The caller holds the file's lock. If the file ends in a torn record (a crash mid-write), the
     new records start on a fresh line. If the write fails part-way (disk full), the file is cut
-    back to its previous length, so no partial line is ever left behind.
+    back to its previous length, so no partial line is ever left behind. Returns the new size.
     """
     assert line.endswith(b"\n")
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -92,6 +92,7 @@ def append_records(path: Path, line: bytes) -> None:
             except OSError:
                 pass
             raise StoreWriteError.from_os_error(path, exc) from exc
+        return size + len(line)
     finally:
         os.close(fd)
 

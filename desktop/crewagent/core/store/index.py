@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 import os
+import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from crewagent.core.messages import ConversationMeta, utc_now_iso
 from crewagent.core.store._fsutil import atomic_write_json, read_json
-from crewagent.core.store.log import LOG_NAME, load_log
+from crewagent.core.store.log import LOG_NAME, count_records, load_log
 
 INDEX_NAME = "index.json"
 META_NAME = "meta.json"
 #: Marks a conversation folder whose deletion has begun; such a folder is never indexed again.
 DELETED_MARKER = ".deleted"
 RECOVERED_TITLE = "Recovered conversation"
+#: During a burst of appends, index.json is rewritten at most this often (seconds).
+SAVE_INTERVAL_S = 1.0
 
 
 class ConversationIndex:
@@ -24,6 +28,11 @@ class ConversationIndex:
     The caller holds the project lock for every write. The per-conversation ``meta.json`` copy
     (written on create and on every metadata change, not on appends) lets a damaged index be
     rebuilt with titles and modes intact.
+
+    Appends do not rewrite index.json each time (that would triple the fsyncs of an append):
+    they update the cached entry and save at most once per ``SAVE_INTERVAL_S``. Each entry
+    records ``logBytes``, the log size its ``messageCount`` was counted at, so an entry that is
+    behind its log (a crash, another process) is caught up by counting only the new lines.
     """
 
     def __init__(self, conversations_dir: Path):
@@ -32,6 +41,8 @@ class ConversationIndex:
         self._cache_key: tuple[int, int, int] | None = None
         self._cache: list[ConversationMeta] = []
         self.recovered_from: Path | None = None
+        self.dirty = False
+        self._last_save = 0.0
 
     def load(self) -> list[ConversationMeta]:
         try:
@@ -53,15 +64,43 @@ class ConversationIndex:
         self._cache_key, self._cache = key, metas
         return [meta.model_copy() for meta in metas]
 
-    def count_below(self, conversation_id: str, count: int) -> bool:
-        """Whether the cached index records fewer than ``count`` messages for a conversation."""
-        return any(meta.id == conversation_id and meta.messageCount < count for meta in self._cache)
-
     def save(self, metas: list[ConversationMeta]) -> None:
         atomic_write_json(self.path, [meta.model_dump(mode="json", exclude_none=True) for meta in metas])
         stat = self.path.stat()
         self._cache_key = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
         self._cache = [meta.model_copy() for meta in metas]
+        self.dirty = False
+        self._last_save = time.monotonic()
+
+    def stage(self, metas: list[ConversationMeta]) -> None:
+        """Keep ``metas`` as the current index in memory; index.json is written later."""
+        self._cache = [meta.model_copy() for meta in metas]
+        self.dirty = True
+        if time.monotonic() - self._last_save >= SAVE_INTERVAL_S:
+            self.save(metas)
+
+    def flush(self) -> None:
+        if self.dirty:
+            self.save(self._cache)
+
+    def catch_up(self, meta: ConversationMeta) -> bool:
+        """Bring one entry's count and activity time up to its log; True when it changed."""
+        log_path = self.dir / meta.id / LOG_NAME
+        try:
+            stat = log_path.stat()
+        except FileNotFoundError:
+            return False
+        recorded = getattr(meta, "logBytes", None)
+        if recorded == stat.st_size:
+            return False
+        if isinstance(recorded, int) and 0 <= recorded < stat.st_size:
+            meta.messageCount += count_records(log_path, recorded, stat.st_size)
+        else:
+            meta.messageCount = count_records(log_path, 0, stat.st_size)
+        meta.logBytes = stat.st_size  # type: ignore[attr-defined]
+        modified = datetime.fromtimestamp(stat.st_mtime, timezone.utc).isoformat(timespec="milliseconds")
+        meta.lastActiveAt = max(meta.lastActiveAt, modified.replace("+00:00", "Z"))
+        return True
 
     def write_meta(self, meta: ConversationMeta) -> None:
         atomic_write_json(self.dir / meta.id / META_NAME, meta.model_dump(mode="json", exclude_none=True))
@@ -108,6 +147,7 @@ class ConversationIndex:
             )
         meta.id = folder.name
         meta.messageCount = len(loaded.messages)
+        meta.logBytes = log_path.stat().st_size if log_path.exists() else 0  # type: ignore[attr-defined]
         if loaded.messages:
             meta.lastActiveAt = max(meta.lastActiveAt, last_time)
         return meta

@@ -65,8 +65,30 @@ def encode_message(message: ConversationMessage) -> bytes:
     return message.to_log_line().encode("utf-8") + b"\n"
 
 
-def append_message_line(log_path: Path, message: ConversationMessage) -> None:
-    append_line(log_path, encode_message(message))
+def append_message_line(log_path: Path, message: ConversationMessage) -> int:
+    """Append one message; returns the log's new size."""
+    return append_line(log_path, encode_message(message))
+
+
+def count_records(log_path: Path, start: int, end: int) -> int:
+    """Non-blank, newline-terminated lines between two offsets (a cheap message count)."""
+    count = 0
+    pending = False  # inside a non-blank line whose newline is in a later chunk
+    with open(log_path, "rb") as handle:
+        handle.seek(start)
+        remaining = end - start
+        while remaining > 0:
+            chunk = handle.read(min(remaining, 1 << 20))
+            if not chunk:
+                break
+            remaining -= len(chunk)
+            parts = chunk.split(b"\n")
+            for line in parts[:-1]:
+                if pending or line.strip():
+                    count += 1
+                pending = False
+            pending = pending or bool(parts[-1].strip())
+    return count
 
 
 def _classify(raw: bytes, exc: Exception) -> str:

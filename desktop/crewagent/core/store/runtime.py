@@ -172,8 +172,22 @@ class RuntimeStore:
     def list_conversations(self, project_id: str) -> list[ConversationMeta]:
         """All conversations of a project, most recently active first."""
         with self._project_lock(project_id):
-            metas = self._index(project_id).load()
+            index = self._index(project_id)
+            metas = index.load()
+            changed = [index.catch_up(meta) for meta in metas]
+            if any(changed) or index.dirty:
+                try:
+                    index.save(metas)
+                except StoreWriteError:
+                    pass  # Listing must work on a read-only disk; the counts are right in memory.
         return sorted(metas, key=lambda meta: meta.lastActiveAt, reverse=True)
+
+    def flush(self) -> None:
+        """Write any index changes still held in memory (call on exit; losing them loses nothing)."""
+        for project_id, index in list(self._indexes.items()):
+            if index.dirty:
+                with self._project_lock(project_id):
+                    index.flush()
 
     def get_conversation(self, project_id: str, conversation_id: str) -> ConversationMeta:
         for meta in self.list_conversations(project_id):
@@ -201,6 +215,7 @@ class RuntimeStore:
         )
         if not title:
             meta.autoTitle = True  # type: ignore[attr-defined]  # extra field: replaced by the first user message
+        meta.logBytes = 0  # type: ignore[attr-defined]  # the log size messageCount was counted at
         with self._project_lock(project_id):
             index = self._index(project_id)
             metas = index.load()
@@ -279,22 +294,23 @@ class RuntimeStore:
                 raise ConversationNotFound(conversation_id)
             if (folder / "messages.json").exists():
                 migrate_legacy(folder, self._preparer(project_id, conversation_id))
-            stored = offload.prepare_for_storage(message, conversation_id, self.state_dir(project_id))
-            append_message_line(folder / LOG_NAME, stored)
             meta = metas[position]
+            index.catch_up(meta)  # another process may have appended since the index was saved
+            stored = offload.prepare_for_storage(message, conversation_id, self.state_dir(project_id))
+            size = append_message_line(folder / LOG_NAME, stored)
             meta.messageCount += 1
+            meta.logBytes = size  # type: ignore[attr-defined]
             meta.lastActiveAt = utc_now_iso()
-            retitled = False
-            if getattr(meta, "autoTitle", False) and stored.role == "user" and stored.text.strip():
-                meta.title = title_from_text(stored.text)
-                meta.autoTitle = False  # type: ignore[attr-defined]
-                retitled = True
             try:
-                if retitled:
+                if getattr(meta, "autoTitle", False) and stored.role == "user" and stored.text.strip():
+                    meta.title = title_from_text(stored.text)
+                    meta.autoTitle = False  # type: ignore[attr-defined]
                     index.write_meta(meta)
-                index.save(metas)
+                    index.save(metas)
+                else:
+                    index.stage(metas)
             except StoreWriteError:
-                # The message itself is stored; the index is a cache that the next load repairs.
+                # The message itself is stored; the index is a cache that catches up with the log.
                 pass
         return stored
 
@@ -309,11 +325,13 @@ class RuntimeStore:
             position = next((i for i, meta in enumerate(metas) if meta.id == conversation_id), None)
             if position is None or not folder.is_dir():
                 raise ConversationNotFound(conversation_id)
+            meta = metas[position]
+            index.catch_up(meta)
             state = self.state_dir(project_id)
             stored = [offload.prepare_for_storage(message, conversation_id, state) for message in messages]
             if stored:
-                append_records(folder / LOG_NAME, b"".join(encode_message(message) for message in stored))
-            meta = metas[position]
+                size = append_records(folder / LOG_NAME, b"".join(encode_message(message) for message in stored))
+                meta.logBytes = size  # type: ignore[attr-defined]
             meta.messageCount += len(stored)
             meta.lastActiveAt = utc_now_iso()
             try:
@@ -333,12 +351,8 @@ class RuntimeStore:
         with self._project_lock(project_id):
             if (folder / "messages.json").exists():
                 migrated = migrate_legacy(folder, self._preparer(project_id, conversation_id))
-                if migrated is not None:
-                    self._reconcile_count(project_id, conversation_id, len(migrated.messages))
             if not folder.is_dir() or (folder / DELETED_MARKER).exists():
                 raise ConversationNotFound(conversation_id)
-            # Read the index now, so count_below below sees the recorded count even in a fresh store.
-            self._index(project_id).load()
             try:
                 # Only whole lines written before this moment: appends finish under this lock.
                 size = (folder / LOG_NAME).stat().st_size
@@ -351,23 +365,33 @@ class RuntimeStore:
             result.problems[:0] = migrated.problems
         if result.problems:
             write_quarantine(folder, result.problems)
-        if self._index(project_id).count_below(conversation_id, len(result.messages)):
-            # A crash between a log append and the index update left the count behind.
-            with self._project_lock(project_id):
-                self._reconcile_count(project_id, conversation_id, len(result.messages))
+        self._reconcile_count(project_id, conversation_id, len(result.messages), size)
         return result
 
-    def _reconcile_count(self, project_id: str, conversation_id: str, count: int) -> None:
-        """Raise the indexed message count to ``count`` (counts only grow, so this is race-free)."""
-        index = self._index(project_id)
-        metas = index.load()
-        for meta in metas:
-            if meta.id == conversation_id and meta.messageCount < count:
+    def _reconcile_count(self, project_id: str, conversation_id: str, count: int, size: int) -> None:
+        """Record the exact count of valid messages in the first ``size`` bytes of the log.
+
+        The line count kept between loads counts a damaged line as a message; a load knows
+        better. An entry already counted past ``size`` (a later append) is left as it is.
+        """
+        with self._project_lock(project_id):
+            index = self._index(project_id)
+            metas = index.load()
+            for meta in metas:
+                if meta.id != conversation_id:
+                    continue
+                recorded = getattr(meta, "logBytes", None)
+                if isinstance(recorded, int) and recorded > size:
+                    return
+                if recorded == size and meta.messageCount == count:
+                    return
                 meta.messageCount = count
+                meta.logBytes = size  # type: ignore[attr-defined]
                 try:
                     index.save(metas)
                 except StoreWriteError:
                     pass
+                return
 
     def read_full_output(self, project_id: str, message: ConversationMessage) -> str:
         """The complete content of a tool result, from its offload file when it was offloaded."""
