@@ -374,3 +374,22 @@ def test_appends_in_a_burst_reach_index_json_after_flush(store, project, convers
     index = json.loads((project.runtime_dir / "conversations" / "index.json").read_text(encoding="utf-8"))
     assert index[0]["messageCount"] == 5
     assert index[0]["logBytes"] == store.log_path(project.id, conversation.id).stat().st_size
+
+
+def test_a_deletion_interrupted_after_marking_is_finished_by_the_next_listing(store, project, conversation) -> None:
+    store.append_message(project.id, conversation.id, _user("doomed"))
+    folder = store.log_path(project.id, conversation.id).parent
+    (folder / ".deleted").touch()  # the crash came right after the marker was written
+    assert [meta.id for meta in RuntimeStore(store.data_dir).list_conversations(project.id)] == []
+    assert not folder.exists()
+    with pytest.raises(ConversationNotFound):
+        store.append_message(project.id, conversation.id, _user("too late"))
+
+
+def test_two_tool_messages_with_one_id_keep_both_full_outputs(store, project, conversation) -> None:
+    first = ConversationMessage.new("tool", "a" * 60_000, tool_call_id="c1", id="msg_same")
+    second = ConversationMessage.new("tool", "b" * 60_000, tool_call_id="c2", id="msg_same")
+    stored = [store.append_message(project.id, conversation.id, m) for m in (first, second)]
+    assert stored[0].fullOutputPath != stored[1].fullOutputPath
+    assert store.read_full_output(project.id, stored[0]) == "a" * 60_000
+    assert store.read_full_output(project.id, stored[1]) == "b" * 60_000

@@ -43,6 +43,8 @@ class ConversationIndex:
         self.recovered_from: Path | None = None
         self.dirty = False
         self._last_save = 0.0
+        #: Conversation folders marked deleted whose removal a crash interrupted (found by a rebuild).
+        self.pending_deletions: list[str] = []
 
     def load(self) -> list[ConversationMeta]:
         try:
@@ -119,6 +121,9 @@ class ConversationIndex:
             aside = self.path.with_name(f"{INDEX_NAME}.corrupt-{stamp}")
             os.replace(self.path, aside)
             self.recovered_from = aside
+        self.pending_deletions = [
+            entry.name for entry in self.dir.iterdir() if entry.is_dir() and (entry / DELETED_MARKER).exists()
+        ]
         metas = [self._recover_meta(folder) for folder in self._conversation_dirs()]
         metas = [meta for meta in metas if meta is not None]
         metas.sort(key=lambda meta: meta.lastActiveAt, reverse=True)

@@ -53,14 +53,20 @@ def prepare_for_storage(message: ConversationMessage, conversation_id: str, stat
         return message
     assert isinstance(message.content, str)
     payload = message.content.encode("utf-8")
+    digest = hashlib.sha256(payload).hexdigest()
     alias = offload_alias(conversation_id, message.id)
-    atomic_write_bytes(resolve_state_alias(state_dir, alias), payload)
+    target = resolve_state_alias(state_dir, alias)
+    if target.exists():
+        # Another message with the same id was offloaded before: never overwrite its output.
+        alias = alias[: -len(".json")] + f"-{digest[:12]}.json"
+        target = resolve_state_alias(state_dir, alias)
+    atomic_write_bytes(target, payload)
     return message.model_copy(
         update={
             "content": preview_text(message.content, alias),
             "fullOutputPath": alias,
             "fullOutputBytes": len(payload),
-            "fullOutputSha256": hashlib.sha256(payload).hexdigest(),
+            "fullOutputSha256": digest,
         }
     )
 

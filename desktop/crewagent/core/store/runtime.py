@@ -174,6 +174,7 @@ class RuntimeStore:
         with self._project_lock(project_id):
             index = self._index(project_id)
             metas = index.load()
+            metas = self._finish_deletions(project_id, index, metas)
             changed = [index.catch_up(meta) for meta in metas]
             if any(changed) or index.dirty:
                 try:
@@ -271,9 +272,27 @@ class RuntimeStore:
                 index.save([meta for meta in metas if meta.id != conversation_id])
             except OSError as exc:
                 raise StoreWriteError.from_os_error(folder, exc) from exc
-            offloaded = self.state_dir(project_id) / "logs" / "tool-results" / offload.safe_file_stem(conversation_id)
-            shutil.rmtree(offloaded, ignore_errors=True)
-            shutil.rmtree(folder, ignore_errors=True)
+            self._purge(project_id, conversation_id)
+
+    def _purge(self, project_id: str, conversation_id: str) -> None:
+        """Remove the files of a conversation already dropped from the index (offloads first)."""
+        offloaded = self.state_dir(project_id) / "logs" / "tool-results" / offload.safe_file_stem(conversation_id)
+        shutil.rmtree(offloaded, ignore_errors=True)
+        shutil.rmtree(self._conversation_dir(project_id, conversation_id), ignore_errors=True)
+
+    def _finish_deletions(
+        self, project_id: str, index: ConversationIndex, metas: list[ConversationMeta]
+    ) -> list[ConversationMeta]:
+        """Complete deletions a crash interrupted: marked folders leave the index, then the disk."""
+        conversations = self._runtime_dir(project_id) / "conversations"
+        marked = {meta.id for meta in metas if (conversations / meta.id / DELETED_MARKER).exists()}
+        if marked:
+            metas = [meta for meta in metas if meta.id not in marked]
+            index.save(metas)
+        for conversation_id in [*marked, *index.pending_deletions]:
+            self._purge(project_id, conversation_id)
+        index.pending_deletions = []
+        return metas
 
     # -- messages --------------------------------------------------------------------------
 
@@ -290,7 +309,7 @@ class RuntimeStore:
             index = self._index(project_id)
             metas = index.load()
             position = next((i for i, meta in enumerate(metas) if meta.id == conversation_id), None)
-            if position is None or not folder.is_dir():
+            if position is None or not folder.is_dir() or (folder / DELETED_MARKER).exists():
                 raise ConversationNotFound(conversation_id)
             if (folder / "messages.json").exists():
                 migrate_legacy(folder, self._preparer(project_id, conversation_id))
