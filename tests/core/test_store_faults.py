@@ -520,12 +520,14 @@ def test_crash_during_delete_never_resurrects_the_conversation(store, project) -
             index_path.unlink()
         assert [m.id for m in RuntimeStore(store.data_dir).list_conversations(project.id)] == [kept.id]
 
+    # The rebuild also finished the interrupted removal: nothing of it is left on disk.
     fresh = RuntimeStore(store.data_dir)
     with pytest.raises(ConversationNotFound):
         fresh.load_messages(project.id, doomed.id)
-    fresh.delete_conversation(project.id, doomed.id)  # finishing the removal works
     assert not doomed_folder.exists()
     assert not _tool_results(project, doomed.id).exists()
+    with pytest.raises(ConversationNotFound):
+        fresh.delete_conversation(project.id, doomed.id)
     assert [m.id for m in RuntimeStore(store.data_dir).list_conversations(project.id)] == [kept.id]
 
 
