@@ -76,56 +76,64 @@ class StreamAccumulator:
     # chunk level
 
     def add_chunk(self, chunk: Any) -> list[LlmEvent]:
-        """Events for one SDK ``ChatCompletionChunk`` (built without validation, so check shapes)."""
-        model = getattr(chunk, "model", None)
+        """Events for one ``chat.completion.chunk``, as the decoded JSON object (a dict)."""
+        if not isinstance(chunk, dict):
+            raise BadChunk(f"a stream event is {type(chunk).__name__}, not an object")
+        model = chunk.get("model")
         if isinstance(model, str) and model:
             self.model = model
-        usage = getattr(chunk, "usage", None)
-        if usage is not None:
+        usage = chunk.get("usage")
+        if isinstance(usage, dict):
             self.set_usage(usage)
-        choices = getattr(chunk, "choices", None)
+        choices = chunk.get("choices")
         if choices is None:
             return []
         if not isinstance(choices, list):
             raise BadChunk(f"'choices' is {type(choices).__name__}, not a list")
         events: list[LlmEvent] = []
         for choice in choices:
-            if getattr(choice, "index", 0) not in (0, None):
+            if not isinstance(choice, dict):
+                raise BadChunk(f"a choice is {type(choice).__name__}, not an object")
+            if choice.get("index", 0) not in (0, None):
                 continue  # n > 1 is never requested; ignore stray alternatives
-            delta = getattr(choice, "delta", None)
-            if delta is not None:
-                self._add_delta(delta, events)
-            reason = getattr(choice, "finish_reason", None)
+            delta = choice.get("delta")
+            if isinstance(delta, dict):
+                self.add_message_parts(delta, events)
+            elif delta is not None:
+                raise BadChunk(f"a delta is {type(delta).__name__}, not an object")
+            reason = choice.get("finish_reason")
             if isinstance(reason, str) and reason:
                 self.finish_reason = reason
         return events
 
-    def _add_delta(self, delta: Any, events: list[LlmEvent]) -> None:
-        reasoning = getattr(delta, "reasoning_content", None)
+    def add_message_parts(self, delta: dict[str, Any], events: list[LlmEvent], *, whole: bool = False) -> None:
+        """A streamed delta -- or, with ``whole``, a complete non-streamed message (same fields)."""
+        reasoning = delta.get("reasoning_content")
         if not isinstance(reasoning, str):
-            reasoning = getattr(delta, "reasoning", None)
+            reasoning = delta.get("reasoning")
         if isinstance(reasoning, str) and reasoning:
             events.append(self.add_reasoning(reasoning))
-        content = getattr(delta, "content", None)
-        if isinstance(content, str) and content:
-            events.append(self.add_text(content))
-        elif content is not None and not isinstance(content, str):
-            raise BadChunk(f"delta content is {type(content).__name__}, not a string")
-        refusal = getattr(delta, "refusal", None)
+        content = delta.get("content")
+        if isinstance(content, str):
+            if content:
+                events.append(self.add_text(content))
+        elif content is not None:
+            raise BadChunk(f"content is {type(content).__name__}, not a string")
+        refusal = delta.get("refusal")
         if isinstance(refusal, str) and refusal:
             events.append(self.add_text(refusal))
-        tool_calls = getattr(delta, "tool_calls", None)
+        tool_calls = delta.get("tool_calls")
         if tool_calls:
             if not isinstance(tool_calls, list):
-                raise BadChunk(f"delta tool_calls is {type(tool_calls).__name__}, not a list")
-            for part in tool_calls:
-                function = getattr(part, "function", None)
-                event = self.add_tool_call_part(
-                    getattr(part, "index", None),
-                    getattr(part, "id", None),
-                    getattr(function, "name", None),
-                    getattr(function, "arguments", None),
-                )
+                raise BadChunk(f"tool_calls is {type(tool_calls).__name__}, not a list")
+            for position, part in enumerate(tool_calls):
+                if not isinstance(part, dict):
+                    raise BadChunk(f"a tool call is {type(part).__name__}, not an object")
+                function = part.get("function")
+                if not isinstance(function, dict):
+                    function = {}
+                index = position if whole else part.get("index")
+                event = self.add_tool_call_part(index, part.get("id"), function.get("name"), function.get("arguments"))
                 if event is not None:
                     events.append(event)
 
@@ -188,23 +196,16 @@ class StreamAccumulator:
         self._ids.add(new)
         return new
 
-    def set_usage(self, usage: Any) -> None:
+    def set_usage(self, usage: dict[str, Any]) -> None:
         def as_int(value: Any) -> int | None:
             return value if isinstance(value, int) else None
 
-        details: dict[str, Any] = {}
-        dump = getattr(usage, "model_dump", None)
-        if callable(dump):
-            details = {
-                k: v
-                for k, v in dump(exclude_none=True).items()
-                if k not in ("prompt_tokens", "completion_tokens", "total_tokens")
-            }
+        counts = ("prompt_tokens", "completion_tokens", "total_tokens")
         self.usage = Usage(
-            prompt_tokens=as_int(getattr(usage, "prompt_tokens", None)),
-            completion_tokens=as_int(getattr(usage, "completion_tokens", None)),
-            total_tokens=as_int(getattr(usage, "total_tokens", None)),
-            details=details,
+            prompt_tokens=as_int(usage.get("prompt_tokens")),
+            completion_tokens=as_int(usage.get("completion_tokens")),
+            total_tokens=as_int(usage.get("total_tokens")),
+            details={k: v for k, v in usage.items() if k not in counts and v is not None},
         )
 
     # the end

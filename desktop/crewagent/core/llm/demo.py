@@ -184,7 +184,7 @@ def _summarise_one(content: str) -> str:
     if not isinstance(data, Mapping):
         return f"{json.dumps(data)[:200]}"
     if data.get("ok") is False:
-        error = data.get("error") if isinstance(data.get("error"), Mapping) else {}
+        error: Mapping[str, Any] = data["error"] if isinstance(data.get("error"), Mapping) else {}
         return f"failed with {error.get('code', 'an error')}: {error.get('message', '')}".rstrip(": ")
     for key in ("entries", "items", "files", "children", "matches", "results"):
         entries = data.get(key)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import select
 import socket
+import sys
 import threading
 import time
 from collections.abc import Iterable, Mapping
@@ -132,6 +133,10 @@ class _ClientGone(Exception):
     """The client closed the connection while a reply was being written."""
 
 
+class _Stopping(Exception):
+    """The server is stopping: abandon the reply."""
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: _Server
@@ -172,6 +177,8 @@ class _Handler(BaseHTTPRequestHandler):
         except _ClientGone:
             owner._note_disconnect(request.number)
             self.close_connection = True
+        except _Stopping:
+            self._cut()
 
     def _send(self, reply: Reply, request: RecordedRequest) -> None:
         if isinstance(reply, Hangup):
@@ -223,7 +230,7 @@ class _Handler(BaseHTTPRequestHandler):
         deadline = time.monotonic() + seconds
         while (remaining := deadline - time.monotonic()) > 0:
             if self.server.owner._stopping.is_set():
-                raise _ClientGone
+                raise _Stopping
             readable, _, _ = select.select([self.connection], [], [], min(remaining, 0.02))
             if readable:
                 try:
@@ -256,8 +263,6 @@ class _Server(ThreadingHTTPServer):
         super().shutdown_request(request)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
-        import sys
-
         exc = sys.exc_info()[1]
         if isinstance(exc, (ConnectionError, TimeoutError, OSError)):
             return  # the client went away between requests: normal for keep-alive connections
