@@ -65,12 +65,23 @@ def _shorten(value: Any) -> Any:
     return value
 
 
+_PATH_LOCKS: dict[str, threading.Lock] = {}
+_PATH_LOCKS_GUARD = threading.Lock()
+
+
+def _lock_for(path: Path) -> threading.Lock:
+    """One lock per file for the whole process: two AuditLogs of one file must not race the torn-tail check."""
+    key = os.path.abspath(path)
+    with _PATH_LOCKS_GUARD:
+        return _PATH_LOCKS.setdefault(key, threading.Lock())
+
+
 class AuditLog:
     """Appends audit records to one file; safe to share between threads."""
 
     def __init__(self, path: Path):
         self.path = path
-        self._lock = threading.Lock()
+        self._lock = _lock_for(path)
 
     def record(
         self,
