@@ -124,6 +124,17 @@ def test_a_stream_ending_before_finish_reason_is_not_taken_as_complete(scripted_
     assert error is not None and error.code == "LLM_HTTP_ERROR" and error.partial_text == "half an ans"
 
 
+def test_an_error_event_inside_the_stream_keeps_the_provider_message(scripted_llm: ScriptedServer) -> None:
+    from tests.fakes.scripted_server import chunk, raw_stream
+
+    scripted_llm.script(raw_stream(chunk({"content": "Hal"}), {"error": {"message": "Upstream overloaded", "code": 502}}))
+
+    _, error = collect(scripted_llm.config(), REQUEST)
+
+    assert error is not None and error.code == "LLM_HTTP_ERROR"
+    assert "Upstream overloaded" in error.message and error.partial_text == "Hal"
+
+
 def test_malformed_non_streaming_response_is_bad_response(scripted_llm: ScriptedServer) -> None:
     from crewagent.core.llm.local_server import JsonReply
     from tests.fakes.scripted_server import Step
@@ -221,6 +232,26 @@ def test_a_timeout_before_any_text_is_retried(scripted_llm: ScriptedServer) -> N
     assert error is None and _texts(events) == ["second try"]
     assert len(sleep.delays) == 1
     assert sum(isinstance(e, StreamStarted) for e in events) == 1
+
+
+def test_a_second_timeout_is_not_retried_each_already_cost_a_full_timeout(scripted_llm: ScriptedServer) -> None:
+    scripted_llm.script(stall(5.0), stall(5.0))
+    sleep = FakeSleep()
+
+    _, error = collect(scripted_llm.config(timeout=0.2, max_retries=3), REQUEST, sleep=sleep)
+
+    assert error is not None and error.code == "LLM_TIMEOUT" and error.attempts == 2
+    assert len(sleep.delays) == 1
+
+
+def test_a_request_timeout_overrides_the_config(scripted_llm: ScriptedServer) -> None:
+    scripted_llm.script(stall(5.0, "slow"))
+
+    started = time.monotonic()
+    _, error = collect(scripted_llm.config(timeout=30), LlmRequest([user("summarise")], timeout=0.2))
+
+    assert error is not None and error.code == "LLM_TIMEOUT"
+    assert time.monotonic() - started < 2.0
 
 
 def test_no_retry_once_text_was_streamed(scripted_llm: ScriptedServer) -> None:

@@ -14,7 +14,8 @@ Behaviour (see events.py for the event order, errors.py for the error codes):
   non-streaming from then on. ``ProviderConfig.stream=False`` starts that way. The
   non-streaming response is replayed as the same events.
 - Retries: 429, 5xx, 408, timeouts and connection errors are retried up to
-  ``config.max_retries`` times, waiting per :class:`~.retry.RetryPolicy` (Retry-After honoured),
+  ``config.max_retries`` times (a timeout only once: each one already cost the user
+  ``config.timeout`` seconds), waiting per :class:`~.retry.RetryPolicy` (Retry-After honoured),
   but ONLY while nothing has been yielded to the caller beyond ``StreamStarted`` -- streamed
   text is never duplicated. After a delta, a failure raises ``LlmError`` with the partial output.
   400, 401, 403, 404 and malformed responses are never retried. A 429 whose code says the quota
@@ -116,6 +117,7 @@ class LlmAdapter:
         codec = _codec_for(request, enabled=self.config.encode_tool_names)
         started = False
         attempt = 0
+        timeouts = 0
         while True:
             attempt += 1
             acc = StreamAccumulator(codec.decode)
@@ -137,7 +139,10 @@ class LlmAdapter:
                 attempt -= 1  # the provider's refusal is not a failed attempt
                 continue
             except LlmError as error:
-                if error.retryable and not acc.has_output and attempt <= self.config.max_retries:
+                if error.code == "LLM_TIMEOUT":
+                    timeouts += 1
+                retry = error.retryable and not acc.has_output and attempt <= self.config.max_retries
+                if retry and timeouts <= 1:
                     delay = self._retry.delay(attempt, error.retry_after)
                     yield RetryScheduled(attempt, delay, error.code, error.message, error.status)
                     await self._sleep(delay)
