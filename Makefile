@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint-imports bench clean
+.PHONY: run test lint-imports typecheck bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -22,7 +22,10 @@ run: $(STAMP)
 lint-imports: $(STAMP)
 	$(BIN)/lint-imports
 
-test: $(STAMP) lint-imports
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+test: $(STAMP) lint-imports typecheck
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 $(VENV)/.bench-installed: $(STAMP)

@@ -32,9 +32,9 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
-def _common() -> argparse.ArgumentParser:
+def _common() -> _Parser:
     """Options every command takes, before or after the subcommand."""
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     common.add_argument("--data-dir", default=argparse.SUPPRESS, help="runtime data folder (default: the OS data dir)")
     common.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="machine-readable output")
     return common

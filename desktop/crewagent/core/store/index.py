@@ -124,8 +124,8 @@ class ConversationIndex:
         self.pending_deletions = [
             entry.name for entry in self.dir.iterdir() if entry.is_dir() and (entry / DELETED_MARKER).exists()
         ]
-        metas = [self._recover_meta(folder) for folder in self._conversation_dirs()]
-        metas = [meta for meta in metas if meta is not None]
+        recovered = [self._recover_meta(folder) for folder in self._conversation_dirs()]
+        metas = [meta for meta in recovered if meta is not None]
         metas.sort(key=lambda meta: meta.lastActiveAt, reverse=True)
         self.save(metas)
         return [meta.model_copy() for meta in metas]
