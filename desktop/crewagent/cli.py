@@ -67,6 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument("-o", "--output", help="write to this file instead of stdout")
     exp.set_defaults(handler=cmd_export)
 
+    from crewagent import cli_chat
+
+    cli_chat.add_subcommand(sub, common)
     try:
         from crewagent import cli_protocol
     except ImportError:  # pragma: no cover - the protocol commands arrive with their own module

@@ -104,6 +104,11 @@ class LlmAdapter:
 
     # the call
 
+    def outgoing_messages(self, request: LlmRequest) -> list[dict[str, Any]]:
+        """The messages exactly as the next call sends them (tool names encoded): for the pre-send check."""
+        codec = _codec_for(request, enabled=self.config.encode_tool_names)
+        return [_outgoing_message(m, codec, self.config.send_reasoning) for m in request.messages]
+
     async def complete(self, request: LlmRequest) -> Completed:
         """Run a call to the end and return its ``Completed`` event (for callers that do not stream)."""
         async with aclosing(self.stream(request)) as events:

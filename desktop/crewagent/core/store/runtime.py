@@ -22,7 +22,7 @@ from crewagent.core.messages import (
     new_conversation_id,
     utc_now_iso,
 )
-from crewagent.core.store import offload
+from crewagent.core.store import checkpoint, offload
 from crewagent.core.store._fsutil import append_records
 from crewagent.core.store.index import DELETED_MARKER, ConversationIndex, title_from_text
 from crewagent.core.store.log import (
@@ -411,6 +411,27 @@ class RuntimeStore:
                 except StoreWriteError:
                     pass
                 return
+
+    # -- turns in progress (see checkpoint.py) ---------------------------------------------------
+
+    def turn_lock(self, project_id: str, conversation_id: str) -> Any:
+        """Hold while a turn runs; raises ConversationBusy when another process holds it."""
+        folder = self._conversation_dir(project_id, conversation_id)
+        if not folder.is_dir():
+            raise ConversationNotFound(conversation_id)
+        return checkpoint.turn_lock(folder)
+
+    def is_turn_running(self, project_id: str, conversation_id: str) -> bool:
+        return checkpoint.is_turn_running(self._conversation_dir(project_id, conversation_id))
+
+    def save_stream_checkpoint(self, project_id: str, conversation_id: str, data: dict[str, Any]) -> None:
+        checkpoint.write_checkpoint(self._conversation_dir(project_id, conversation_id), data)
+
+    def read_stream_checkpoint(self, project_id: str, conversation_id: str) -> dict[str, Any] | None:
+        return checkpoint.read_checkpoint(self._conversation_dir(project_id, conversation_id))
+
+    def clear_stream_checkpoint(self, project_id: str, conversation_id: str) -> None:
+        checkpoint.clear_checkpoint(self._conversation_dir(project_id, conversation_id))
 
     def read_full_output(self, project_id: str, message: ConversationMessage) -> str:
         """The complete content of a tool result, from its offload file when it was offloaded."""

@@ -1,0 +1,122 @@
+"""``crewagent chat``: one user turn, headless, persisted exactly as in the app (no Qt here)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from contextlib import aclosing
+from typing import Any
+
+from crewagent.core.llm import LlmAdapter
+from crewagent.core.llm.demo import start_demo_server
+from crewagent.core.loop import (
+    ConversationSession,
+    MessagePersisted,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnFinished,
+)
+from crewagent.core.loop.factory import provider_config, tool_context, turn_settings
+from crewagent.core.messages import MODES, Mode
+from crewagent.core.secrets import SecretStore
+from crewagent.core.settings import SettingsStore
+from crewagent.core.store import RuntimeStore
+from crewagent.core.tools import ApprovalDecision, ApprovalRequest, AutoApprover, default_registry
+
+EXIT_OK, EXIT_FAILED = 0, 1
+
+
+def add_subcommand(subparsers: Any, common: argparse.ArgumentParser) -> None:
+    chat = subparsers.add_parser("chat", parents=[common], help="run one user turn headless")
+    chat.add_argument("--project", required=True)
+    target = chat.add_mutually_exclusive_group()
+    target.add_argument("--conversation", help="continue this conversation (default: the most recent one)")
+    target.add_argument("--new", action="store_true", help="start a new conversation")
+    chat.add_argument("--mode", choices=MODES, help="chat, agent or run (default: the conversation's mode)")
+    chat.add_argument("--provider", choices=("demo", "openai", "openai-compatible"))
+    chat.add_argument("--model")
+    chat.add_argument("--yes", action="store_true", help="approve write tools without asking")
+    chat.add_argument("message", help="the user message")
+    chat.set_defaults(handler=cmd_chat)
+
+
+class _TerminalApprover:
+    """Asks on the terminal when there is one; refuses otherwise (``--yes`` approves)."""
+
+    async def approve(self, call: ApprovalRequest) -> ApprovalDecision:
+        if not sys.stdin.isatty():
+            return ApprovalDecision.DENY
+        question = f"\nAllow {call.summary or call.tool}? [y]es once / [c]onversation / [N]o: "
+        answer = (await asyncio.to_thread(input, question)).strip().lower()
+        return {"y": ApprovalDecision.ALLOW_ONCE, "c": ApprovalDecision.ALLOW_CONVERSATION}.get(answer[:1], ApprovalDecision.DENY)
+
+
+def cmd_chat(args: argparse.Namespace) -> int:
+    return asyncio.run(_chat(args))
+
+
+async def _chat(args: argparse.Namespace) -> int:
+    store = RuntimeStore(getattr(args, "data_dir", None))
+    settings = SettingsStore().load()
+    project = store.open_project(args.project, create=True)
+    if args.conversation:
+        meta = store.get_conversation(project.id, args.conversation)
+    else:
+        existing = [] if args.new else store.list_conversations(project.id)
+        meta = existing[0] if existing else store.create_conversation(project.id, entry_type=args.mode or "chat")
+    mode: Mode = args.mode or meta.activeType
+    if mode != meta.activeType:
+        store.update_conversation(project.id, meta.id, activeType=mode)
+    print(meta.id, file=sys.stderr)
+
+    provider = args.provider or settings.llm.provider
+    demo = start_demo_server() if provider == "demo" else None
+    try:
+        config = provider_config(
+            settings, SecretStore(), provider=provider, model=args.model, demo_base_url=demo.base_url if demo else None
+        )
+        approver = AutoApprover() if args.yes else _TerminalApprover()
+        ctx = tool_context(project, settings, conversation_id=meta.id, approver=approver)
+        if not args.yes:
+            assert ctx.approval is not None
+            ctx.approval.deny_message = (
+                "The user did not approve this tool call (crewagent chat without --yes cannot ask). "
+                "Tell the user to re-run with --yes to allow writes."
+            )
+        async with LlmAdapter(config) as adapter:
+            session = ConversationSession(store, project, meta.id, adapter=adapter, registry=default_registry(), tool_context=ctx)
+            return await _print_turn(session, args.message, turn_settings(settings, mode, agent_id=meta.agentId), getattr(args, "json", False))
+    finally:
+        if demo is not None:
+            demo.stop()
+
+
+async def _print_turn(session: ConversationSession, text: str, settings: Any, as_json: bool) -> int:
+    out, err = sys.stdout, sys.stderr
+    finished: TurnFinished | None = None
+    async with aclosing(session.send(text, settings)) as events:
+        async for event in events:
+            if as_json:
+                if isinstance(event, MessagePersisted):
+                    print(json.dumps(event.message.to_log_dict(), ensure_ascii=False), flush=True)
+            elif isinstance(event, TextDelta):
+                out.write(event.text)
+                out.flush()
+            elif isinstance(event, ToolCallStarted):
+                print(f"\n🔧 {event.name} {event.arguments}", file=err, flush=True)
+            elif isinstance(event, ToolCallFinished):
+                status = "ok" if event.ok else f"failed ({event.error_code})"
+                print(f"   {event.name} · {status} · {event.duration_ms:.0f} ms", file=err, flush=True)
+            if isinstance(event, TurnFinished):
+                finished = event
+    if not as_json:
+        out.write("\n")
+    if finished is None or not finished.ok:
+        error = (finished.error or {}) if finished else {}
+        reason = finished.reason if finished else "unknown"
+        print(f"crewagent: turn {reason}: {error.get('code', '')} {error.get('message', '')}".rstrip(), file=err)
+        return EXIT_FAILED
+    return EXIT_OK

@@ -1,0 +1,116 @@
+"""What a turn reports while it runs: typed, immutable events (the UI turns them into signals).
+
+A turn yields, in order: ``TurnStarted``; then per model call ``ContextBuilt``, ``StreamStarted``,
+any number of ``TextDelta`` / ``ReasoningDelta``, ``MessagePersisted`` (the assistant message);
+per tool call ``ToolCallStarted`` and, in call order, ``ToolCallFinished`` followed by
+``MessagePersisted`` (its ``role=tool`` result); and finally exactly one ``TurnFinished``.
+Every message the turn writes to the log is announced by a ``MessagePersisted`` — errors and
+interruptions included — so a consumer that applies those events sees exactly the log.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from crewagent.core.messages import ConversationMessage
+
+FinishReason = Literal["completed", "stopped", "error", "waiting_user"]
+
+
+@dataclass(frozen=True, slots=True)
+class TurnStarted:
+    conversation_id: str
+    mode: str
+    type: Literal["turn_started"] = field(default="turn_started", init=False)
+
+
+@dataclass(frozen=True, slots=True)
+class ContextBuilt:
+    """The context of the next model call: ``debug`` is the builder's metadata (usage, drops)."""
+
+    debug: dict[str, Any]
+    type: Literal["context_built"] = field(default="context_built", init=False)
+
+    @property
+    def usage(self) -> dict[str, Any]:
+        value = self.debug.get("usage")
+        return value if isinstance(value, dict) else {}
+
+
+@dataclass(frozen=True, slots=True)
+class StreamStarted:
+    """A model call began streaming; ``step`` counts model calls within the turn (1-based)."""
+
+    step: int
+    model: str
+    type: Literal["stream_started"] = field(default="stream_started", init=False)
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    text: str
+    type: Literal["text_delta"] = field(default="text_delta", init=False)
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningDelta:
+    text: str
+    type: Literal["reasoning_delta"] = field(default="reasoning_delta", init=False)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallStarted:
+    call_id: str
+    name: str
+    arguments: str
+    type: Literal["tool_call_started"] = field(default="tool_call_started", init=False)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallFinished:
+    call_id: str
+    name: str
+    ok: bool
+    result: dict[str, Any]
+    duration_ms: float
+    type: Literal["tool_call_finished"] = field(default="tool_call_finished", init=False)
+
+    @property
+    def error_code(self) -> str | None:
+        error = self.result.get("error")
+        return str(error.get("code")) if isinstance(error, dict) and error.get("code") else None
+
+
+@dataclass(frozen=True, slots=True)
+class MessagePersisted:
+    """A message is now durable in the log (as stored: a large tool output arrives offloaded)."""
+
+    message: ConversationMessage
+    type: Literal["message_persisted"] = field(default="message_persisted", init=False)
+
+
+@dataclass(frozen=True, slots=True)
+class TurnFinished:
+    """The turn is over. ``error`` is the ``{code, message, ...}`` block of a failure, if any."""
+
+    reason: FinishReason
+    error: dict[str, Any] | None = None
+    type: Literal["turn_finished"] = field(default="turn_finished", init=False)
+
+    @property
+    def ok(self) -> bool:
+        return self.reason == "completed"
+
+
+LoopEvent = (
+    TurnStarted
+    | ContextBuilt
+    | StreamStarted
+    | TextDelta
+    | ReasoningDelta
+    | ToolCallStarted
+    | ToolCallFinished
+    | MessagePersisted
+    | TurnFinished
+)

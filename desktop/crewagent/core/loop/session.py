@@ -1,0 +1,237 @@
+"""A conversation's turns: recovery on open, the user message, the tool loop wired to the store.
+
+The session is where the pieces meet: the store (the log is the canonical history), the
+context builder (a fresh system prefix for the active mode on every call), the provider
+adapter and the tools. It is used the same way by the desktop worker and by ``crewagent chat``,
+so a turn is persisted identically in both.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncGenerator
+from dataclasses import dataclass, field
+from typing import Any
+
+from crewagent.core.context import ContextBudget, ContextResult, RunContext, TokenCounter
+from crewagent.core.context.summary import build_with_summary
+from crewagent.core.llm import LlmAdapter, LlmRequest
+from crewagent.core.loop.events import LoopEvent, MessagePersisted, TurnFinished, TurnStarted
+from crewagent.core.loop.toolloop import LoopOptions, ToolLoop, error_block
+from crewagent.core.messages import ConversationMessage, Mode
+from crewagent.core.protocol import repair_conversation
+from crewagent.core.store import ProjectInfo, RuntimeStore
+from crewagent.core.tools import ToolContext, ToolRegistry
+
+log = logging.getLogger(__name__)
+
+#: The summarizer gets a short timeout and no tools (issue: "no tools, short timeout").
+SUMMARIZER_TIMEOUT_S = 60.0
+
+
+@dataclass
+class TurnSettings:
+    """What one turn needs to know besides the conversation itself."""
+
+    mode: Mode = "chat"
+    budget: ContextBudget = field(default_factory=ContextBudget)
+    max_turns: int = 50
+    merge_system: bool = False
+    persona: str | None = None
+    extra_system: tuple[str, ...] = ()
+    run_context: RunContext | None = None
+    agent_id: str | None = None
+    workflow_id: str | None = None
+    run_id: str | None = None
+
+
+def recovered_stream_message(data: dict[str, Any]) -> ConversationMessage | None:
+    """The interrupted assistant message for a checkpoint left by a process that died mid-stream."""
+    content = data.get("content") if isinstance(data.get("content"), str) else ""
+    reasoning = data.get("reasoning") if isinstance(data.get("reasoning"), str) else ""
+    if not content and not reasoning:
+        return None
+    block = error_block(
+        "LLM_INTERRUPTED",
+        "The app stopped while this answer was streaming; the text above is what had arrived.",
+        retryable=True,
+    )
+    stamp = data.get("stamp")
+    fields: dict[str, Any] = {}
+    if isinstance(stamp, dict):
+        fields = {k: v for k, v in stamp.items() if k in {"mode", "runId", "agentId", "workflowId"}}
+    if isinstance(data.get("messageId"), str):
+        fields["id"] = data["messageId"]
+    if reasoning:
+        fields["reasoning_content"] = reasoning
+    return ConversationMessage.new(
+        "assistant",
+        f"{content}\n\n{block}" if content else block,
+        partType="error",
+        interrupted=True,
+        error={"code": "LLM_INTERRUPTED", "message": "The app stopped while the answer was streaming.", "partialText": content},
+        **fields,
+    )
+
+
+class ConversationSession:
+    """Runs turns of one conversation. Blocking store calls go through ``asyncio.to_thread``."""
+
+    def __init__(
+        self,
+        store: RuntimeStore,
+        project: ProjectInfo,
+        conversation_id: str,
+        *,
+        adapter: LlmAdapter,
+        registry: ToolRegistry,
+        tool_context: ToolContext,
+        counter: TokenCounter | None = None,
+    ):
+        self.store = store
+        self.project = project
+        self.conversation_id = conversation_id
+        self.adapter = adapter
+        self.registry = registry
+        self.tool_context = tool_context
+        self.counter = counter
+        self._loop: ToolLoop | None = None
+        self._stop_requested = False
+
+    # -- recovery ---------------------------------------------------------------------------
+
+    def recover(self) -> list[ConversationMessage]:
+        """Make the log whole after a crash, a kill or a Stop (synchronous; call off the GUI thread).
+
+        A streaming checkpoint left by a dead process becomes an interrupted assistant message,
+        then every tool call without a result gets a synthetic ``TOOL_INTERRUPTED`` one. Does
+        nothing while another process runs a turn here (it holds the turn lock).
+        """
+        pid, cid = self.project.id, self.conversation_id
+        if self.store.is_turn_running(pid, cid):
+            return []
+        with self.store.turn_lock(pid, cid):
+            return self._recover_locked()
+
+    def _recover_locked(self) -> list[ConversationMessage]:
+        pid, cid = self.project.id, self.conversation_id
+        appended: list[ConversationMessage] = []
+        checkpoint = self.store.read_stream_checkpoint(pid, cid)
+        messages = self.store.load_messages(pid, cid).messages
+        if checkpoint is not None:
+            recovered = recovered_stream_message(checkpoint)
+            if recovered is not None and not any(m.id == recovered.id for m in messages):
+                stored = self.store.append_message(pid, cid, recovered)
+                appended.append(stored)
+                messages.append(stored)
+            self.store.clear_stream_checkpoint(pid, cid)
+        repair = repair_conversation(messages, lambda m: self.store.append_message(pid, cid, m))
+        appended.extend(repair.appended)
+        return appended
+
+    # -- a turn -----------------------------------------------------------------------------
+
+    def request_stop(self) -> None:
+        """Stop the running turn (call on the event loop's thread)."""
+        self._stop_requested = True
+        if self._loop is not None:
+            self._loop.request_stop()
+
+    async def send(self, text: str | None, settings: TurnSettings) -> AsyncGenerator[LoopEvent, None]:
+        """Run one turn: persist ``text`` as the user message (None: continue without one), then loop."""
+        pid, cid = self.project.id, self.conversation_id
+        self._stop_requested = False
+        lock = self.store.turn_lock(pid, cid)
+        lock.__enter__()  # raises ConversationBusy before anything is written
+        try:
+            yield TurnStarted(cid, settings.mode)
+            for message in await asyncio.to_thread(self._recover_locked):
+                yield MessagePersisted(message)
+            stamp = self._stamp(settings)
+            if text is not None:
+                user = ConversationMessage.new("user", text, **stamp)
+                yield MessagePersisted(await self._append(user))
+            messages = (await asyncio.to_thread(self.store.load_messages, pid, cid)).messages
+            self._loop = ToolLoop(
+                adapter=self.adapter,
+                registry=self.registry,
+                tool_context=self.tool_context,
+                build_context=lambda: self._build(messages, settings),
+                on_assistant_message=lambda m: self._append_tracked(m, messages),
+                on_tool_message=lambda m: self._append_tracked(m, messages),
+                checkpoint=self._checkpoint,
+                options=LoopOptions(
+                    mode=settings.mode,
+                    max_turns=settings.max_turns,
+                    run_id=settings.run_id,
+                    agent_id=settings.agent_id,
+                    workflow_id=settings.workflow_id,
+                ),
+            )
+            if self._stop_requested:
+                self._loop.request_stop()
+            async for event in self._loop.run():
+                yield event
+        finally:
+            self._loop = None
+            try:
+                await asyncio.to_thread(self.store.flush)
+            finally:
+                lock.__exit__(None, None, None)
+
+    async def _append(self, message: ConversationMessage) -> ConversationMessage:
+        return await asyncio.to_thread(self.store.append_message, self.project.id, self.conversation_id, message)
+
+    async def _append_tracked(self, message: ConversationMessage, messages: list[ConversationMessage]) -> ConversationMessage:
+        stored = await self._append(message)
+        messages.append(stored)
+        return stored
+
+    async def _checkpoint(self, data: dict[str, Any] | None) -> None:
+        pid, cid = self.project.id, self.conversation_id
+        if data is None:
+            await asyncio.to_thread(self.store.clear_stream_checkpoint, pid, cid)
+        else:
+            await asyncio.to_thread(self.store.save_stream_checkpoint, pid, cid, data)
+
+    async def _build(
+        self, messages: list[ConversationMessage], settings: TurnSettings
+    ) -> tuple[ContextResult, list[ConversationMessage]]:
+        appended: list[ConversationMessage] = []
+
+        async def append_summary(message: ConversationMessage) -> ConversationMessage:
+            stored = await self._append(message)
+            appended.append(stored)
+            return stored
+
+        result = await build_with_summary(
+            list(messages),
+            append=append_summary,
+            summarizer=self._summarize,
+            mode=settings.mode,
+            budget=settings.budget,
+            persona=settings.persona if settings.mode != "chat" else None,
+            extra_system=settings.extra_system,
+            merge_system=settings.merge_system,
+            run_context=settings.run_context if settings.mode == "run" else None,
+            counter=self.counter,
+        )
+        messages.extend(appended)
+        return result, appended
+
+    async def _summarize(self, prompt: list[dict[str, Any]]) -> str:
+        completed = await self.adapter.complete(LlmRequest(messages=prompt, tools=(), timeout=SUMMARIZER_TIMEOUT_S))
+        return completed.content or ""
+
+    @staticmethod
+    def _stamp(settings: TurnSettings) -> dict[str, Any]:
+        stamp: dict[str, Any] = {"mode": settings.mode}
+        for key, value in (("runId", settings.run_id), ("agentId", settings.agent_id), ("workflowId", settings.workflow_id)):
+            if value:
+                stamp[key] = value
+        return stamp
+
+
+def finished_ok(events: list[LoopEvent]) -> bool:
+    return any(isinstance(e, TurnFinished) and e.ok for e in events)

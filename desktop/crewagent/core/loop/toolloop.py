@@ -1,0 +1,435 @@
+"""The tool loop: call the model, run its tool calls, persist every step, until it answers.
+
+Persistence goes through two callbacks fired in protocol order (seed 001):
+``on_assistant_message`` (after any retry logic, so a retried call is never stored twice) and
+``on_tool_message`` (results in call order, whatever order the calls finished in). Both return
+the message as stored. Failures never leave the log invalid:
+
+- an LLM failure is stored as an assistant message with ``partType=error``, the partial text
+  and an ``LLM_ERROR`` block (it stays in context, so "continue" resumes from it);
+- Stop aborts the stream (the partial text is stored as an interrupted message), cancels the
+  running tools and answers their calls with ``TOOL_INTERRUPTED``;
+- the engine's guards (max turns, the same failing call three times) end with an error part.
+
+The loop imports no store and no Qt: the session wires the callbacks to the store, the worker
+turns the events into signals.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import aclosing
+from dataclasses import dataclass, field
+from typing import Any
+
+from crewagent.core.context import ContextResult
+from crewagent.core.llm import Completed, LlmAdapter, LlmError, LlmRequest
+from crewagent.core.llm import ReasoningDelta as LlmReasoningDelta
+from crewagent.core.llm import StreamStarted as LlmStreamStarted
+from crewagent.core.llm import TextDelta as LlmTextDelta
+from crewagent.core.loop.events import (
+    ContextBuilt,
+    LoopEvent,
+    MessagePersisted,
+    ReasoningDelta,
+    StreamStarted,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnFinished,
+)
+from crewagent.core.messages import ConversationMessage, Mode, ToolCall, new_message_id, utc_now_iso
+from crewagent.core.protocol import DOTTED_FUNCTION_NAME, OPENAI_FUNCTION_NAME, presend_check, presend_error_message
+from crewagent.core.protocol.repair import interrupted_message
+from crewagent.core.tools import ToolContext, ToolRegistry
+
+log = logging.getLogger(__name__)
+
+#: How often (seconds) the partial text of a streaming answer is checkpointed for crash recovery.
+CHECKPOINT_INTERVAL_S = 0.5
+#: The same failing call this many times in a row ends the turn (ENGINE_LOOP_DETECTED).
+LOOP_DETECT_REPEATS = 3
+
+Persist = Callable[[ConversationMessage], Awaitable[ConversationMessage]]
+BuildContext = Callable[[], Awaitable[tuple[ContextResult, list[ConversationMessage]]]]
+Checkpoint = Callable[[dict[str, Any] | None], Awaitable[None]]
+
+
+@dataclass
+class LoopOptions:
+    mode: Mode = "chat"
+    max_turns: int = 50
+    run_id: str | None = None
+    agent_id: str | None = None
+    workflow_id: str | None = None
+    #: Fields stamped on every message the loop writes (mode, runId, ...).
+    stamp: dict[str, Any] = field(default_factory=dict)
+
+
+class _Stop:
+    """Queue sentinel: the user pressed Stop."""
+
+
+_STOP = _Stop()
+
+
+def error_block(code: str, message: str, *, status: int | None = None, retryable: bool | None = None, title: str = "LLM_ERROR") -> str:
+    """The structured error block put in an error part's content (the model reads it on "continue")."""
+    lines = [title, f"- code: {code}"]
+    if status is not None:
+        lines.append(f"- status: {status}")
+    lines.append(f"- message: {message}")
+    if retryable is not None:
+        lines.append(f"- retryable: {'true' if retryable else 'false'}")
+    return "\n".join(lines)
+
+
+class ToolLoop:
+    """One user turn's model ↔ tools loop; ``run()`` yields :mod:`~crewagent.core.loop.events`.
+
+    ``request_stop()`` (called on the loop's event-loop thread) ends the turn promptly; the
+    generator itself is never cancelled by Stop, so it can persist and report what it stopped.
+    """
+
+    def __init__(
+        self,
+        *,
+        adapter: LlmAdapter,
+        registry: ToolRegistry,
+        tool_context: ToolContext,
+        build_context: BuildContext,
+        on_assistant_message: Persist,
+        on_tool_message: Persist,
+        checkpoint: Checkpoint | None = None,
+        options: LoopOptions | None = None,
+    ):
+        self.adapter = adapter
+        self.registry = registry
+        self.tool_context = tool_context
+        self.build_context = build_context
+        self.on_assistant_message = on_assistant_message
+        self.on_tool_message = on_tool_message
+        self.checkpoint = checkpoint
+        self.options = options or LoopOptions()
+        self._queue: asyncio.Queue[Any] | None = None
+        self._stop_requested = False
+
+    # -- control ---------------------------------------------------------------------------
+
+    def request_stop(self) -> None:
+        """Stop the turn: the stream is aborted and running tools are cancelled."""
+        self._stop_requested = True
+        if self._queue is not None:
+            self._queue.put_nowait(_STOP)
+
+    @property
+    def stop_requested(self) -> bool:
+        return self._stop_requested
+
+    # -- the loop --------------------------------------------------------------------------
+
+    async def run(self) -> AsyncGenerator[LoopEvent, None]:
+        self._queue = asyncio.Queue()
+        if self._stop_requested:
+            yield TurnFinished("stopped")
+            return
+        failing_key: tuple[str, str] | None = None
+        failing_count = 0
+        tools = self.registry.openai_tools(self.tool_context.policy, has_ui=self.tool_context.ask_user is not None)
+        for step in range(1, self.options.max_turns + 1):
+            context, appended = await self.build_context()
+            for message in appended:
+                yield MessagePersisted(message)
+            yield ContextBuilt(context.debug)
+            if not context.ok:
+                assert context.error is not None
+                async for event in self._finish_with_error(context.error.code, context.error.message, title="CONTEXT_ERROR"):
+                    yield event
+                return
+            request = LlmRequest(messages=context.messages, tools=tools)
+            problem = self._presend(request)
+            if problem is not None:
+                stored = await self.on_assistant_message(self._stamped(presend_error_message(problem)))
+                yield MessagePersisted(stored)
+                yield TurnFinished("error", {"code": "PROTOCOL_INVALID", "category": problem.code, "message": problem.message})
+                return
+
+            completed: Completed | None = None
+            async for item in self._stream(step, request):
+                if isinstance(item, Completed):
+                    completed = item
+                else:
+                    yield item
+                    if isinstance(item, TurnFinished):
+                        return
+            assert completed is not None
+
+            calls = [ToolCall.model_validate(call) for call in completed.tool_calls]
+            assistant = self._stamped(
+                ConversationMessage.new(
+                    "assistant",
+                    completed.content if (completed.content or not calls) else None,
+                    **({"tool_calls": calls} if calls else {}),
+                    **({"reasoning_content": completed.reasoning_content} if completed.reasoning_content else {}),
+                    **({"usage": completed.usage.to_dict()} if completed.usage else {}),
+                )
+            )
+            if not calls and not assistant.content:
+                assistant.content = ""
+            stored = await self.on_assistant_message(assistant)
+            await self._clear_checkpoint()
+            yield MessagePersisted(stored)
+            if not calls:
+                yield TurnFinished("completed")
+                return
+
+            results: list[tuple[ToolCall, dict[str, Any]]] = []
+            async for event in self._run_tools(stored, calls, results):
+                yield event
+                if isinstance(event, TurnFinished):
+                    return
+            for call, result in results:
+                if result.get("ok") is True:
+                    failing_key, failing_count = None, 0
+                    continue
+                key = (call.function.name, call.function.arguments)
+                failing_count = failing_count + 1 if key == failing_key else 1
+                failing_key = key
+            if failing_count >= LOOP_DETECT_REPEATS and failing_key is not None:
+                reason = (
+                    f"The same failing call ({failing_key[0]} with the same arguments) was made "
+                    f"{failing_count} times in a row; the turn was stopped to avoid a loop."
+                )
+                async for event in self._finish_with_error("ENGINE_LOOP_DETECTED", reason, title="ENGINE_ERROR"):
+                    yield event
+                return
+            if self._stop_requested:
+                yield TurnFinished("stopped")
+                return
+        reason = f"The turn reached the limit of {self.options.max_turns} model calls (engine.maxTurns) and was stopped."
+        async for event in self._finish_with_error("ENGINE_MAX_TURNS_EXCEEDED", reason, title="ENGINE_ERROR"):
+            yield event
+
+    # -- one model call --------------------------------------------------------------------
+
+    def _presend(self, request: LlmRequest) -> Any:
+        payload = self.adapter.outgoing_messages(request)
+        strict = self.adapter.config.encode_tool_names
+        return presend_check(payload, name_pattern=OPENAI_FUNCTION_NAME if strict else DOTTED_FUNCTION_NAME)
+
+    async def _pump(self, request: LlmRequest, queue: asyncio.Queue[Any]) -> None:
+        try:
+            async with aclosing(self.adapter.stream(request)) as stream:
+                async for event in stream:
+                    queue.put_nowait(("llm", event))
+        except LlmError as error:
+            queue.put_nowait(("llm_error", error))
+            return
+        queue.put_nowait(("llm_done", None))
+
+    async def _stream(self, step: int, request: LlmRequest) -> AsyncIterator[LoopEvent | Completed]:
+        """Stream one call. Yields loop events, then the ``Completed`` (or a ``TurnFinished``)."""
+        assert self._queue is not None
+        queue = self._queue
+        pump = asyncio.create_task(self._pump(request, queue), name=f"llm-stream-{step}")
+        message_id = new_message_id()
+        text: list[str] = []
+        reasoning: list[str] = []
+        last_checkpoint = time.monotonic()
+        dirty = False
+        completed: Completed | None = None
+        try:
+            while True:
+                item = await queue.get()
+                if item is _STOP:
+                    pump.cancel()
+                    await asyncio.gather(pump, return_exceptions=True)
+                    async for event in self._persist_interrupted_stream(message_id, "".join(text), "".join(reasoning)):
+                        yield event
+                    yield TurnFinished("stopped")
+                    return
+                kind, payload = item
+                if kind == "llm_done":
+                    break
+                if kind == "llm_error":
+                    async for event in self._persist_llm_error(message_id, payload, "".join(text), "".join(reasoning)):
+                        yield event
+                    return
+                if isinstance(payload, LlmTextDelta):
+                    text.append(payload.text)
+                    dirty = True
+                    yield TextDelta(payload.text)
+                elif isinstance(payload, LlmReasoningDelta):
+                    reasoning.append(payload.text)
+                    dirty = True
+                    yield ReasoningDelta(payload.text)
+                elif isinstance(payload, LlmStreamStarted):
+                    yield StreamStarted(step, payload.model)
+                elif isinstance(payload, Completed):
+                    completed = payload
+                if dirty and self.checkpoint is not None and time.monotonic() - last_checkpoint >= CHECKPOINT_INTERVAL_S:
+                    await self.checkpoint(self._checkpoint_data(message_id, text, reasoning))
+                    last_checkpoint, dirty = time.monotonic(), False
+        finally:
+            if not pump.done():
+                pump.cancel()
+                await asyncio.gather(pump, return_exceptions=True)
+        if completed is None:  # the adapter ended without Completed: a bug there, reported as a bad response
+            error = LlmError("LLM_BAD_RESPONSE", "The provider's answer ended without a final message.")
+            async for event in self._persist_llm_error(message_id, error, "".join(text), "".join(reasoning)):
+                yield event
+            return
+        yield completed
+
+    def _checkpoint_data(self, message_id: str, text: list[str], reasoning: list[str]) -> dict[str, Any]:
+        return {
+            "messageId": message_id,
+            "savedAt": utc_now_iso(),
+            "content": "".join(text),
+            "reasoning": "".join(reasoning),
+            "stamp": self._stamp_fields(),
+        }
+
+    async def _clear_checkpoint(self) -> None:
+        if self.checkpoint is not None:
+            await self.checkpoint(None)
+
+    async def _persist_interrupted_stream(self, message_id: str, text: str, reasoning: str) -> AsyncIterator[LoopEvent]:
+        if text or reasoning:
+            message = self._stamped(
+                ConversationMessage.new(
+                    "assistant",
+                    text or "",
+                    id=message_id,
+                    partType="content",
+                    interrupted=True,
+                    error={"code": "LLM_INTERRUPTED", "message": "Stopped by the user while the answer was streaming."},
+                    **({"reasoning_content": reasoning} if reasoning else {}),
+                )
+            )
+            yield MessagePersisted(await self.on_assistant_message(message))
+        await self._clear_checkpoint()
+
+    async def _persist_llm_error(self, message_id: str, error: LlmError, text: str, reasoning: str) -> AsyncIterator[LoopEvent]:
+        partial = error.partial_text or text
+        block = error_block(error.code, error.message, status=error.status, retryable=error.retryable)
+        content = f"{partial}\n\n{block}" if partial else block
+        message = self._stamped(
+            ConversationMessage.new(
+                "assistant",
+                content,
+                id=message_id,
+                partType="error",
+                error={**error.to_block(), "partialText": partial},
+                **({"reasoning_content": error.partial_reasoning or reasoning} if (error.partial_reasoning or reasoning) else {}),
+            )
+        )
+        yield MessagePersisted(await self.on_assistant_message(message))
+        await self._clear_checkpoint()
+        yield TurnFinished("error", error.to_block())
+
+    async def _finish_with_error(self, code: str, message: str, *, title: str) -> AsyncIterator[LoopEvent]:
+        part = self._stamped(
+            ConversationMessage.new("assistant", error_block(code, message, title=title), partType="error", error={"code": code, "message": message})
+        )
+        yield MessagePersisted(await self.on_assistant_message(part))
+        yield TurnFinished("error", {"code": code, "message": message})
+
+    # -- tools -----------------------------------------------------------------------------
+
+    async def _run_one(self, index: int, call: ToolCall, queue: asyncio.Queue[Any]) -> None:
+        started = time.perf_counter()
+        result = await self.registry.execute(call.function.name, call.function.arguments, self.tool_context, call_id=call.id)
+        queue.put_nowait(("tool_done", (index, result, (time.perf_counter() - started) * 1000)))
+
+    async def _run_tools(
+        self, assistant: ConversationMessage, calls: Sequence[ToolCall], results: list[tuple[ToolCall, dict[str, Any]]]
+    ) -> AsyncIterator[LoopEvent]:
+        """Run the calls concurrently; persist their results in call order."""
+        assert self._queue is not None
+        queue = self._queue
+        for call in calls:
+            yield ToolCallStarted(call.id, call.function.name, call.function.arguments)
+        tasks = [
+            asyncio.create_task(self._run_one(index, call, queue), name=f"tool-{call.function.name}")
+            for index, call in enumerate(calls)
+        ]
+        done: dict[int, tuple[dict[str, Any], float]] = {}
+        persisted = 0
+        try:
+            while persisted < len(calls):
+                item = await queue.get()
+                if item is _STOP:
+                    for task in tasks:
+                        task.cancel()
+                    await asyncio.gather(*tasks, return_exceptions=True)
+                    # Results that arrived are kept; every other call is answered as interrupted.
+                    while not queue.empty():
+                        late = queue.get_nowait()
+                        if late is not _STOP and late[0] == "tool_done":
+                            done[late[1][0]] = (late[1][1], late[1][2])
+                    for index in range(persisted, len(calls)):
+                        call = calls[index]
+                        if index in done:
+                            result, duration = done[index]
+                            message = self._tool_message(call, result, duration)
+                        else:
+                            message = self._stamped(interrupted_message(call, assistant))
+                            message.toolName = call.function.name
+                        yield MessagePersisted(await self.on_tool_message(message))
+                    yield TurnFinished("stopped")
+                    return
+                kind, payload = item
+                if kind != "tool_done":
+                    continue  # a late stream event from an aborted call
+                index, result, duration = payload
+                done[index] = (result, duration)
+                call = calls[index]
+                yield ToolCallFinished(call.id, call.function.name, result.get("ok") is True, result, duration)
+                while persisted in done:
+                    call = calls[persisted]
+                    result, duration = done[persisted]
+                    stored = await self.on_tool_message(self._tool_message(call, result, duration))
+                    results.append((call, result))
+                    persisted += 1
+                    yield MessagePersisted(stored)
+        finally:
+            for task in tasks:
+                if not task.done():
+                    task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    def _tool_message(self, call: ToolCall, result: dict[str, Any], duration_ms: float) -> ConversationMessage:
+        return self._stamped(
+            ConversationMessage.new(
+                "tool",
+                json.dumps(result, ensure_ascii=False),
+                tool_call_id=call.id,
+                toolName=call.function.name,
+                duration=round(duration_ms, 1),
+                partType="tool_result" if result.get("ok") is True else "error",
+            )
+        )
+
+    # -- stamping --------------------------------------------------------------------------
+
+    def _stamp_fields(self) -> dict[str, Any]:
+        fields: dict[str, Any] = {"mode": self.options.mode}
+        if self.options.run_id:
+            fields["runId"] = self.options.run_id
+        if self.options.agent_id:
+            fields["agentId"] = self.options.agent_id
+        if self.options.workflow_id:
+            fields["workflowId"] = self.options.workflow_id
+        fields.update(self.options.stamp)
+        return fields
+
+    def _stamped(self, message: ConversationMessage) -> ConversationMessage:
+        for key, value in self._stamp_fields().items():
+            if getattr(message, key, None) is None:
+                setattr(message, key, value)
+        return message

@@ -1,0 +1,77 @@
+"""Crash safety of a turn in progress: the per-conversation turn lock and the streaming checkpoint.
+
+While a model answer streams, its partial text is checkpointed (atomically, at least every
+500 ms) to ``streaming.json`` beside the log. A turn that ends normally removes it. If the
+process dies mid-stream, the next turn (or the next open) finds it and persists the partial text
+as an interrupted assistant message, so what the user saw is not lost.
+
+The turn lock (an OS file lock, released by the kernel when a process dies) says whether a
+turn is running for a conversation: recovery and repair only happen when nobody holds it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock, Timeout
+
+from crewagent.core.errors import CrewAgentError
+from crewagent.core.store._fsutil import atomic_write_bytes
+
+CHECKPOINT_NAME = "streaming.json"
+TURN_LOCK_NAME = ".turn.lock"
+
+
+class ConversationBusy(CrewAgentError):
+    """Another window or process is running a turn in this conversation."""
+
+
+@contextmanager
+def turn_lock(folder: Path) -> Iterator[None]:
+    lock = FileLock(folder / TURN_LOCK_NAME, timeout=0, preserve_lock_file=True, thread_local=False)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise ConversationBusy(
+            "This conversation is already answering in another window or process; wait for it or stop it there."
+        ) from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def is_turn_running(folder: Path) -> bool:
+    try:
+        with turn_lock(folder):
+            return False
+    except ConversationBusy:
+        return True
+
+
+def write_checkpoint(folder: Path, data: dict[str, Any]) -> None:
+    atomic_write_bytes(folder / CHECKPOINT_NAME, json.dumps(data, ensure_ascii=False).encode("utf-8"))
+
+
+def read_checkpoint(folder: Path) -> dict[str, Any] | None:
+    """The checkpoint left by a dead turn, or None (a damaged one is treated as absent)."""
+    try:
+        data = json.loads((folder / CHECKPOINT_NAME).read_bytes().decode("utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError, ValueError):
+        clear_checkpoint(folder)
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def clear_checkpoint(folder: Path) -> None:
+    try:
+        os.unlink(folder / CHECKPOINT_NAME)
+    except FileNotFoundError:
+        pass
