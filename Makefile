@@ -20,7 +20,7 @@ run: $(STAMP)
 	$(BIN)/crewagent
 
 lint-imports: $(STAMP)
-	$(BIN)/lint-imports
+	$(BIN)/lint-imports --no-cache
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
