@@ -13,7 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from crewagent.core.llm.events import ReasoningDelta, TextDelta
 from crewagent.core.messages import ConversationMessage
+
+# A streamed piece of text or reasoning reaches the UI as the adapter produced it.
+
 
 FinishReason = Literal["completed", "stopped", "error", "waiting_user"]
 
@@ -45,18 +49,6 @@ class StreamStarted:
     step: int
     model: str
     type: Literal["stream_started"] = field(default="stream_started", init=False)
-
-
-@dataclass(frozen=True, slots=True)
-class TextDelta:
-    text: str
-    type: Literal["text_delta"] = field(default="text_delta", init=False)
-
-
-@dataclass(frozen=True, slots=True)
-class ReasoningDelta:
-    text: str
-    type: Literal["reasoning_delta"] = field(default="reasoning_delta", init=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,16 +21,14 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any
 
 from crewagent.core.context import ContextResult
 from crewagent.core.llm import Completed, LlmAdapter, LlmError, LlmRequest
-from crewagent.core.llm import ReasoningDelta as LlmReasoningDelta
 from crewagent.core.llm import StreamStarted as LlmStreamStarted
-from crewagent.core.llm import TextDelta as LlmTextDelta
 from crewagent.core.loop.events import (
     ContextBuilt,
     LoopEvent,
@@ -55,6 +53,8 @@ CHECKPOINT_INTERVAL_S = 0.5
 LOOP_DETECT_REPEATS = 3
 
 Persist = Callable[[ConversationMessage], Awaitable[ConversationMessage]]
+#: The tool_call ids the conversation has already issued (the whole log, not just the context).
+IssuedCallIds = Callable[[], Iterable[str]]
 BuildContext = Callable[[], Awaitable[tuple[ContextResult, list[ConversationMessage]]]]
 Checkpoint = Callable[[dict[str, Any] | None], Awaitable[None]]
 
@@ -106,6 +106,7 @@ class ToolLoop:
         on_tool_message: Persist,
         checkpoint: Checkpoint | None = None,
         options: LoopOptions | None = None,
+        issued_call_ids: IssuedCallIds | None = None,
     ):
         self.adapter = adapter
         self.registry = registry
@@ -115,6 +116,7 @@ class ToolLoop:
         self.on_tool_message = on_tool_message
         self.checkpoint = checkpoint
         self.options = options or LoopOptions()
+        self.issued_call_ids = issued_call_ids
         self._queue: asyncio.Queue[Any] | None = None
         self._stop_requested = False
 
@@ -168,7 +170,7 @@ class ToolLoop:
                         return
             assert completed is not None
 
-            calls = [ToolCall.model_validate(call) for call in completed.tool_calls]
+            calls = self._fresh_ids([ToolCall.model_validate(call) for call in completed.tool_calls], context.messages)
             assistant = self._stamped(
                 ConversationMessage.new(
                     "assistant",
@@ -213,6 +215,30 @@ class ToolLoop:
         reason = f"The turn reached the limit of {self.options.max_turns} model calls (engine.maxTurns) and was stopped."
         async for event in self._finish_with_error("ENGINE_MAX_TURNS_EXCEEDED", reason, title="ENGINE_ERROR"):
             yield event
+
+    def _fresh_ids(self, calls: list[ToolCall], context: Sequence[Mapping[str, Any]]) -> list[ToolCall]:
+        """Rename call ids an earlier message already issued to ``<id>_<n>``.
+
+        The adapter makes ids unique within one message; a model that numbers its calls per
+        message (``call_0`` every time) would still repeat an id across messages, and a log
+        with an id issued twice is invalid (``duplicate_tool_call_id``).
+        """
+        if not calls:
+            return calls
+        taken: set[str] = set(self.issued_call_ids()) if self.issued_call_ids is not None else set()
+        for message in context:
+            for issued in message.get("tool_calls") or ():
+                if isinstance(issued, Mapping) and isinstance(issued.get("id"), str):
+                    taken.add(issued["id"])
+        fresh: list[ToolCall] = []
+        for call in calls:
+            new_id, n = call.id, 1
+            while new_id in taken:
+                n += 1
+                new_id = f"{call.id}_{n}"
+            taken.add(new_id)
+            fresh.append(call if new_id == call.id else call.model_copy(update={"id": new_id}))
+        return fresh
 
     # -- one model call --------------------------------------------------------------------
 
@@ -259,14 +285,14 @@ class ToolLoop:
                     async for event in self._persist_llm_error(message_id, payload, "".join(text), "".join(reasoning)):
                         yield event
                     return
-                if isinstance(payload, LlmTextDelta):
+                if isinstance(payload, TextDelta):
                     text.append(payload.text)
                     dirty = True
-                    yield TextDelta(payload.text)
-                elif isinstance(payload, LlmReasoningDelta):
+                    yield payload
+                elif isinstance(payload, ReasoningDelta):
                     reasoning.append(payload.text)
                     dirty = True
-                    yield ReasoningDelta(payload.text)
+                    yield payload
                 elif isinstance(payload, LlmStreamStarted):
                     yield StreamStarted(step, payload.model)
                 elif isinstance(payload, Completed):
