@@ -161,6 +161,7 @@ class ConversationSession:
                 on_assistant_message=lambda m: self._append_tracked(m, messages),
                 on_tool_message=lambda m: self._append_tracked(m, messages),
                 checkpoint=self._checkpoint,
+                issued_call_ids=lambda: (call.id for m in messages for call in m.tool_calls or ()),
                 options=LoopOptions(
                     mode=settings.mode,
                     max_turns=settings.max_turns,
