@@ -13,6 +13,7 @@ from PySide6.QtCore import QObject, QThread, Signal, Slot
 from crewagent.core.errors import CrewAgentError
 from crewagent.core.messages import MODES, Mode
 from crewagent.core.store import RuntimeStore
+from crewagent.worker.turns import ProviderFactory, TurnWorker
 from crewagent.worker.values import ConversationSummary, ProjectRef, RecentProjectEntry
 
 log = logging.getLogger(__name__)
@@ -75,11 +76,20 @@ class Worker(QObject):
     #: ``message`` is a complete sentence meant for the user. Nothing was changed.
     error = Signal(str, str)
 
-    def __init__(self, data_dir: str | os.PathLike[str] | None = None, parent: QObject | None = None):
+    def __init__(
+        self,
+        data_dir: str | os.PathLike[str] | None = None,
+        parent: QObject | None = None,
+        *,
+        provider_factory: ProviderFactory | None = None,
+    ):
         super().__init__(parent)
         self.setObjectName("crewagent-worker")
         self._data_dir = data_dir
         self._store_instance: RuntimeStore | None = None
+        #: Conversation turns (a child: it moves to the worker thread with this object and
+        #: shares its store). ``provider_factory`` replaces the settings' provider in tests.
+        self.turns = TurnWorker(lambda: self._store, self, provider_factory=provider_factory)
 
     @property
     def _store(self) -> RuntimeStore:
@@ -111,6 +121,7 @@ class Worker(QObject):
         A folder that already is a project is simply opened.
         """
         info = self._store.create_project(root, name.strip() or None)
+        self.turns.add_project(info)
         self._opened(ProjectRef.from_info(info))
 
     @Slot(str)
@@ -118,6 +129,7 @@ class Worker(QObject):
     def open_project(self, root: str) -> None:
         """Open an existing project folder; a folder without ``.crewagent.json`` is an error."""
         info = self._store.open_project(root)
+        self.turns.add_project(info)
         self._opened(ProjectRef.from_info(info))
 
     @Slot(str)

@@ -31,6 +31,8 @@ class WorkerThread:
         return self
 
     def stop(self) -> None:
+        # Running turns are stopped first, so that they persist what they stopped (bounded).
+        self.worker.turns.shutdown()
         if not self.thread.isRunning():
             return
         self.thread.quit()

@@ -1,0 +1,208 @@
+"""Immutable values of a conversation's turns, handed from the worker to the UI (thread-safe to share).
+
+The UI never receives a ``ConversationMessage`` (a mutable pydantic model the store and the loop
+keep working with): :class:`TimelineMessage` is a frozen copy with what the timeline shows.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from crewagent.core.messages import ConversationMessage
+
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+def frozen_json(value: Any) -> Any:
+    """A read-only copy of a JSON-like value: dicts become mapping proxies, lists tuples."""
+    if isinstance(value, Mapping):
+        return MappingProxyType({str(k): frozen_json(v) for k, v in value.items()})
+    if isinstance(value, (list, tuple)):
+        return tuple(frozen_json(v) for v in value)
+    return value
+
+
+def thawed_json(value: Any) -> Any:
+    """The plain ``dict``/``list`` form of :func:`frozen_json` (for ``json.dumps`` and replies)."""
+    if isinstance(value, Mapping):
+        return {k: thawed_json(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return [thawed_json(v) for v in value]
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallRef:
+    """One tool call of an assistant message: ``arguments`` is the model's raw JSON text."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True)
+class TimelineMessage:
+    """One stored message, as the timeline shows it."""
+
+    id: str
+    role: str
+    created_at: str
+    text: str
+    part_type: str = "content"
+    reasoning: str = ""
+    tool_calls: tuple[ToolCallRef, ...] = ()
+    tool_call_id: str | None = None
+    tool_name: str | None = None
+    duration_ms: float | None = None
+    interrupted: bool = False
+    synthetic: bool = False
+    #: The ``error`` block of an error part (``{code, message, ...}``), empty when there is none.
+    error: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+    #: Bytes of the complete output when a large tool result was offloaded (``text`` is a preview).
+    full_output_bytes: int | None = None
+    mode: str | None = None
+    include_in_context: bool = True
+    is_summary: bool = False
+
+    @classmethod
+    def from_message(cls, message: ConversationMessage) -> TimelineMessage:
+        extra = message.model_extra or {}
+        error = extra.get("error")
+        calls = tuple(ToolCallRef(c.id, c.function.name, c.function.arguments) for c in message.tool_calls or ())
+        return cls(
+            id=message.id,
+            role=message.role,
+            created_at=message.createdAt,
+            text=message.text,
+            part_type=message.partType or "content",
+            reasoning=message.reasoning_content or "",
+            tool_calls=calls,
+            tool_call_id=message.tool_call_id,
+            tool_name=message.toolName,
+            duration_ms=message.duration,
+            interrupted=bool(extra.get("interrupted")),
+            synthetic=bool(extra.get("synthetic")),
+            error=frozen_json(error) if isinstance(error, dict) else _EMPTY,
+            full_output_bytes=message.fullOutputBytes if message.is_offloaded else None,
+            mode=message.mode,
+            include_in_context=message.includeInContext,
+            is_summary=bool(extra.get("summaryOf")),
+        )
+
+    @property
+    def is_error(self) -> bool:
+        return self.part_type == "error"
+
+    @property
+    def offloaded(self) -> bool:
+        return self.full_output_bytes is not None
+
+    def result_json(self) -> Any:
+        """A tool message's content parsed as JSON (None when it is not JSON, e.g. a preview)."""
+        try:
+            return json.loads(self.text)
+        except ValueError:
+            return None
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedConversation:
+    """A conversation opened for the timeline: its messages after recovery, and what went wrong.
+
+    ``running`` is True when a turn is running in it right now (its events follow);
+    ``streaming_text``/``streaming_reasoning`` are what that turn has streamed so far.
+    """
+
+    project_id: str
+    conversation_id: str
+    messages: tuple[TimelineMessage, ...]
+    problems: tuple[str, ...] = ()
+    running: bool = False
+    streaming: bool = False
+    streaming_text: str = ""
+    streaming_reasoning: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ContextUsage:
+    """How full the next model call's context is; ``status`` is normal, warning, critical or compressing."""
+
+    used_tokens: int
+    total_budget: int
+    percent: float
+    status: str
+
+    @classmethod
+    def from_debug(cls, debug: Mapping[str, Any]) -> ContextUsage:
+        usage = debug.get("usage") if isinstance(debug.get("usage"), Mapping) else {}
+        assert isinstance(usage, Mapping)
+        compression = debug.get("compression")
+        compressing = isinstance(compression, Mapping) and bool(compression.get("triggered"))
+        status = str(usage.get("status") or "normal")
+        return cls(
+            used_tokens=int(usage.get("usedTokens") or 0),
+            total_budget=int(usage.get("totalBudget") or 0),
+            percent=float(usage.get("usagePercent") or 0.0),
+            status="compressing" if compressing else status,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ToolFinish:
+    """A tool call ended (its result message follows with ``message_persisted``)."""
+
+    call_id: str
+    name: str
+    ok: bool
+    duration_ms: float
+    error_code: str | None
+    result: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalPrompt:
+    """A write tool waits for the user's permission; answer with ``TurnWorker.answer_approval``."""
+
+    request_id: str
+    conversation_id: str
+    tool: str
+    summary: str
+    arguments: Mapping[str, Any]
+    call_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AskUserPrompt:
+    """``ui.ask_user`` waits for an answer; reply with ``TurnWorker.answer_ask_user``.
+
+    ``widget`` is the validated widget (``type`` form, selection or confirmation, with ``callId``).
+    """
+
+    request_id: str
+    conversation_id: str
+    call_id: str
+    widget: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderInfo:
+    """The active provider as the status bar names it."""
+
+    provider: str
+    model: str
+    label: str
+    problem: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class FullOutput:
+    """The complete content of an offloaded tool result (``error`` set when it could not be read)."""
+
+    conversation_id: str
+    message_id: str
+    text: str
+    error: str = ""

@@ -1,0 +1,560 @@
+"""The TurnWorker: runs conversation turns off the GUI thread and reports them as Qt signals.
+
+Turns run on an asyncio loop in a thread of their own (:class:`AsyncLoopThread`); the
+TurnWorker QObject lives with the Worker in the worker QThread and takes the UI's requests as
+slots there. Every request becomes a task on the loop, kept in a set whose failures are reported
+(``error``); every turn ends with exactly one ``turn_finished``, whatever happened, so the UI can
+always reset its busy state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+from collections.abc import Callable, Coroutine, Mapping
+from contextlib import aclosing
+from dataclasses import dataclass, field
+from typing import Any, Concatenate, ParamSpec, TypeVar, cast
+
+from PySide6.QtCore import QObject, QThread, Signal, Slot
+
+from crewagent.core.errors import CrewAgentError
+from crewagent.core.llm import LlmAdapter, ProviderConfig
+from crewagent.core.llm.demo import start_demo_server
+from crewagent.core.llm.local_server import LocalServer
+from crewagent.core.loop import (
+    ContextBuilt,
+    ConversationSession,
+    LoopEvent,
+    MessagePersisted,
+    ReasoningDelta,
+    StreamStarted,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnFinished,
+    TurnStarted,
+)
+from crewagent.core.loop.factory import provider_config, tool_context, turn_settings
+from crewagent.core.messages import MODES, ConversationMessage, Mode
+from crewagent.core.secrets import SecretStore
+from crewagent.core.settings import Settings, SettingsStore
+from crewagent.core.store import ProjectInfo, RuntimeStore
+from crewagent.core.tools import default_registry
+from crewagent.worker.asyncloop import AsyncLoopThread
+from crewagent.worker.prompts import PromptBroker
+from crewagent.worker.turn_values import (
+    ContextUsage,
+    FullOutput,
+    LoadedConversation,
+    ProviderInfo,
+    TimelineMessage,
+    ToolCallRef,
+    ToolFinish,
+    frozen_json,
+)
+from crewagent.worker.values import ConversationSummary
+
+log = logging.getLogger(__name__)
+
+#: Seconds a shutdown waits for stopped turns to persist what they stopped.
+SHUTDOWN_TIMEOUT_S = 5.0
+DEMO_LABEL = "Demo (offline script)"
+
+_P = ParamSpec("_P")
+_T = TypeVar("_T", bound="TurnWorker")
+
+#: Builds the provider config from the settings and, for the demo, its running server's base URL.
+ProviderFactory = Callable[[Settings, str | None], ProviderConfig]
+
+
+def _default_provider(settings: Settings, demo_base_url: str | None) -> ProviderConfig:
+    return provider_config(settings, SecretStore(), demo_base_url=demo_base_url)
+
+
+def _request(method: Callable[Concatenate[_T, _P], None]) -> Callable[Concatenate[_T, _P], None]:
+    """A slot that must run on the worker thread: called from elsewhere, it fails loudly."""
+
+    @functools.wraps(method)
+    def wrapper(self: _T, /, *args: _P.args, **kwargs: _P.kwargs) -> None:
+        if QThread.currentThread() is not self.thread():
+            raise RuntimeError(
+                f"TurnWorker.{method.__name__} was called directly from another thread; "
+                "connect a signal to it so that Qt queues the call onto the worker thread."
+            )
+        method(self, *args, **kwargs)
+
+    return wrapper
+
+
+@dataclass
+class _Turn:
+    """A running turn (touched only on the loop's thread)."""
+
+    project_id: str
+    conversation_id: str
+    mode: str
+    session: ConversationSession | None = None
+    started: bool = False
+    stop_requested: bool = False
+    streaming: bool = False
+    text: list[str] = field(default_factory=list)
+    reasoning: list[str] = field(default_factory=list)
+    #: Messages this turn persisted, in order (merged into a load that races with the turn).
+    persisted: list[TimelineMessage] = field(default_factory=list)
+
+    def request_stop(self) -> None:
+        self.stop_requested = True
+        if self.session is not None and self.started:
+            self.session.request_stop()
+
+
+class TurnWorker(QObject):
+    """Runs turns and answers conversation requests; the UI talks to it only through signals.
+
+    Requests (slots, queued onto the worker thread): ``open_conversation(project_id, cid)``,
+    ``send(project_id, cid, text, mode)``, ``continue_turn(project_id, cid, mode)``,
+    ``retry(project_id, cid, mode)``, ``stop(cid)``, ``stop_all()``,
+    ``set_mode(project_id, cid, mode)``, ``load_full_output(project_id, cid, message_id)``,
+    ``answer_approval(request_id, decision)``, ``answer_ask_user(request_id, payload)``,
+    ``describe_provider()``.
+
+    A turn reports, in order: ``turn_started``; per model call ``context_usage``,
+    ``stream_started``, ``stream_chunk``/``reasoning_chunk``, ``stream_ended``; then
+    ``message_persisted`` for every message written to the log; per tool call ``tool_started``
+    and ``tool_finished``; and always exactly one ``turn_finished``.
+    """
+
+    #: A conversation opened for the timeline: the :class:`LoadedConversation`.
+    conversation_loaded = Signal(object)
+
+    #: ``(conversation_id, mode)``: a turn began; the conversation is busy until ``turn_finished``.
+    turn_started = Signal(str, str)
+
+    #: ``(conversation_id, step, model)``: a model answer starts streaming (step counts calls, 1-based).
+    stream_started = Signal(str, int, str)
+
+    #: ``(conversation_id, text)``: more of the streaming answer.
+    stream_chunk = Signal(str, str)
+
+    #: ``(conversation_id, text)``: more of the streaming answer's reasoning.
+    reasoning_chunk = Signal(str, str)
+
+    #: ``(conversation_id)``: the answer stopped streaming; its stored form follows (if any).
+    stream_ended = Signal(str)
+
+    #: ``(conversation_id, ToolCallRef)``: a tool call began running.
+    tool_started = Signal(str, object)
+
+    #: ``(conversation_id, ToolFinish)``: a tool call ended; its result message follows.
+    tool_finished = Signal(str, object)
+
+    #: ``(conversation_id, TimelineMessage)``: a message is durable in the log.
+    message_persisted = Signal(str, object)
+
+    #: ``(conversation_id, ContextUsage)``: how full the next model call's context is.
+    context_usage = Signal(str, object)
+
+    #: ``(conversation_id, reason, error)``: the turn is over; reason is completed, stopped,
+    #: error or waiting_user; ``error`` is the ``{code, message}`` mapping of a failure or None.
+    turn_finished = Signal(str, str, object)
+
+    #: ``(project_id, ConversationSummary)``: a conversation's title, mode, count or activity changed.
+    conversation_changed = Signal(str, object)
+
+    #: An :class:`ApprovalPrompt`: a write tool waits; answer with ``answer_approval``.
+    approval_requested = Signal(object)
+
+    #: An :class:`AskUserPrompt`: ``ui.ask_user`` waits; answer with ``answer_ask_user``.
+    ask_user_requested = Signal(object)
+
+    #: ``(request_id)``: a question is no longer waiting (its turn was stopped); close it.
+    prompt_withdrawn = Signal(str)
+
+    #: A :class:`FullOutput`: the complete content of an offloaded tool result.
+    full_output_loaded = Signal(object)
+
+    #: A :class:`ProviderInfo`: the provider and model the next turn uses.
+    provider_changed = Signal(object)
+
+    #: ``(request, message)``: a request failed for a reason the user can act on (no provider
+    #: configured, the conversation is busy elsewhere, a full disk), or a bug was reported.
+    error = Signal(str, str)
+
+    def __init__(
+        self,
+        store: Callable[[], RuntimeStore],
+        parent: QObject | None = None,
+        *,
+        provider_factory: ProviderFactory | None = None,
+        settings_store: Callable[[], SettingsStore] = SettingsStore,
+    ):
+        super().__init__(parent)
+        self.setObjectName("crewagent-turns")
+        self._store_of = store
+        self._provider_factory = provider_factory or _default_provider
+        self._settings_store = settings_store
+        self._projects: dict[str, ProjectInfo] = {}
+        self._turns: dict[str, _Turn] = {}
+        self._demo: LocalServer | None = None
+        self._async: AsyncLoopThread | None = None
+        self._closed = False
+        self._prompts = PromptBroker(
+            lambda: self._async.loop if self._async is not None else None,
+            on_approval=self.approval_requested.emit,
+            on_ask_user=self.ask_user_requested.emit,
+            on_withdrawn=self.prompt_withdrawn.emit,
+        )
+
+    # -- plumbing -------------------------------------------------------------------------------
+
+    def _loop_thread(self) -> AsyncLoopThread:
+        if self._async is None:
+            self._async = AsyncLoopThread("crewagent-turns", self._report)
+        return self._async
+
+    def _report(self, task: str, exc: BaseException) -> None:
+        self.error.emit(task, f"Internal error in {task}: {exc!r}. Please report it.")
+
+    def _start(self, name: str, factory: Callable[[], Coroutine[Any, Any, Any]]) -> None:
+        if self._closed:
+            log.info("%s ignored: the turn worker is shut down", name)
+            return
+        self._loop_thread().start(factory, name)
+
+    def _call(self, callback: Callable[[], None]) -> None:
+        if self._async is not None:  # no loop yet: no turn to act on
+            self._async.call(callback)
+
+    def add_project(self, project: ProjectInfo) -> None:
+        """Remember an opened project (the Worker calls this on its thread when it opens one)."""
+        self._projects[project.id] = project
+
+    def _project(self, project_id: str) -> ProjectInfo:
+        try:
+            return self._projects[project_id]
+        except KeyError:
+            raise CrewAgentError(f"The project {project_id!r} is not open.") from None
+
+    @property
+    def running(self) -> frozenset[str]:
+        """Ids of the conversations with a running turn (a snapshot; for tests and diagnostics)."""
+        return frozenset(self._turns)
+
+    # -- requests (slots) -----------------------------------------------------------------------
+
+    @Slot(str, str)
+    @_request
+    def open_conversation(self, project_id: str, conversation_id: str) -> None:
+        """Load a conversation (recovering an interrupted turn first) → ``conversation_loaded``."""
+        store = self._store_of()
+        self._start("open_conversation", lambda: self._open(store, project_id, conversation_id))
+
+    @Slot(str, str, str, str)
+    @_request
+    def send(self, project_id: str, conversation_id: str, text: str, mode: str) -> None:
+        """Run a turn with ``text`` as the user message, in ``mode`` (chat, agent or run)."""
+        store = self._store_of()
+        self._start("send", lambda: self._turn(store, project_id, conversation_id, text, mode))
+
+    @Slot(str, str, str)
+    @_request
+    def continue_turn(self, project_id: str, conversation_id: str, mode: str) -> None:
+        """Ask the model to go on from where it stopped (after an error or a Stop)."""
+        self.send(project_id, conversation_id, "continue", mode)
+
+    @Slot(str, str, str)
+    @_request
+    def retry(self, project_id: str, conversation_id: str, mode: str) -> None:
+        """Send the last user message again."""
+        store = self._store_of()
+        self._start("retry", lambda: self._retry(store, project_id, conversation_id, mode))
+
+    @Slot(str)
+    @_request
+    def stop(self, conversation_id: str) -> None:
+        """Stop the conversation's turn: the stream is aborted, running tools are interrupted."""
+        self._call(lambda: self._stop_on_loop(conversation_id))
+
+    @Slot()
+    @_request
+    def stop_all(self) -> None:
+        self._call(self._stop_all_on_loop)
+
+    @Slot(str, str, str)
+    @_request
+    def set_mode(self, project_id: str, conversation_id: str, mode: str) -> None:
+        """Change the conversation's active mode in place (its history stays)."""
+        if mode not in MODES:
+            raise ValueError(f"Unknown mode {mode!r}; expected one of {MODES}")
+        store = self._store_of()
+        self._start("set_mode", lambda: self._set_mode(store, project_id, conversation_id, cast(Mode, mode)))
+
+    @Slot(str, str, str)
+    @_request
+    def load_full_output(self, project_id: str, conversation_id: str, message_id: str) -> None:
+        """Read the complete output of an offloaded tool result → ``full_output_loaded``."""
+        store = self._store_of()
+        self._start("load_full_output", lambda: self._full_output(store, project_id, conversation_id, message_id))
+
+    @Slot(str, str)
+    @_request
+    def answer_approval(self, request_id: str, decision: str) -> None:
+        """``decision``: allow_once, allow_conversation, allow_always or deny."""
+        self._prompts.answer(request_id, decision)
+
+    @Slot(str, object)
+    @_request
+    def answer_ask_user(self, request_id: str, payload: object) -> None:
+        """The user's ``WIDGET_SUBMIT`` payload (a mapping), or None when the widget was dismissed."""
+        self._prompts.answer(request_id, payload)
+
+    @Slot()
+    @_request
+    def describe_provider(self) -> None:
+        self._start("describe_provider", self._describe_provider)
+
+    # -- shutdown -------------------------------------------------------------------------------
+
+    def shutdown(self, timeout: float = SHUTDOWN_TIMEOUT_S) -> bool:
+        """Stop every turn, let it persist what it stopped, then end the loop and the demo server.
+
+        Callable from any thread but the loop's; blocks for at most about ``timeout`` seconds.
+        Returns False when a turn had to be cancelled instead of stopping cleanly.
+        """
+        self._closed = True
+        loop_thread, self._async = self._async, None
+        if loop_thread is None:
+            return True
+        loop_thread.call(self._stop_all_on_loop)
+        clean = loop_thread.stop(timeout)
+        if self._demo is not None:
+            self._demo.stop()
+            self._demo = None
+        return clean
+
+    # -- on the loop ----------------------------------------------------------------------------
+
+    def _stop_on_loop(self, conversation_id: str) -> None:
+        turn = self._turns.get(conversation_id)
+        if turn is not None:
+            turn.request_stop()
+
+    def _stop_all_on_loop(self) -> None:
+        for turn in self._turns.values():
+            turn.request_stop()
+
+    async def _open(self, store: RuntimeStore, project_id: str, conversation_id: str) -> None:
+        try:
+            project = self._project(project_id)
+            messages, problems = await asyncio.to_thread(_load_recovered, store, project, conversation_id)
+        except CrewAgentError as exc:
+            self.error.emit("open_conversation", str(exc))
+            return
+        # Merge with a turn running here: nothing happens on the loop between these lines and
+        # the emit, so every event after this one reaches the UI after the snapshot.
+        turn = self._turns.get(conversation_id)
+        if turn is not None:
+            known = {message.id for message in messages}
+            messages += [message for message in turn.persisted if message.id not in known]
+        self.conversation_loaded.emit(
+            LoadedConversation(
+                project_id=project_id,
+                conversation_id=conversation_id,
+                messages=tuple(messages),
+                problems=tuple(problems),
+                running=turn is not None,
+                streaming=turn is not None and turn.streaming,
+                streaming_text="".join(turn.text) if turn is not None else "",
+                streaming_reasoning="".join(turn.reasoning) if turn is not None else "",
+            )
+        )
+
+    async def _retry(self, store: RuntimeStore, project_id: str, conversation_id: str, mode: str) -> None:
+        try:
+            self._project(project_id)
+            result = await asyncio.to_thread(store.load_messages, project_id, conversation_id)
+        except CrewAgentError as exc:
+            self.error.emit("retry", str(exc))
+            return
+        last = next((m for m in reversed(result.messages) if m.role == "user" and m.text.strip()), None)
+        if last is None:
+            self.error.emit("retry", "There is no message to send again in this conversation.")
+            return
+        await self._turn(store, project_id, conversation_id, last.text, mode)
+
+    async def _turn(self, store: RuntimeStore, project_id: str, conversation_id: str, text: str | None, mode: str) -> None:
+        if conversation_id in self._turns:
+            self.error.emit("send", "This conversation is still answering; stop it or wait for it.")
+            return
+        if mode not in MODES:
+            self.error.emit("send", f"Unknown mode {mode!r}.")
+            return
+        turn = _Turn(project_id, conversation_id, mode)
+        self._turns[conversation_id] = turn
+        self.turn_started.emit(conversation_id, mode)
+        finished = False
+        try:
+            finished = await self._run(store, turn, text, cast(Mode, mode))
+        except CrewAgentError as exc:
+            self.error.emit("send", str(exc))
+            if not finished:
+                self._finish(turn, "error", {"code": type(exc).__name__, "message": str(exc)})
+                finished = True
+        finally:
+            del self._turns[conversation_id]
+            if not finished:  # a bug (reported by the task's done callback) or a cancellation
+                self._finish(turn, "error", {"code": "INTERNAL", "message": "The turn ended unexpectedly."})
+        await self._emit_summary(store, project_id, conversation_id)
+
+    async def _run(self, store: RuntimeStore, turn: _Turn, text: str | None, mode: Mode) -> bool:
+        """The turn itself; True once ``turn_finished`` was emitted."""
+        project = self._project(turn.project_id)
+        settings_store = self._settings_store()
+        settings = await asyncio.to_thread(settings_store.load)
+        config = await self._config(settings)
+        self.provider_changed.emit(_provider_info(config))
+        meta = await asyncio.to_thread(store.get_conversation, project.id, turn.conversation_id)
+        context = tool_context(
+            project,
+            settings,
+            conversation_id=turn.conversation_id,
+            approver=self._prompts,
+            ask_user=self._prompts.ask_user_for(turn.conversation_id),
+        )
+        if context.approval is not None:
+            context.approval.persist_always = functools.partial(_persist_always, settings_store)
+        finished = False
+        async with LlmAdapter(config) as adapter:
+            session = ConversationSession(
+                store, project, turn.conversation_id, adapter=adapter, registry=default_registry(), tool_context=context
+            )
+            turn.session = session
+            settings_for_turn = turn_settings(settings, mode, agent_id=meta.agentId)
+            async with aclosing(session.send(text, settings_for_turn)) as events:
+                async for event in events:
+                    finished = self._dispatch(turn, event) or finished
+        return finished
+
+    def _dispatch(self, turn: _Turn, event: LoopEvent) -> bool:
+        """Turn one loop event into signals; True for the turn's ``TurnFinished``."""
+        cid = turn.conversation_id
+        if isinstance(event, TurnStarted):
+            turn.started = True
+            if turn.stop_requested and turn.session is not None:
+                turn.session.request_stop()  # Stop pressed before the session could take it
+        elif isinstance(event, ContextBuilt):
+            self.context_usage.emit(cid, ContextUsage.from_debug(event.debug))
+        elif isinstance(event, StreamStarted):
+            turn.streaming, turn.text, turn.reasoning = True, [], []
+            self.stream_started.emit(cid, event.step, event.model)
+        elif isinstance(event, TextDelta):
+            turn.text.append(event.text)
+            self.stream_chunk.emit(cid, event.text)
+        elif isinstance(event, ReasoningDelta):
+            turn.reasoning.append(event.text)
+            self.reasoning_chunk.emit(cid, event.text)
+        elif isinstance(event, ToolCallStarted):
+            self.tool_started.emit(cid, ToolCallRef(event.call_id, event.name, event.arguments))
+        elif isinstance(event, ToolCallFinished):
+            finish = ToolFinish(event.call_id, event.name, event.ok, event.duration_ms, event.error_code, frozen_json(event.result))
+            self.tool_finished.emit(cid, finish)
+        elif isinstance(event, MessagePersisted):
+            message = TimelineMessage.from_message(event.message)
+            if message.role == "assistant":
+                self._end_stream(turn)
+            turn.persisted.append(message)
+            self.message_persisted.emit(cid, message)
+        elif isinstance(event, TurnFinished):
+            self._finish(turn, event.reason, event.error)
+            return True
+        return False
+
+    def _end_stream(self, turn: _Turn) -> None:
+        if turn.streaming:
+            turn.streaming = False
+            self.stream_ended.emit(turn.conversation_id)
+
+    def _finish(self, turn: _Turn, reason: str, error: Mapping[str, Any] | None) -> None:
+        self._end_stream(turn)
+        self.turn_finished.emit(turn.conversation_id, reason, frozen_json(dict(error)) if error else None)
+
+    async def _config(self, settings: Settings) -> ProviderConfig:
+        demo_url = None
+        if settings.llm.provider == "demo":
+            if self._demo is None:
+                self._demo = await asyncio.to_thread(start_demo_server)
+            demo_url = self._demo.base_url
+        return await asyncio.to_thread(self._provider_factory, settings, demo_url)
+
+    async def _describe_provider(self) -> None:
+        settings = await asyncio.to_thread(self._settings_store().load)
+        try:
+            config = await self._config(settings)
+        except CrewAgentError as exc:
+            self.provider_changed.emit(ProviderInfo(settings.llm.provider, settings.llm.model, settings.llm.provider, str(exc)))
+            return
+        self.provider_changed.emit(_provider_info(config))
+
+    async def _set_mode(self, store: RuntimeStore, project_id: str, conversation_id: str, mode: Mode) -> None:
+        try:
+            meta = await asyncio.to_thread(store.update_conversation, project_id, conversation_id, activeType=mode)
+        except CrewAgentError as exc:
+            self.error.emit("set_mode", str(exc))
+            return
+        self.conversation_changed.emit(project_id, ConversationSummary.from_meta(meta))
+
+    async def _emit_summary(self, store: RuntimeStore, project_id: str, conversation_id: str) -> None:
+        try:
+            meta = await asyncio.to_thread(store.get_conversation, project_id, conversation_id)
+        except CrewAgentError as exc:
+            log.info("no summary for %s: %s", conversation_id, exc)
+            return
+        self.conversation_changed.emit(project_id, ConversationSummary.from_meta(meta))
+
+    async def _full_output(self, store: RuntimeStore, project_id: str, conversation_id: str, message_id: str) -> None:
+        try:
+            text = await asyncio.to_thread(_read_full_output, store, project_id, conversation_id, message_id)
+        except CrewAgentError as exc:
+            self.full_output_loaded.emit(FullOutput(conversation_id, message_id, "", str(exc)))
+            return
+        self.full_output_loaded.emit(FullOutput(conversation_id, message_id, text))
+
+
+# -- blocking helpers (run in asyncio.to_thread) ---------------------------------------------------
+
+
+def _load_recovered(store: RuntimeStore, project: ProjectInfo, conversation_id: str) -> tuple[list[TimelineMessage], list[str]]:
+    # recover() touches only the store: a session without adapter or tools is enough for it.
+    session = ConversationSession(
+        store, project, conversation_id, adapter=cast(LlmAdapter, None), registry=default_registry(), tool_context=cast(Any, None)
+    )
+    session.recover()
+    result = store.load_messages(project.id, conversation_id)
+    problems = [f"line {problem.line}: {problem.reason}" for problem in result.problems]
+    return [TimelineMessage.from_message(message) for message in result.messages], problems
+
+
+def _read_full_output(store: RuntimeStore, project_id: str, conversation_id: str, message_id: str) -> str:
+    for message in store.load_messages(project_id, conversation_id).messages:
+        if message.id == message_id:
+            return store.read_full_output(project_id, message)
+    raise CrewAgentError("That tool result is no longer in the conversation.")
+
+
+def _persist_always(settings_store: SettingsStore, tool: str) -> None:
+    current = settings_store.load()
+    allowed = sorted({*current.tools.alwaysAllow, tool})
+    settings_store.update(tools={"alwaysAllow": allowed})
+
+
+def _provider_info(config: ProviderConfig) -> ProviderInfo:
+    if config.provider == "demo":
+        return ProviderInfo(config.provider, config.model, DEMO_LABEL)
+    return ProviderInfo(config.provider, config.model, f"{config.model} · {config.provider}")
+
+
+def describe_message(message: ConversationMessage) -> TimelineMessage:
+    """The timeline value of a stored message (for callers outside the worker, e.g. benchmarks)."""
+    return TimelineMessage.from_message(message)
