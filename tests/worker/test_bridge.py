@@ -46,7 +46,7 @@ def test_open_project_sends_the_project_then_its_conversations_most_recent_first
     names = [name for name, _ in recorder.events]
     assert names == ["project_opened", "conversations_loaded", "recent_projects_changed"]
     (opened,) = recorder.of("project_opened")[0]
-    assert opened == ProjectRef(project.id, "My Project", str(project.root), str(project.artifacts_dir))
+    assert opened == ProjectRef(project.id, "My Project", str(project.root), str(project.artifacts_dir), str(project.runtime_dir))
     project_id, items = recorder.of("conversations_loaded")[0]
     assert project_id == project.id
     assert [(item.title, item.entry_type, item.message_count) for item in items] == [

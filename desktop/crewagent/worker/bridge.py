@@ -8,13 +8,17 @@ import os
 from collections.abc import Callable
 from typing import Concatenate, ParamSpec, TypeVar, cast
 
-from PySide6.QtCore import QObject, QThread, Signal, Slot
+from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
 
+from crewagent.core.agents import builtin_agents
 from crewagent.core.errors import CrewAgentError
 from crewagent.core.messages import MODES, Mode
 from crewagent.core.store import RuntimeStore
+from crewagent.worker.background import BackgroundJobs
+from crewagent.worker.search import read_preview, search_messages
+from crewagent.worker.settings_ops import SettingsInvalid, SettingsOps
 from crewagent.worker.turns import ProviderFactory, TurnWorker
-from crewagent.worker.values import ConversationSummary, ProjectRef, RecentProjectEntry
+from crewagent.worker.values import AgentSummary, ConversationSummary, LlmDraft, MenuEntry, ProjectRef, RecentProjectEntry
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +58,13 @@ class Worker(QObject):
 
     Requests (slots): ``load_recent_projects()``, ``create_project(root, name)``,
     ``open_project(root)``, ``forget_project(project_id)``, ``load_conversations(project_id)``,
-    ``create_conversation(project_id, entry_type)``.
+    ``create_conversation(project_id, entry_type)``, ``rename_conversation(project_id, id, title)``,
+    ``delete_conversation(project_id, id)``, ``search_conversations(project_id, query)``,
+    ``read_project_file(path)``, ``load_settings()``, ``save_settings(changes)``,
+    ``load_api_key_state(provider)``, ``set_api_key(provider, key)``, ``test_connection(draft)``,
+    ``list_models(draft)``, ``load_agents()``. Slow reads and network checks run in a small
+    background pool (:mod:`crewagent.worker.background`); their answers are still emitted from
+    the worker thread.
     """
 
     #: The recent-projects list, most recent first: ``tuple[RecentProjectEntry, ...]``.
@@ -76,6 +86,42 @@ class Worker(QObject):
     #: ``message`` is a complete sentence meant for the user. Nothing was changed.
     error = Signal(str, str)
 
+    # -- settings, agents, Works and Files (see the requests of the same name) -------------------
+
+    #: The settings in force changed (or were loaded): a ``Settings`` copy the receiver owns.
+    settings_changed = Signal(object)
+
+    #: ``tuple[SettingsProblem, ...]``: ``save_settings`` refused the changes; nothing was saved.
+    settings_invalid = Signal(object)
+
+    #: ``ApiKeyState``: whether a provider has a key, and where keys are kept. Never the key.
+    api_key_changed = Signal(object)
+
+    #: ``ConnectionReport``: the result of ``test_connection`` (ok, or what is wrong).
+    connection_tested = Signal(object)
+
+    #: ``ModelList``: the provider's models (``GET /v1/models``), or why there are none.
+    models_listed = Signal(object)
+
+    #: ``tuple[AgentSummary, ...]``: the agents Agent mode offers (built-in ones first).
+    agents_loaded = Signal(object)
+
+    #: ``(project_id, ConversationSummary)``: a conversation's metadata changed (e.g. renamed).
+    conversation_updated = Signal(str, object)
+
+    #: ``(project_id, conversation_id)``: a conversation and all its files were deleted.
+    conversation_deleted = Signal(str, str)
+
+    #: ``(project_id, query, tuple[SearchHit, ...])``: conversations whose messages contain
+    #: ``query``. Only the latest query is answered; superseded searches are dropped.
+    search_results = Signal(str, str, object)
+
+    #: ``FilePreview``: a project file read for a workspace tab.
+    file_read = Signal(object)
+
+    #: Internal: a background job's result, to be handled on the worker thread.
+    _delivered = Signal(object)
+
     def __init__(
         self,
         data_dir: str | os.PathLike[str] | None = None,
@@ -90,6 +136,10 @@ class Worker(QObject):
         #: Conversation turns (a child: it moves to the worker thread with this object and
         #: shares its store). ``provider_factory`` replaces the settings' provider in tests.
         self.turns = TurnWorker(lambda: self._store, self, provider_factory=provider_factory)
+        self._settings = SettingsOps()
+        self._search_generation = 0
+        self._delivered.connect(self._run_delivered, Qt.ConnectionType.QueuedConnection)
+        self._jobs = BackgroundJobs(self._delivered.emit, self._job_failed)
 
     @property
     def _store(self) -> RuntimeStore:
@@ -167,3 +217,148 @@ class Worker(QObject):
     def _emit_conversations(self, project_id: str) -> None:
         metas = self._store.list_conversations(project_id)
         self.conversations_loaded.emit(project_id, tuple(ConversationSummary.from_meta(meta) for meta in metas))
+
+    # -- conversations: rename, delete, search -----------------------------------------------
+
+    @Slot(str, str, str)
+    @_request
+    def rename_conversation(self, project_id: str, conversation_id: str, title: str) -> None:
+        """Give a conversation a title of the user's choosing (an empty title is refused)."""
+        if not title.strip():
+            self.error.emit("rename_conversation", "A conversation needs a name; it was not renamed.")
+            return
+        meta = self._store.rename_conversation(project_id, conversation_id, title)
+        self.conversation_updated.emit(project_id, ConversationSummary.from_meta(meta))
+
+    @Slot(str, str)
+    @_request
+    def delete_conversation(self, project_id: str, conversation_id: str) -> None:
+        """Delete a conversation with its messages, offloaded outputs and sidechains."""
+        self._store.delete_conversation(project_id, conversation_id)
+        self.conversation_deleted.emit(project_id, conversation_id)
+
+    @Slot(str, str)
+    @_request
+    def search_conversations(self, project_id: str, query: str) -> None:
+        """Search the message text of a project's conversations; a newer search cancels this one."""
+        self._search_generation += 1
+        generation = self._search_generation
+        if not query.strip():
+            self.search_results.emit(project_id, query, ())
+            return
+        store = self._store
+
+        def superseded() -> bool:
+            return generation != self._search_generation
+
+        def done(hits: object) -> None:
+            if not superseded():
+                self.search_results.emit(project_id, query, hits)
+
+        self._jobs.submit("search_conversations", lambda: search_messages(store, project_id, query, superseded), done)
+
+    # -- project files ------------------------------------------------------------------------
+
+    @Slot(str)
+    @_request
+    def read_project_file(self, path: str) -> None:
+        """Read a file for a preview tab (size-capped); answers with ``file_read``."""
+        self._jobs.submit("read_project_file", lambda: read_preview(path), self.file_read.emit)
+
+    # -- settings -----------------------------------------------------------------------------
+
+    @Slot()
+    @_request
+    def load_settings(self) -> None:
+        """Read settings.json; answers with ``settings_changed`` and the key state of the provider."""
+        settings, problems = self._settings.load()
+        if problems:
+            self.error.emit("load_settings", " ".join(problems))
+        self.settings_changed.emit(settings.model_copy(deep=True))
+        self.api_key_changed.emit(self._settings.key_state(settings.llm.provider))
+
+    @Slot(object)
+    @_request
+    def save_settings(self, changes: object) -> None:
+        """Apply ``{section: {key: value}}`` changes; ``settings_changed`` or ``settings_invalid``."""
+        if not isinstance(changes, dict):
+            raise TypeError(f"save_settings takes a dict of sections, got {type(changes).__name__}")
+        try:
+            settings = self._settings.save(changes)
+        except SettingsInvalid as invalid:
+            self.settings_invalid.emit(invalid.problems)
+            return
+        self.settings_changed.emit(settings.model_copy(deep=True))
+
+    @Slot(str)
+    @_request
+    def load_api_key_state(self, provider: str) -> None:
+        self.api_key_changed.emit(self._settings.key_state(provider))
+
+    @Slot(str, str)
+    @_request
+    def set_api_key(self, provider: str, key: str) -> None:
+        """Keep ``key`` for ``provider`` in the keyring (or the private fallback file); "" removes it."""
+        try:
+            state = self._settings.set_key(provider, key)
+        except SettingsInvalid as invalid:
+            self.settings_invalid.emit(invalid.problems)
+            return
+        self.api_key_changed.emit(state)
+
+    @Slot(object)
+    @_request
+    def test_connection(self, draft: object) -> None:
+        """Reach the provider described by an ``LlmDraft`` (in the background; bounded wait)."""
+        llm = self._draft(draft)
+        self._jobs.submit("test_connection", lambda: self._settings.check_connection(llm), self.connection_tested.emit)
+
+    @Slot(object)
+    @_request
+    def list_models(self, draft: object) -> None:
+        """The models of the provider described by an ``LlmDraft``; answers with ``models_listed``."""
+        llm = self._draft(draft)
+        self._jobs.submit("list_models", lambda: self._settings.fetch_models(llm), self.models_listed.emit)
+
+    @staticmethod
+    def _draft(draft: object) -> LlmDraft:
+        if not isinstance(draft, LlmDraft):
+            raise TypeError(f"expected an LlmDraft, got {type(draft).__name__}")
+        return draft
+
+    # -- agents -------------------------------------------------------------------------------
+
+    @Slot()
+    @_request
+    def load_agents(self) -> None:
+        """The agents Agent mode offers: the built-in ones (package agents join them later)."""
+        summaries = tuple(
+            AgentSummary(
+                id=agent.id,
+                name=agent.metadata.name,
+                title=agent.metadata.title,
+                icon=agent.metadata.icon,
+                description=agent.metadata.description,
+                menu=tuple(MenuEntry(item.trigger, item.description) for item in agent.menu),
+            )
+            for agent in builtin_agents()
+        )
+        self.agents_loaded.emit(summaries)
+
+    # -- background jobs ----------------------------------------------------------------------
+
+    @Slot(object)
+    def _run_delivered(self, callback: object) -> None:
+        if callable(callback):
+            callback()
+
+    def _job_failed(self, name: str, exc: BaseException) -> None:
+        if isinstance(exc, CrewAgentError):
+            log.info("%s failed: %s", name, exc)
+            self.error.emit(name, str(exc))
+            return
+        raise exc  # a bug: let Qt report it loudly, as for a slot
+
+    def close_background(self) -> None:
+        """Stop the background jobs (searches, network checks); call after the thread stopped."""
+        self._jobs.close()

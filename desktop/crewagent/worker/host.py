@@ -33,6 +33,7 @@ class WorkerThread:
     def stop(self) -> None:
         # Running turns are stopped first, so that they persist what they stopped (bounded).
         self.worker.turns.shutdown()
+        self.worker.close_background()
         if not self.thread.isRunning():
             return
         self.thread.quit()

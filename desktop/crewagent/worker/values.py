@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from crewagent.core.messages import ConversationMeta, Mode
@@ -28,10 +28,18 @@ class ProjectRef:
     name: str
     root: str
     artifacts_dir: str
+    #: ``<data>/projects/<id>``: never shown in the Files panel, even when it lies inside ``root``.
+    runtime_dir: str = ""
 
     @classmethod
     def from_info(cls, info: ProjectInfo) -> ProjectRef:
-        return cls(id=info.id, name=info.name, root=str(info.root), artifacts_dir=str(info.artifacts_dir))
+        return cls(
+            id=info.id,
+            name=info.name,
+            root=str(info.root),
+            artifacts_dir=str(info.artifacts_dir),
+            runtime_dir=str(info.runtime_dir),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,3 +94,109 @@ class ConversationSummary:
             agent_id=meta.agentId,
             workflow_id=meta.workflowId,
         )
+
+
+# -- settings, agents, search and file previews (the settings dialog, Works and Files panels) ----
+
+
+@dataclass(frozen=True, slots=True)
+class SettingsProblem:
+    """One invalid settings value: ``field`` is its dotted path (``llm.baseUrl``), ``message`` a sentence."""
+
+    field: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class ApiKeyState:
+    """Whether a provider has an API key stored, and where keys are kept (never the key itself)."""
+
+    provider: str
+    is_set: bool
+    backend: str
+    secure: bool
+    #: Non-empty when keys are not in a system keyring (shown on the LLM page).
+    warning: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class LlmDraft:
+    """The LLM page as typed, not yet saved: what Test Connection and the model list use.
+
+    ``api_key`` empty means "the stored key"; a typed key is only held in memory.
+    """
+
+    provider: str
+    base_url: str
+    model: str
+    timeout_seconds: float
+    api_key: str = field(default="", repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionReport:
+    """What Test Connection found; ``status`` is ``ok``, ``auth_failed``, ``unreachable``, ``timeout``,
+    ``not_found``, ``http_error``, ``bad_response`` or ``invalid`` (the settings themselves)."""
+
+    status: str
+    message: str
+    models: tuple[str, ...] = ()
+    latency_ms: float | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+@dataclass(frozen=True, slots=True)
+class ModelList:
+    """The models a provider lists (``GET /v1/models``); ``error`` says why there are none."""
+
+    provider: str
+    base_url: str
+    models: tuple[str, ...] = ()
+    error: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class MenuEntry:
+    trigger: str
+    description: str
+
+
+@dataclass(frozen=True, slots=True)
+class AgentSummary:
+    """An agent the user can pick in Agent mode (a frozen copy of its ``agents.json`` entry)."""
+
+    id: str
+    name: str
+    title: str
+    icon: str
+    description: str
+    menu: tuple[MenuEntry, ...]
+    #: ``builtin`` or the id of the package the agent comes from.
+    source: str = "builtin"
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """A conversation whose messages contain the searched text, with the first match in context."""
+
+    conversation_id: str
+    snippet: str
+    matches: int
+
+
+@dataclass(frozen=True, slots=True)
+class FilePreview:
+    """A project file read for a workspace tab.
+
+    ``kind`` is ``markdown`` or ``text`` (``text`` holds the content), ``binary`` (not text),
+    ``too_large`` (over the size cap) or ``error`` (``message`` says why).
+    """
+
+    path: str
+    kind: str
+    size: int = 0
+    text: str = ""
+    message: str = ""
