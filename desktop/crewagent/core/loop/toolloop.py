@@ -161,7 +161,10 @@ class ToolLoop:
                 return
 
             completed: Completed | None = None
-            async for item in self._stream(step, request):
+            # The answer is stored under the id its checkpoint carries: recovery after a crash
+            # between the append and clearing the checkpoint must not store it a second time.
+            message_id = new_message_id()
+            async for item in self._stream(step, request, message_id):
                 if isinstance(item, Completed):
                     completed = item
                 else:
@@ -175,6 +178,7 @@ class ToolLoop:
                 ConversationMessage.new(
                     "assistant",
                     completed.content if (completed.content or not calls) else None,
+                    id=message_id,
                     **({"tool_calls": calls} if calls else {}),
                     **({"reasoning_content": completed.reasoning_content} if completed.reasoning_content else {}),
                     **({"usage": completed.usage.to_dict()} if completed.usage else {}),
@@ -257,12 +261,11 @@ class ToolLoop:
             return
         queue.put_nowait(("llm_done", None))
 
-    async def _stream(self, step: int, request: LlmRequest) -> AsyncIterator[LoopEvent | Completed]:
+    async def _stream(self, step: int, request: LlmRequest, message_id: str) -> AsyncIterator[LoopEvent | Completed]:
         """Stream one call. Yields loop events, then the ``Completed`` (or a ``TurnFinished``)."""
         assert self._queue is not None
         queue = self._queue
         pump = asyncio.create_task(self._pump(request, queue), name=f"llm-stream-{step}")
-        message_id = new_message_id()
         text: list[str] = []
         reasoning: list[str] = []
         last_checkpoint = time.monotonic()
