@@ -1,0 +1,248 @@
+"""kill -9 of real ``crewagent chat`` processes mid-stream and mid-tool; every next run recovers.
+
+One OpenAI-compatible server runs in the test process. Each lane (two in parallel, one per
+core) drives one conversation through a series of ``python -m crewagent chat`` runs against
+it and kills each run with SIGKILL at a random moment: while an answer streams (before and
+after the 500 ms checkpoint), while fs.search runs over a big tree, or while the answer to the
+tool results streams. Before each next run the test reads what the dead process left on disk
+(the streaming checkpoint, calls without results); when the next run's request reaches the
+server, that request must validate and hold the recovered text (``LLM_INTERRUPTED``) and a
+``TOOL_INTERRUPTED`` result for every unanswered call, and the log on disk must validate.
+
+The seed is printed on failure; rerun with ``CREWAGENT_CRASH_SEED=<seed>``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter, defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from crewagent.core.llm.local_server import JsonReply, LocalServer, Pause, RecordedRequest, Reply, SseItem, SseReply
+from crewagent.core.messages import ConversationMessage
+from crewagent.core.protocol import plan_repair
+from crewagent.core.store import RuntimeStore
+from tests.core.loop_helpers import assert_log_valid, assert_request_valid
+from tests.fakes.scripted_server import chunk
+
+KILLS_PER_LANE = 26  # two lanes: 52 kills
+LANES = 2
+WORDS_PER_ANSWER = 24
+WORD_INTERVAL = 0.03  # ~0.72 s of streaming per answer: the 500 ms checkpoint falls inside it
+TREE_DIRS, TREE_FILES = 8, 100  # 800 files; the query below takes ~0.5 s over them
+SLOW_QUERY = "(?:o.*){3}q"  # never matches, backtracks over every line
+SEED = int(os.environ.get("CREWAGENT_CRASH_SEED", str(time.time_ns() % 2**32)))
+
+
+class CrashModel:
+    """Answers by the last message: "tool ..." -> fs.list + a slow fs.search; otherwise slow text."""
+
+    def __init__(self) -> None:
+        self.cond = threading.Condition()
+        self.requests: dict[str, list[RecordedRequest]] = defaultdict(list)
+
+    def list_models(self, request: RecordedRequest) -> Reply:
+        return JsonReply(200, {"object": "list", "data": []})
+
+    def chat_completion(self, request: RecordedRequest) -> Reply:
+        body = request.body
+        with self.cond:
+            self.requests[body["model"]].append(request)
+            self.cond.notify_all()
+        last = body["messages"][-1]
+        n = request.number
+        items: list[SseItem] = [chunk({"role": "assistant", "content": ""})]
+        if last["role"] == "user" and str(last.get("content", "")).startswith("tool"):
+            search = json.dumps({"query": SLOW_QUERY, "regex": True, "path": "@project/tree"})
+            calls = [(f"call_{n}_list", "fs_list", '{"path": "@project"}'), (f"call_{n}_search", "fs_search", search)]
+            items.append(chunk({"content": f"r{n} looking. "}))
+            for index, (call_id, name, arguments) in enumerate(calls):
+                head = {"index": index, "id": call_id, "type": "function", "function": {"name": name, "arguments": ""}}
+                items.append(chunk({"tool_calls": [head]}))
+                half = len(arguments) // 2
+                for part in (arguments[:half], arguments[half:]):
+                    items.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": part}}]}))
+            items.append(chunk({}, "tool_calls"))
+            return SseReply(items)
+        for k in range(WORDS_PER_ANSWER):
+            items += [Pause(WORD_INTERVAL), chunk({"content": f"r{n}w{k} "})]
+        items.append(chunk({}, "stop"))
+        return SseReply(items)
+
+    def wait_for(self, lane: str, count: int, proc: subprocess.Popen[bytes], err: Path, timeout: float = 60) -> RecordedRequest:
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            while len(self.requests[lane]) < count:
+                if proc.poll() is not None:
+                    raise AssertionError(f"crewagent chat exited ({proc.returncode}) before calling the model: {err.read_text()}")
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"no request from {lane} after {timeout} s")
+                self.cond.wait(0.05)
+            return self.requests[lane][count - 1]
+
+
+@dataclass
+class LaneReport:
+    kills: int = 0
+    outcomes: Counter[str] = field(default_factory=Counter)
+    recovered_texts: int = 0
+    repaired_calls: int = 0
+    runs: int = 0
+
+
+def _make_tree(root: Path) -> None:
+    line = "lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor\n" * 50
+    for d in range(TREE_DIRS):
+        folder = root / "tree" / f"d{d}"
+        folder.mkdir(parents=True)
+        for f in range(TREE_FILES):
+            (folder / f"f{f}.txt").write_text(line, encoding="utf-8")
+
+
+def _non_system(body: Any) -> list[dict[str, Any]]:
+    return [m for m in assert_request_valid(body) if m["role"] != "system"]
+
+
+def _run_lane(lane: int, model: CrashModel, base_url: str, tmp: Path, env: dict[str, str]) -> LaneReport:
+    rng = random.Random(SEED * 10 + lane)
+    name = f"crash-lane{lane}"
+    data, project_dir, logs = tmp / f"data{lane}", tmp / f"project{lane}", tmp / f"logs{lane}"
+    project_dir.mkdir()
+    logs.mkdir()
+    _make_tree(project_dir)
+    env = {**env, "OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "sk-crash-test", "CREWAGENT_MODEL": name}
+    store = RuntimeStore(data)
+    pid = cid = ""
+    report = LaneReport()
+    run = 0
+    while True:
+        final = report.kills >= KILLS_PER_LANE
+        tool_turn = run % 2 == 1 and not final
+        message = "tool: search the tree" if tool_turn else f"stream {run}"
+        # what the previous (killed) run left behind
+        checkpoint: dict[str, Any] | None = None
+        unanswered: list[str] = []
+        if cid:
+            checkpoint = store.read_stream_checkpoint(pid, cid)
+            log = store.load_messages(pid, cid).messages
+            unanswered = [m.tool_call_id or "" for m in plan_repair(log)]
+            if checkpoint is not None and (checkpoint.get("content") or checkpoint.get("reasoning")):
+                if any(m.id == checkpoint.get("messageId") for m in log):
+                    checkpoint = None  # already stored (the answer finished just before the kill)
+            else:
+                checkpoint = None
+
+        seen = len(model.requests[name])
+        err = logs / f"run{run}.err"
+        with open(logs / f"run{run}.out", "wb") as out, open(err, "wb") as errf:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "crewagent", "chat", "--data-dir", str(data), "--project", str(project_dir),
+                 "--provider", "openai-compatible", message],
+                stdout=out, stderr=errf, env=env,
+            )
+        try:
+            request = model.wait_for(name, seen + 1, proc, err)
+            report.runs += 1
+            if not cid:
+                pid = store.open_project(project_dir).id
+                cid = store.list_conversations(pid)[0].id
+            # the next run recovered before it sent its request
+            history = _non_system(request.body)
+            assert history[-1] == {"role": "user", "content": message}, history[-1]
+            if checkpoint is not None:
+                recovered = [m for m in history if m["role"] == "assistant" and "LLM_INTERRUPTED" in (m.get("content") or "")]
+                assert recovered and recovered[-1]["content"].startswith(checkpoint["content"]), (checkpoint, history[-3:])
+                stored = {m.id: m for m in store.load_messages(pid, cid).messages}
+                kept: ConversationMessage = stored[checkpoint["messageId"]]
+                assert kept.interrupted is True and kept.error["code"] == "LLM_INTERRUPTED"  # type: ignore[attr-defined]
+                report.recovered_texts += 1
+            results = {m["tool_call_id"]: m["content"] for m in history if m["role"] == "tool"}
+            for call_id in unanswered:
+                assert "TOOL_INTERRUPTED" in results[call_id], (call_id, results.get(call_id))
+            report.repaired_calls += len(unanswered)
+            assert_log_valid(store, pid, cid)
+            if checkpoint is not None:  # the old checkpoint was consumed (a new one may have started since)
+                assert (store.read_stream_checkpoint(pid, cid) or {}).get("messageId") != checkpoint["messageId"]
+
+            if final:
+                assert proc.wait(60) == 0, err.read_text()
+                break
+            # kill at a random point of the stretch this run is in
+            if tool_turn:
+                delay = rng.uniform(0.05, 0.6) if rng.random() < 0.6 else rng.uniform(0.6, 1.6)
+            else:
+                delay = rng.uniform(0.05, 0.45) if rng.random() < 0.4 else rng.uniform(0.55, 0.8)
+            time.sleep(delay)
+            proc.send_signal(signal.SIGKILL)
+            code = proc.wait(30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(30)
+        run += 1
+        if code != -signal.SIGKILL:
+            report.outcomes["finished before the kill"] += 1
+            continue
+        report.kills += 1
+        # what the kill interrupted, read from disk
+        log = store.load_messages(pid, cid).messages
+        left = store.read_stream_checkpoint(pid, cid)
+        if plan_repair(log):
+            done = [m for m in log if m.role == "tool" and m.tool_call_id and m.tool_call_id.endswith("_list")]
+            report.outcomes["mid-tool" + (" (fs.list kept)" if done and log[-1] is done[-1] else "")] += 1
+        elif left is not None and left.get("content"):
+            report.outcomes["mid-stream, after a checkpoint"] += 1
+        else:
+            report.outcomes["mid-stream, before a checkpoint"] += 1
+
+    # the conversation survived every kill: one valid log, no checkpoint left, the final answer in place
+    log = assert_log_valid(store, pid, cid)
+    assert store.read_stream_checkpoint(pid, cid) is None
+    assert log[-1].role == "assistant" and log[-1].text.endswith(f"w{WORDS_PER_ANSWER - 1} ")
+    assert plan_repair(log) == []
+    for request in model.requests[name]:
+        assert_request_valid(request.body)
+    interrupted = [m for m in log if getattr(m, "interrupted", None)]
+    assert len(interrupted) == report.recovered_texts
+    return report
+
+
+@pytest.mark.slow
+def test_kill_9_mid_stream_and_mid_tool_then_every_next_run_recovers(tmp_path: Path) -> None:
+    model = CrashModel()
+    env = dict(os.environ)
+    env.pop("OPENAI_BASE_URL", None)
+    started = time.monotonic()
+    with LocalServer(model) as server:
+        with ThreadPoolExecutor(LANES) as pool:
+            futures = [pool.submit(_run_lane, lane, model, server.base_url, tmp_path, env) for lane in range(LANES)]
+            try:
+                reports = [f.result() for f in futures]
+            except BaseException as exc:
+                raise AssertionError(f"crash test failed (CREWAGENT_CRASH_SEED={SEED}): {exc!r}") from exc
+        assert server.errors == []
+    outcomes = sum((r.outcomes for r in reports), Counter())
+    summary = (
+        f"seed={SEED} kills={sum(r.kills for r in reports)} runs={sum(r.runs for r in reports)} "
+        f"recovered texts={sum(r.recovered_texts for r in reports)} repaired calls={sum(r.repaired_calls for r in reports)} "
+        f"{dict(outcomes)} in {time.monotonic() - started:.1f} s"
+    )
+    print(summary)
+    assert sum(r.kills for r in reports) >= 50, summary
+    # the kills really landed where they were meant to
+    assert sum(r.recovered_texts for r in reports) >= 5, summary
+    assert sum(r.repaired_calls for r in reports) >= 5, summary
+    assert outcomes["mid-tool (fs.list kept)"] >= 3, summary
+    assert outcomes["mid-stream, before a checkpoint"] >= 3, summary
