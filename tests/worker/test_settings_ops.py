@@ -78,7 +78,7 @@ def test_invalid_changes_name_their_fields_and_save_nothing(
     with qtbot.waitSignal(worker.settings_invalid) as invalid, qtbot.assertNotEmitted(worker.settings_changed):
         settings_client.save_settings.emit({"llm": {"provider": "openai-compatible", "baseUrl": "", "contextMaxChars": 5}})
     fields = {problem.field for problem in invalid.args[0]}
-    assert fields == {"llm.contextMaxChars"}
+    assert fields == {"llm.contextMaxChars", "llm.baseUrl", "llm.model"}
     with qtbot.waitSignal(worker.settings_invalid) as invalid:
         settings_client.save_settings.emit({"llm": {"provider": "openai-compatible", "baseUrl": "localhost:11434"}})
     messages = {problem.field: problem.message for problem in invalid.args[0]}

@@ -8,11 +8,13 @@ import sys
 from collections.abc import Callable
 from importlib import resources
 
-from PySide6.QtCore import QTimer
-from PySide6.QtGui import QColor, QIcon, QPalette, QPixmap
+from PySide6.QtCore import Qt, QTimer, SignalInstance
+from PySide6.QtGui import QIcon, QPixmap
 from PySide6.QtWidgets import QApplication
 
 import crewagent
+from crewagent.ui import theme as themes
+from crewagent.ui.i18n import LanguageManager
 from crewagent.ui.mainwindow import MainWindow
 from crewagent.ui.window_state import default_state
 from crewagent.worker import start_worker
@@ -31,11 +33,13 @@ def run_gui(data_dir: str | None = None, project: str | None = None) -> int:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     assert isinstance(app, QApplication)
     setup_application(app)
+    theme = themes.ThemeManager(app)
+    languages = LanguageManager(app)
     worker = start_worker(data_dir)
     restore_sigint = _quit_on_sigint(app)
     try:
-        window = MainWindow(worker.worker, state=default_state())
-        window.show()
+        window = MainWindow(worker.worker, state=default_state(), theme=theme, languages=languages)
+        _show_when_styled(window, worker.worker.settings_changed)
         if project:
             window.open_project_folder(project)
         return app.exec()
@@ -45,43 +49,34 @@ def run_gui(data_dir: str | None = None, project: str | None = None) -> int:
 
 
 def setup_application(app: QApplication) -> None:
-    """Name, icon, style and palette. Reads a few bundled files once, before the window exists."""
+    """Name, icon, style and the theme the desktop prefers (the settings may change it at once).
+
+    Reads a few bundled files once, before the window exists.
+    """
     app.setApplicationName(APP_NAME)
     app.setOrganizationName(APP_NAME)
     app.setApplicationVersion(crewagent.__version__)
     app.setDesktopFileName("crewagent")
     app.setStyle("Fusion")
-    app.setPalette(light_palette())
-    styles = resources.files("crewagent.resources") / "styles" / "light.qss"
-    app.setStyleSheet(styles.read_text(encoding="utf-8"))
+    first = themes.system_theme()
+    app.setPalette(themes.palette(first))
+    app.setStyleSheet(themes.stylesheet(first))
     icon = QPixmap()
     icon.loadFromData((resources.files("crewagent.resources") / "icons" / "crewagent.svg").read_bytes())
     app.setWindowIcon(QIcon(icon))
 
 
-def light_palette() -> QPalette:
-    """One light theme for now; the settings issue adds system/dark."""
-    palette = QPalette()
-    colors = {
-        QPalette.ColorRole.Window: "#f4f5f8",
-        QPalette.ColorRole.WindowText: "#111827",
-        QPalette.ColorRole.Base: "#ffffff",
-        QPalette.ColorRole.AlternateBase: "#f1f3f9",
-        QPalette.ColorRole.Text: "#111827",
-        QPalette.ColorRole.PlaceholderText: "#6b7280",
-        QPalette.ColorRole.Button: "#ffffff",
-        QPalette.ColorRole.ButtonText: "#111827",
-        QPalette.ColorRole.Highlight: "#e0e7ff",
-        QPalette.ColorRole.HighlightedText: "#1e1b4b",
-        QPalette.ColorRole.ToolTipBase: "#111827",
-        QPalette.ColorRole.ToolTipText: "#f9fafb",
-        QPalette.ColorRole.Link: "#4f46e5",
-    }
-    for role, color in colors.items():
-        palette.setColor(role, QColor(color))
-    palette.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.ButtonText, QColor("#9ca3af"))
-    palette.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.WindowText, QColor("#9ca3af"))
-    return palette
+#: The longest the window waits for the settings (theme, language) before it shows anyway.
+SHOW_DEADLINE_MS = 1500
+
+
+def _show_when_styled(window: MainWindow, settings_changed: SignalInstance) -> None:
+    """Show the window once the worker has read the settings, so that it does not flash in the
+    wrong theme or language; a slow disk only delays it by ``SHOW_DEADLINE_MS``."""
+    # Bound to the window (a QObject on this thread), so the call is queued here, never run on
+    # the worker thread that emits the signal. show() twice is harmless.
+    settings_changed.connect(window.show, Qt.ConnectionType.SingleShotConnection)
+    QTimer.singleShot(SHOW_DEADLINE_MS, window.show)
 
 
 def _quit_on_sigint(app: QApplication) -> Callable[[], None]:

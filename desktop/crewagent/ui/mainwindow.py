@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSettings, Qt, Slot
+from PySide6.QtCore import QEvent, QSettings, Qt, Signal, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QStackedWidget, QVBoxLayout, QWidget
 
 import crewagent
+from crewagent.core.settings import Settings
 from crewagent.ui.dialogs import ProjectDialogs, QtProjectDialogs
+from crewagent.ui.i18n import LanguageManager
 from crewagent.ui.message_bar import MessageBar
 from crewagent.ui.project_view import ProjectView
+from crewagent.ui.settings import SettingsDialog, provider_label
 from crewagent.ui.start_page import StartPage
+from crewagent.ui.theme import ThemeManager
 from crewagent.ui.window_state import read_bytes
 from crewagent.worker import ProjectRef, Worker
 
@@ -23,7 +27,13 @@ class MainWindow(QMainWindow):
     It owns no store and no business rule: requests go from the pages to the worker's slots
     and results come back from the worker's signals, all connected in ``_connect_signals``.
     The pages never reference each other.
+
+    ``theme`` and ``languages`` apply the Appearance settings to the application; without them
+    (most tests) the window leaves the application's look alone.
     """
+
+    #: Ask the worker for the settings (once at start; ``settings_changed`` answers).
+    load_settings_requested = Signal()
 
     def __init__(
         self,
@@ -31,16 +41,22 @@ class MainWindow(QMainWindow):
         *,
         dialogs: ProjectDialogs | None = None,
         state: QSettings | None = None,
+        theme: ThemeManager | None = None,
+        languages: LanguageManager | None = None,
         parent: QWidget | None = None,
     ):
         super().__init__(parent)
         self.setObjectName("mainWindow")
         self._worker = worker
         self._state = state
+        self._theme = theme
+        self._languages = languages
+        self._settings: Settings | None = None
 
         self.message_bar = MessageBar(self)
         self.start_page = StartPage(dialogs or QtProjectDialogs(), self)
         self.project_view = ProjectView(self)
+        self.settings_dialog = SettingsDialog(self)
         self.stack = QStackedWidget(self)
         self.stack.addWidget(self.start_page)
         self.stack.addWidget(self.project_view)
@@ -57,50 +73,70 @@ class MainWindow(QMainWindow):
 
         self._create_actions()
         self._create_menus()
+        self.retranslate_ui()
         self._connect_signals()
         self.resize(1120, 720)
         self._restore_state()
         self.show_start_page()
 
     def _create_actions(self) -> None:
-        def action(text: str, shortcut: QKeySequence | QKeySequence.StandardKey | str | None = None, tip: str = "") -> QAction:
-            created = QAction(text, self)
+        # Texts are set in retranslate_ui, so that a language switch renames them.
+        def action(shortcut: QKeySequence | QKeySequence.StandardKey | str | None = None) -> QAction:
+            created = QAction(self)
             if shortcut is not None:
                 created.setShortcut(QKeySequence(shortcut))
-            if tip:
-                created.setStatusTip(tip)
             self.addAction(created)  # shortcuts work even with the menu bar hidden
             return created
 
-        self.new_project_action = action(
-            self.tr("&New Project…"), QKeySequence.StandardKey.New, self.tr("Create a project folder")
-        )
-        self.open_project_action = action(
-            self.tr("&Open Project…"), QKeySequence.StandardKey.Open, self.tr("Open an existing project folder")
-        )
-        self.new_conversation_action = action(
-            self.tr("New &Conversation"), "Ctrl+Shift+N", self.tr("Start a Chat conversation in this project")
-        )
-        self.exit_project_action = action(
-            self.tr("&Exit Project"), "Ctrl+Shift+W", self.tr("Close the project and return to the Start page")
-        )
+        self.new_project_action = action(QKeySequence.StandardKey.New)
+        self.open_project_action = action(QKeySequence.StandardKey.Open)
+        self.new_conversation_action = action("Ctrl+Shift+N")
+        self.exit_project_action = action("Ctrl+Shift+W")
+        # QKeySequence.Preferences is empty on Windows and GNOME; Ctrl+, is the common choice.
+        self.settings_action = action("Ctrl+,")
+        self.settings_action.setMenuRole(QAction.MenuRole.PreferencesRole)
         # QKeySequence.Quit is empty on Windows; Ctrl+Q is what users expect everywhere.
-        self.quit_action = action(self.tr("&Quit"), "Ctrl+Q", self.tr("Quit CrewAgent"))
+        self.quit_action = action("Ctrl+Q")
         self.quit_action.setMenuRole(QAction.MenuRole.QuitRole)
-        self.about_action = action(self.tr("&About CrewAgent"))
+        self.about_action = action()
         self.about_action.setMenuRole(QAction.MenuRole.AboutRole)
 
     def _create_menus(self) -> None:
-        file_menu = self.menuBar().addMenu(self.tr("&File"))
-        file_menu.addAction(self.new_project_action)
-        file_menu.addAction(self.open_project_action)
-        file_menu.addSeparator()
-        file_menu.addAction(self.new_conversation_action)
-        file_menu.addAction(self.exit_project_action)
-        file_menu.addSeparator()
-        file_menu.addAction(self.quit_action)
-        help_menu = self.menuBar().addMenu(self.tr("&Help"))
-        help_menu.addAction(self.about_action)
+        self.file_menu = self.menuBar().addMenu("")
+        self.file_menu.addAction(self.new_project_action)
+        self.file_menu.addAction(self.open_project_action)
+        self.file_menu.addSeparator()
+        self.file_menu.addAction(self.new_conversation_action)
+        self.file_menu.addAction(self.exit_project_action)
+        self.file_menu.addSeparator()
+        self.file_menu.addAction(self.settings_action)
+        self.file_menu.addSeparator()
+        self.file_menu.addAction(self.quit_action)
+        self.help_menu = self.menuBar().addMenu("")
+        self.help_menu.addAction(self.about_action)
+
+    def retranslate_ui(self) -> None:
+        """Every text this window sets itself; called again on a language switch."""
+        texts = (
+            (self.new_project_action, self.tr("&New Project…"), self.tr("Create a project folder")),
+            (self.open_project_action, self.tr("&Open Project…"), self.tr("Open an existing project folder")),
+            (self.new_conversation_action, self.tr("New &Conversation…"), self.tr("Start a conversation: Chat, Agent or Workflow")),
+            (self.exit_project_action, self.tr("&Exit Project"), self.tr("Close the project and return to the Start page")),
+            (self.settings_action, self.tr("&Settings…"), self.tr("Model provider, tools, context budgets, theme and language")),
+            (self.quit_action, self.tr("&Quit"), self.tr("Quit CrewAgent")),
+            (self.about_action, self.tr("&About CrewAgent"), ""),
+        )
+        for action, text, tip in texts:
+            action.setText(text)
+            action.setStatusTip(tip)
+        self.file_menu.setTitle(self.tr("&File"))
+        self.help_menu.setTitle(self.tr("&Help"))
+        self._update_title()
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.LanguageChange:
+            self.retranslate_ui()
+        super().changeEvent(event)
 
     def _connect_signals(self) -> None:
         worker, start, project = self._worker, self.start_page, self.project_view
@@ -119,6 +155,23 @@ class MainWindow(QMainWindow):
         worker.conversation_created.connect(project.add_conversation)
         worker.error.connect(self._on_worker_error)
 
+        # Settings: the dialog asks, the worker validates, saves and announces; all of it applies live.
+        dialog = self.settings_dialog
+        self.load_settings_requested.connect(worker.load_settings, queued)
+        dialog.save_requested.connect(worker.save_settings, queued)
+        dialog.api_key_submitted.connect(worker.set_api_key, queued)
+        dialog.key_state_requested.connect(worker.load_api_key_state, queued)
+        dialog.connection_test_requested.connect(worker.test_connection, queued)
+        dialog.models_requested.connect(worker.list_models, queued)
+        worker.settings_changed.connect(self._on_settings_changed)
+        worker.settings_invalid.connect(dialog.show_problems)
+        worker.api_key_changed.connect(dialog.set_key_state)
+        worker.connection_tested.connect(dialog.show_connection_report)
+        worker.models_listed.connect(dialog.set_model_list)
+        self.settings_action.triggered.connect(self.show_settings)
+        start.settings_requested.connect(self.show_settings)
+        project.settings_requested.connect(self.show_settings)
+
         # Page navigation and actions.
         project.exit_requested.connect(self.show_start_page)
         self.new_project_action.triggered.connect(start.prompt_new_project)
@@ -127,6 +180,7 @@ class MainWindow(QMainWindow):
         self.exit_project_action.triggered.connect(self.show_start_page)
         self.quit_action.triggered.connect(self.close)
         self.about_action.triggered.connect(self._show_about)
+        self.load_settings_requested.emit()
 
     # -- navigation --------------------------------------------------------------------------
 
@@ -134,7 +188,7 @@ class MainWindow(QMainWindow):
     def show_start_page(self) -> None:
         self.project_view.clear()
         self.stack.setCurrentWidget(self.start_page)
-        self.setWindowTitle(APP_TITLE)
+        self._update_title()
         self.status_project.setText("")
         self._update_actions()
         self.start_page.refresh()  # a folder may have gone missing since the list was read
@@ -148,9 +202,35 @@ class MainWindow(QMainWindow):
         self.message_bar.clear()
         self.project_view.show_project(project)
         self.stack.setCurrentWidget(self.project_view)
-        self.setWindowTitle(f"{project.name} — {APP_TITLE}")
+        self._update_title()
         self.status_project.setText(project.root)
         self._update_actions()
+
+    def _update_title(self) -> None:
+        project = self.project_view.project if self.stack.currentWidget() is self.project_view else None
+        self.setWindowTitle(f"{project.name} — {APP_TITLE}" if project else APP_TITLE)
+
+    # -- settings ----------------------------------------------------------------------------
+
+    @Slot()
+    def show_settings(self) -> None:
+        """Open the Settings dialog (non-modal: the window stays usable)."""
+        self.settings_dialog.show_settings()
+
+    @property
+    def settings(self) -> Settings | None:
+        """The settings in force, as last announced by the worker."""
+        return self._settings
+
+    @Slot(object)
+    def _on_settings_changed(self, settings: Settings) -> None:
+        self._settings = settings
+        if self._theme is not None:
+            self._theme.set_choice(settings.appearance.theme)
+        if self._languages is not None:
+            self._languages.set_language(settings.appearance.language)
+        self.settings_dialog.set_settings(settings)
+        self.start_page.set_provider(provider_label(settings.llm.provider), settings.llm.model)
 
     def _update_actions(self) -> None:
         in_project = self.stack.currentWidget() is self.project_view

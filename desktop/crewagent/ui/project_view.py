@@ -44,6 +44,9 @@ class ProjectView(QWidget):
     #: The user wants to leave the project and go back to the Start page.
     exit_requested = Signal()
 
+    #: The user wants the Settings dialog (the sidebar's Settings button).
+    settings_requested = Signal()
+
     #: ``(project_id, conversation_id)``: the selected conversation changed ("" when none).
     current_conversation_changed = Signal(str, str)
 
@@ -100,6 +103,12 @@ class ProjectView(QWidget):
         self.exit_button = QPushButton(self.tr("Exit Project"), sidebar)
         self.exit_button.setObjectName("exitProject")
         self.exit_button.setToolTip(self.tr("Back to the Start page"))
+        self.settings_button = QPushButton(self.tr("Settings"), sidebar)
+        self.settings_button.setObjectName("settingsButton")
+        self.settings_button.setToolTip(self.tr("Model provider, tools, context budgets, theme and language (Ctrl+,)"))
+        bottom = QHBoxLayout()
+        bottom.addWidget(self.settings_button)
+        bottom.addWidget(self.exit_button)
 
         side_layout = QVBoxLayout(sidebar)
         side_layout.setContentsMargins(12, 16, 12, 12)
@@ -109,7 +118,7 @@ class ProjectView(QWidget):
         side_layout.addSpacing(12)
         side_layout.addLayout(works_header)
         side_layout.addLayout(self._list_stack, 1)
-        side_layout.addWidget(self.exit_button)
+        side_layout.addLayout(bottom)
 
         self.overview = _ConversationOverview(self)
         self.tabs = QTabWidget(self)
@@ -134,6 +143,7 @@ class ProjectView(QWidget):
         self.new_button.clicked.connect(self.new_chat)
         type_menu.triggered.connect(self._on_type_chosen)
         self.exit_button.clicked.connect(self.exit_requested)
+        self.settings_button.clicked.connect(self.settings_requested)
         self.view.selectionModel().selectionChanged.connect(self._on_selection_changed)
         self.model.dataChanged.connect(self._refresh_overview)
         for signal in (self.model.modelReset, self.model.rowsInserted, self.model.rowsRemoved):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from PySide6.QtCore import QModelIndex, QPoint, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QEvent, QModelIndex, QPoint, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -46,6 +46,9 @@ class StartPage(QWidget):
     #: The recent list should be read again (the page is being shown).
     refresh_requested = Signal()
 
+    #: The user wants the Settings dialog (the provider line's link).
+    settings_requested = Signal()
+
     def __init__(self, dialogs: ProjectDialogs, parent: QWidget | None = None):
         super().__init__(parent)
         self.setObjectName("startPage")
@@ -56,31 +59,42 @@ class StartPage(QWidget):
         hero.setObjectName("startHero")
         title = QLabel("CrewAgent", hero)
         title.setObjectName("startTitle")
-        tagline = QLabel(self.tr("A workbench for LLM agents. Pick a project folder to begin."), hero)
-        tagline.setObjectName("startTagline")
-        tagline.setWordWrap(True)
-        self.new_button = QPushButton(self.tr("New Project…"), hero)
+        self._tagline = QLabel(hero)
+        self._tagline.setObjectName("startTagline")
+        self._tagline.setWordWrap(True)
+        self.new_button = QPushButton(hero)
         self.new_button.setObjectName("primaryButton")
-        self.new_button.setToolTip(self.tr("Create a project folder (Ctrl+N)"))
-        self.open_button = QPushButton(self.tr("Open Project…"), hero)
-        self.open_button.setToolTip(self.tr("Open an existing project folder (Ctrl+O)"))
-        version = QLabel(self.tr("Version {version}").format(version=crewagent.__version__), hero)
-        version.setObjectName("hint")
+        self.open_button = QPushButton(hero)
+        self._version = QLabel(hero)
+        self._version.setObjectName("hint")
+        # Which model answers: the demo on a fresh install, so that nothing needs configuring first.
+        self.provider_label = QLabel(hero)
+        self.provider_label.setObjectName("providerLine")
+        self.provider_label.setWordWrap(True)
+        self.settings_button = QPushButton(hero)
+        self.settings_button.setObjectName("linkButton")
+        self.settings_button.setCursor(Qt.CursorShape.PointingHandCursor)
+        provider_row = QHBoxLayout()
+        provider_row.setSpacing(4)
+        provider_row.addWidget(self.provider_label, 1)
+        provider_row.addWidget(self.settings_button)
+        self._provider: tuple[str, str] | None = None
         hero_layout = QVBoxLayout(hero)
         hero_layout.setContentsMargins(36, 40, 36, 32)
         hero_layout.setSpacing(10)
         hero_layout.addWidget(title)
-        hero_layout.addWidget(tagline)
+        hero_layout.addWidget(self._tagline)
         hero_layout.addSpacing(18)
         hero_layout.addWidget(self.new_button)
         hero_layout.addWidget(self.open_button)
         hero_layout.addStretch(1)
-        hero_layout.addWidget(version)
+        hero_layout.addLayout(provider_row)
+        hero_layout.addWidget(self._version)
 
         recent_card = QFrame(self)
         recent_card.setObjectName("card")
-        heading = QLabel(self.tr("Recent Projects"), recent_card)
-        heading.setObjectName("sectionTitle")
+        self._heading = QLabel(recent_card)
+        self._heading.setObjectName("sectionTitle")
         self.view = QListView(recent_card)
         self.view.setObjectName("recentProjects")
         self.view.setModel(self.model)
@@ -91,25 +105,22 @@ class StartPage(QWidget):
         self.view.viewport().setAttribute(Qt.WidgetAttribute.WA_Hover)
         self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.view.setFrameShape(QFrame.Shape.NoFrame)
-        self.empty_label = QLabel(
-            self.tr("No recent projects yet.\nCreate a project or open an existing one to see it here."), recent_card
-        )
+        self.empty_label = QLabel(recent_card)
         self.empty_label.setObjectName("emptyState")
         self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self._list_stack = QStackedLayout()
         self._list_stack.addWidget(self.empty_label)
         self._list_stack.addWidget(self.view)
 
-        self.open_selected_button = QPushButton(self.tr("Open"), recent_card)
-        self.remove_button = QPushButton(self.tr("Remove from List"), recent_card)
-        self.remove_button.setToolTip(self.tr("Forget this project; its folder is not touched (Del)"))
+        self.open_selected_button = QPushButton(recent_card)
+        self.remove_button = QPushButton(recent_card)
         buttons = QHBoxLayout()
         buttons.addStretch(1)
         buttons.addWidget(self.remove_button)
         buttons.addWidget(self.open_selected_button)
         card_layout = QVBoxLayout(recent_card)
         card_layout.setContentsMargins(20, 18, 20, 16)
-        card_layout.addWidget(heading)
+        card_layout.addWidget(self._heading)
         card_layout.addLayout(self._list_stack, 1)
         card_layout.addLayout(buttons)
 
@@ -126,6 +137,7 @@ class StartPage(QWidget):
         self._delete_shortcut.setContext(Qt.ShortcutContext.WidgetShortcut)
 
         self.new_button.clicked.connect(self.prompt_new_project)
+        self.settings_button.clicked.connect(self.settings_requested)
         self.open_button.clicked.connect(self.prompt_open_project)
         self.open_selected_button.clicked.connect(self.open_selected)
         self.remove_button.clicked.connect(self.forget_selected)
@@ -140,6 +152,46 @@ class StartPage(QWidget):
         self._clock.setInterval(60_000)
         self._clock.timeout.connect(self.view.viewport().update)
         self._clock.start()
+        self.retranslate_ui()
+
+    def retranslate_ui(self) -> None:
+        """Every text of the page; called again on a language switch."""
+        self._tagline.setText(self.tr("A workbench for LLM agents. Pick a project folder to begin."))
+        self.new_button.setText(self.tr("New Project…"))
+        self.new_button.setToolTip(self.tr("Create a project folder (Ctrl+N)"))
+        self.open_button.setText(self.tr("Open Project…"))
+        self.open_button.setToolTip(self.tr("Open an existing project folder (Ctrl+O)"))
+        self._version.setText(self.tr("Version {version}").format(version=crewagent.__version__))
+        self.settings_button.setText(self.tr("Settings…"))
+        self._heading.setText(self.tr("Recent Projects"))
+        self.empty_label.setText(self.tr("No recent projects yet.\nCreate a project or open an existing one to see it here."))
+        self.open_selected_button.setText(self.tr("Open"))
+        self.remove_button.setText(self.tr("Remove from List"))
+        self.remove_button.setToolTip(self.tr("Forget this project; its folder is not touched (Del)"))
+        self._show_provider()
+        self._update_buttons()
+        self.view.viewport().update()
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.LanguageChange:
+            self.retranslate_ui()
+        super().changeEvent(event)
+
+    @Slot(str, str)
+    def set_provider(self, label: str, model: str) -> None:
+        """The provider in use (``label`` already in the user's language) and its model."""
+        self._provider = (label, model)
+        self._show_provider()
+
+    def _show_provider(self) -> None:
+        if self._provider is None:
+            self.provider_label.clear()
+            return
+        label, model = self._provider
+        text = self.tr("Model provider: {provider}").format(provider=label)
+        if model:
+            text += f" · {model}"
+        self.provider_label.setText(text)
 
     # -- fed by the worker -------------------------------------------------------------------
 

@@ -58,19 +58,18 @@ def _problems_of(exc: ValidationError) -> tuple[SettingsProblem, ...]:
     return tuple(problems)
 
 
-def _check_provider(settings: Settings) -> tuple[SettingsProblem, ...]:
-    """What the schema cannot say: an openai-compatible provider needs a URL and a model."""
-    llm = settings.llm
+def _check_provider(llm: Mapping[str, Any]) -> tuple[SettingsProblem, ...]:
+    """What the schema cannot say: a URL is http(s); an openai-compatible provider needs a URL and a model."""
     problems = []
-    url = llm.baseUrl.strip()
+    url = str(llm.get("baseUrl") or "").strip()
     if url and not url.startswith(("http://", "https://")):
         problems.append(SettingsProblem("llm.baseUrl", "The base URL must start with http:// or https://."))
-    if llm.provider == "openai-compatible":
+    if llm.get("provider") == "openai-compatible":
         if not url:
             problems.append(
                 SettingsProblem("llm.baseUrl", "An OpenAI-compatible provider needs a base URL, e.g. http://localhost:11434/v1.")
             )
-        if not llm.model.strip():
+        if not str(llm.get("model") or "").strip():
             problems.append(SettingsProblem("llm.model", "Choose or type the model to use."))
     return tuple(problems)
 
@@ -110,11 +109,12 @@ class SettingsOps:
         Raises :class:`SettingsInvalid` naming each bad field; nothing is saved then.
         """
         merged = _deep_merge(self.current.model_dump(mode="json"), changes)
+        llm = merged.get("llm")
+        problems = _check_provider(llm if isinstance(llm, Mapping) else {})
         try:
             settings = Settings.model_validate(merged)
         except ValidationError as exc:
-            raise SettingsInvalid(_problems_of(exc)) from exc
-        problems = _check_provider(settings)
+            raise SettingsInvalid(problems + _problems_of(exc)) from exc
         if problems:
             raise SettingsInvalid(problems)
         self._store.save(settings)

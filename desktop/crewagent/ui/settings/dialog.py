@@ -1,0 +1,265 @@
+"""The Settings dialog: a page list beside the pages; Save and Apply send changes to the worker."""
+
+from __future__ import annotations
+
+import copy
+import logging
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from PySide6.QtCore import QEvent, Qt, Signal, Slot
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QDialog,
+    QDialogButtonBox,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from crewagent.core.settings import Settings
+from crewagent.ui.settings.llm_page import LlmPage
+from crewagent.ui.settings.page import SettingsPage
+from crewagent.ui.settings.pages import AppearancePage, ContextPage, ToolsPage
+from crewagent.worker.values import ApiKeyState, SettingsProblem
+
+log = logging.getLogger(__name__)
+
+
+def _merge(into: dict[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:
+    for key, value in changes.items():
+        if isinstance(value, Mapping) and isinstance(into.get(key), dict):
+            _merge(into[key], value)
+        else:
+            into[key] = copy.deepcopy(value)
+    return into
+
+
+class SettingsDialog(QDialog):
+    """Non-modal: it never blocks the window (or a test). It asks; the worker validates and saves.
+
+    Fed by the worker through ``set_settings``, ``show_problems``, ``set_key_state``,
+    ``show_connection_report`` and ``set_model_list`` (wired in MainWindow._connect_signals).
+    """
+
+    #: ``{section: {key: value}}``: save these settings (``Worker.save_settings``).
+    save_requested = Signal(object)
+
+    #: ``(provider, key)``: keep this API key ("" removes it) (``Worker.set_api_key``).
+    api_key_submitted = Signal(str, str)
+
+    #: ``provider``: tell whether that provider has a key stored (``Worker.load_api_key_state``).
+    key_state_requested = Signal(str)
+
+    #: ``LlmDraft``: test the connection as typed (``Worker.test_connection``).
+    connection_test_requested = Signal(object)
+
+    #: ``LlmDraft``: fetch the model list (``Worker.list_models``).
+    models_requested = Signal(object)
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setObjectName("settingsDialog")
+        self.setModal(False)
+        self.resize(860, 620)
+        self.setMinimumSize(680, 480)
+        self._settings: Settings | None = None
+        self._awaiting_save = False
+        self._close_after_save = False
+
+        self.llm_page = LlmPage(self)
+        self.tools_page = ToolsPage(self)
+        self.context_page = ContextPage(self)
+        self.appearance_page = AppearancePage(self)
+        self.pages: tuple[SettingsPage, ...] = (self.llm_page, self.tools_page, self.context_page, self.appearance_page)
+
+        self.nav = QListWidget(self)
+        self.nav.setObjectName("settingsNav")
+        self.nav.setFixedWidth(190)
+        self.stack = QStackedWidget(self)
+        for page in self.pages:
+            self.nav.addItem(page.nav_title())
+            self.stack.addWidget(page)
+
+        footer = QFrame(self)
+        footer.setObjectName("settingsFooter")
+        self.status = QLabel(footer)
+        self.status.setObjectName("footerStatus")
+        self.status.setWordWrap(True)
+        self.buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Save
+            | QDialogButtonBox.StandardButton.Apply
+            | QDialogButtonBox.StandardButton.Cancel,
+            footer,
+        )
+        footer_layout = QHBoxLayout(footer)
+        footer_layout.setContentsMargins(20, 12, 20, 12)
+        footer_layout.addWidget(self.status, 1)
+        footer_layout.addWidget(self.buttons)
+
+        body = QHBoxLayout()
+        body.setContentsMargins(0, 0, 0, 0)
+        body.setSpacing(0)
+        body.addWidget(self.nav)
+        body.addWidget(self.stack, 1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addLayout(body, 1)
+        layout.addWidget(footer)
+
+        self.nav.currentRowChanged.connect(self.stack.setCurrentIndex)
+        self.buttons.clicked.connect(self._on_button)
+        # One token budget, shown on two pages: keep both boxes equal.
+        self.llm_page.token_budget.valueChanged.connect(self.context_page.max_tokens.setValue)
+        self.context_page.max_tokens.valueChanged.connect(self.llm_page.token_budget.setValue)
+        self.llm_page.connection_test_requested.connect(self.connection_test_requested)
+        self.llm_page.models_requested.connect(self.models_requested)
+        self.llm_page.key_state_requested.connect(self.key_state_requested)
+        self.llm_page.key_removal_requested.connect(self.api_key_submitted)
+        self._apply_shortcut = QShortcut(QKeySequence("Ctrl+S"), self)
+        self._apply_shortcut.activated.connect(self.apply)
+        self.nav.setCurrentRow(0)
+        self.retranslate_ui()
+
+    # -- showing -----------------------------------------------------------------------------
+
+    def show_settings(self, page: str | None = None) -> None:
+        """Show the dialog (non-modal) with the settings in force; ``page`` is ``llm``, ``tools``, ..."""
+        if not self.isVisible():
+            self._reload()
+            self.status.clear()
+        if page is not None:
+            names = {"llm": self.llm_page, "tools": self.tools_page, "context": self.context_page, "appearance": self.appearance_page}
+            if page in names:
+                self.nav.setCurrentRow(self.pages.index(names[page]))
+        self.show()
+        self.raise_()
+        self.activateWindow()
+        self.key_state_requested.emit(self.llm_page.current_provider())
+
+    def _reload(self) -> None:
+        if self._settings is None:
+            return
+        for page in self.pages:
+            page.clear_problems()
+            page.load(self._settings)
+
+    # -- fed by the worker -------------------------------------------------------------------
+
+    @Slot(object)
+    def set_settings(self, settings: Settings) -> None:
+        """The settings in force. After our own save, confirm it (and close after Save)."""
+        self._settings = settings
+        if self._awaiting_save:
+            self._awaiting_save = False
+            self._set_busy(False)
+            self._reload()
+            self.status.setText(self.tr("Saved. The changes are in effect."))
+            if self._close_after_save:
+                self.accept()
+        elif not self.isVisible():
+            self._reload()
+
+    @Slot(object)
+    def show_problems(self, problems: Iterable[SettingsProblem]) -> None:
+        """Show each problem under its field and go to the first page that has one."""
+        if not self._awaiting_save and not self.isVisible():
+            return
+        self._awaiting_save = False
+        self._close_after_save = False
+        self._set_busy(False)
+        first_page: SettingsPage | None = None
+        unplaced: list[str] = []
+        for problem in problems:
+            placed = [page for page in self.pages if page.show_problem(problem.field, problem.message)]
+            if placed and first_page is None:
+                first_page = placed[0]
+            if not placed:
+                unplaced.append(problem.message)
+        if first_page is not None:
+            self.nav.setCurrentRow(self.pages.index(first_page))
+        text = self.tr("Nothing was saved: fix the highlighted values.")
+        self.status.setText(" ".join([text, *unplaced]))
+
+    @Slot(object)
+    def set_key_state(self, state: ApiKeyState) -> None:
+        self.llm_page.set_key_state(state)
+
+    @Slot(object)
+    def show_connection_report(self, report: object) -> None:
+        self.llm_page.show_connection_report(report)  # type: ignore[arg-type]
+
+    @Slot(object)
+    def set_model_list(self, listed: object) -> None:
+        self.llm_page.set_model_list(listed)  # type: ignore[arg-type]
+
+    # -- saving ------------------------------------------------------------------------------
+
+    def changes(self) -> dict[str, Any]:
+        merged: dict[str, Any] = {}
+        for page in self.pages:
+            _merge(merged, page.changes())
+        return merged
+
+    @Slot()
+    def apply(self) -> None:
+        """Send the changes to the worker; the answer is ``set_settings`` or ``show_problems``."""
+        for page in self.pages:
+            page.clear_problems()
+        key = self.llm_page.typed_key()
+        if key:
+            self.api_key_submitted.emit(self.llm_page.current_provider(), key)
+        self._awaiting_save = True
+        self._set_busy(True)
+        self.status.setText(self.tr("Saving…"))
+        self.save_requested.emit(self.changes())
+
+    def save_and_close(self) -> None:
+        self._close_after_save = True
+        self.apply()
+
+    def _set_busy(self, busy: bool) -> None:
+        for button in (QDialogButtonBox.StandardButton.Save, QDialogButtonBox.StandardButton.Apply):
+            self.buttons.button(button).setEnabled(not busy)
+
+    @Slot(QAbstractButton)
+    def _on_button(self, button: QAbstractButton) -> None:
+        role = self.buttons.standardButton(button)
+        if role == QDialogButtonBox.StandardButton.Save:
+            self.save_and_close()
+        elif role == QDialogButtonBox.StandardButton.Apply:
+            self.apply()
+        else:
+            self.reject()
+
+    def reject(self) -> None:
+        self._close_after_save = False
+        super().reject()
+
+    # -- language ----------------------------------------------------------------------------
+
+    def retranslate_ui(self) -> None:
+        self.setWindowTitle(self.tr("Settings"))
+        for row, page in enumerate(self.pages):
+            self.nav.item(row).setText(page.nav_title())
+        self.buttons.button(QDialogButtonBox.StandardButton.Save).setText(self.tr("Save"))
+        self.buttons.button(QDialogButtonBox.StandardButton.Apply).setText(self.tr("Apply"))
+        self.buttons.button(QDialogButtonBox.StandardButton.Cancel).setText(self.tr("Close"))
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.LanguageChange:
+            self.retranslate_ui()
+        super().changeEvent(event)
+
+    def keyPressEvent(self, event: Any) -> None:
+        # Enter in a field must not close the dialog (QDialog's default button behaviour).
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            event.accept()
+            return
+        super().keyPressEvent(event)

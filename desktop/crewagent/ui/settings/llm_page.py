@@ -1,0 +1,362 @@
+"""The LLM page: provider, base URL, model (from /v1/models), API key, timeout, token budget, Test Connection."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer, Signal, Slot
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDoubleSpinBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QWidget,
+)
+
+from crewagent.core.settings import Settings
+from crewagent.ui.settings.form import set_hint
+from crewagent.ui.settings.labels import PROVIDERS, provider_label
+from crewagent.ui.settings.page import SettingsPage
+from crewagent.worker.values import ApiKeyState, ConnectionReport, LlmDraft, ModelList
+
+#: How long the page waits for an answer before it gives up on a check (the worker bounds its own
+#: wait at 20 s; this only guards against an answer that never comes).
+CHECK_TIMEOUT_MS = 30_000
+NO_TOKEN_LIMIT = 0
+
+
+class LlmPage(SettingsPage):
+    """Edits ``llm.*``; the API key is sent to the worker on its own and never kept in settings."""
+
+    #: ``LlmDraft``: test the connection described by the fields as typed.
+    connection_test_requested = Signal(object)
+
+    #: ``LlmDraft``: fetch the provider's models (``GET /v1/models``).
+    models_requested = Signal(object)
+
+    #: ``provider``: the key state of this provider is wanted (the provider choice changed).
+    key_state_requested = Signal(str)
+
+    #: ``(provider, "")``: remove the stored key of that provider.
+    key_removal_requested = Signal(str, str)
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self._key_state: ApiKeyState | None = None
+        self._busy: str = ""  # "", "test" or "models"
+
+        provider_group = self.add_group()
+        self.provider = QComboBox(provider_group)
+        for name in PROVIDERS:
+            self.provider.addItem(provider_label(name), name)
+        self.base_url = QLineEdit(provider_group)
+        self.base_url.setClearButtonEnabled(True)
+        self.model = QComboBox(provider_group)
+        self.model.setEditable(True)
+        self.model.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+        self.model.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.fetch_models = QPushButton(provider_group)
+        model_row = QHBoxLayout()
+        model_row.addWidget(self.model, 1)
+        model_row.addWidget(self.fetch_models)
+        self.api_key = QLineEdit(provider_group)
+        self.api_key.setEchoMode(QLineEdit.EchoMode.Password)
+        self.api_key.setClearButtonEnabled(True)
+        self.remove_key = QPushButton(provider_group)
+        self.remove_key.setObjectName("linkButton")
+        key_row = QHBoxLayout()
+        key_row.addWidget(self.api_key, 1)
+        key_row.addWidget(self.remove_key)
+        self.key_warning = QLabel(provider_group)
+        self.key_warning.setObjectName("keyWarning")
+        self.key_warning.setWordWrap(True)
+        self.key_warning.hide()
+
+        self.fields["llm.provider"] = provider_group.add_field(self.provider)
+        self.fields["llm.baseUrl"] = provider_group.add_field(self.base_url)
+        self.fields["llm.model"] = provider_group.add_field(model_row, wrapped=self.model)
+        self.fields["llm.apiKey"] = provider_group.add_field(key_row, wrapped=self.api_key)
+        provider_group.add_wide(self.key_warning)
+        self._provider_group = provider_group
+
+        limits_group = self.add_group()
+        self.timeout = QDoubleSpinBox(limits_group)
+        self.timeout.setRange(1, 3600)
+        self.timeout.setDecimals(0)
+        self.token_budget = QSpinBox(limits_group)
+        self.token_budget.setRange(NO_TOKEN_LIMIT, 10_000_000)
+        self.token_budget.setSingleStep(1024)
+        self.token_budget.setGroupSeparatorShown(True)
+        self.fields["llm.timeoutSeconds"] = limits_group.add_field(self.timeout)
+        self.fields["llm.contextMaxTokens"] = limits_group.add_field(self.token_budget)
+        self._limits_group = limits_group
+
+        check_group = self.add_group()
+        self.test_button = QPushButton(check_group)
+        self.test_button.setObjectName("primaryButton")
+        self.busy = QProgressBar(check_group)
+        self.busy.setRange(0, 0)  # indeterminate
+        self.busy.setTextVisible(False)
+        self.busy.setFixedHeight(4)
+        self.busy.hide()
+        self.result = QLabel(check_group)
+        self.result.setWordWrap(True)
+        self.result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.result.hide()
+        test_row = QHBoxLayout()
+        test_row.addWidget(self.test_button)
+        test_row.addStretch(1)
+        holder = QWidget(check_group)
+        holder.setLayout(test_row)
+        check_group.add_wide(holder)
+        check_group.add_wide(self.busy)
+        check_group.add_wide(self.result)
+        self._check_group = check_group
+        self.finish()
+
+        self._timeout = QTimer(self)
+        self._timeout.setSingleShot(True)
+        self._timeout.setInterval(CHECK_TIMEOUT_MS)
+        self._timeout.timeout.connect(self._on_check_timeout)
+
+        self.provider.currentIndexChanged.connect(self._on_provider_changed)
+        self.test_button.clicked.connect(self.request_test)
+        self.fetch_models.clicked.connect(self.request_models)
+        self.remove_key.clicked.connect(self._remove_key)
+        self.retranslate_ui()
+        self._update_for_provider()
+
+    # -- SettingsPage ------------------------------------------------------------------------
+
+    def nav_title(self) -> str:
+        return self.tr("Model")
+
+    def retranslate_ui(self) -> None:
+        self.title.setText(self.tr("Model provider"))
+        self.intro.setText(
+            self.tr("Where CrewAgent sends your conversations. The demo works offline with no setup; connect a real model with OpenAI or any OpenAI-compatible server (Ollama, LM Studio, vLLM…).")
+        )
+        for row, name in enumerate(PROVIDERS):
+            self.provider.setItemText(row, provider_label(name))
+        self._provider_group.title.setText(self.tr("Connection"))
+        self.fields["llm.provider"].label.setText(self.tr("Provider"))
+        self.fields["llm.baseUrl"].label.setText(self.tr("Base URL"))
+        self.fields["llm.model"].label.setText(self.tr("Model"))
+        self.fields["llm.apiKey"].label.setText(self.tr("API key"))
+        self.fetch_models.setText(self.tr("Fetch models"))
+        self.fetch_models.setToolTip(self.tr("List the models the provider offers (GET /v1/models)"))
+        self.remove_key.setText(self.tr("Remove key"))
+        self._limits_group.title.setText(self.tr("Limits"))
+        self.fields["llm.timeoutSeconds"].label.setText(self.tr("Timeout"))
+        self.timeout.setSuffix(self.tr(" s"))
+        set_hint(self.fields["llm.timeoutSeconds"], self.tr("The longest wait for the first byte and between two streamed chunks."))
+        self.fields["llm.contextMaxTokens"].label.setText(self.tr("Token budget"))
+        self.token_budget.setSpecialValueText(self.tr("No limit"))
+        self.token_budget.setSuffix(self.tr(" tokens"))
+        set_hint(self.fields["llm.contextMaxTokens"], self.tr("The model's context window; requests are trimmed to fit (also on the Context page)."))
+        self._check_group.title.setText(self.tr("Check"))
+        self.test_button.setText(self.tr("Test Connection"))
+        self._update_for_provider()
+        self._show_key_state()
+
+    def load(self, settings: Settings) -> None:
+        llm = settings.llm
+        index = self.provider.findData(llm.provider)
+        self.provider.setCurrentIndex(max(0, index))
+        self.base_url.setText(llm.baseUrl)
+        self.model.setEditText(llm.model)
+        self.timeout.setValue(llm.timeoutSeconds)
+        self.token_budget.setValue(llm.contextMaxTokens or NO_TOKEN_LIMIT)
+        self.api_key.clear()
+        self._clear_result()
+        self._update_for_provider()
+
+    def changes(self) -> dict[str, Any]:
+        tokens = self.token_budget.value()
+        return {
+            "llm": {
+                "provider": self.current_provider(),
+                "baseUrl": self.base_url.text().strip(),
+                "model": self.model.currentText().strip(),
+                "timeoutSeconds": self.timeout.value(),
+                "contextMaxTokens": tokens if tokens != NO_TOKEN_LIMIT else None,
+            }
+        }
+
+    # -- API key -----------------------------------------------------------------------------
+
+    def current_provider(self) -> str:
+        return str(self.provider.currentData())
+
+    def typed_key(self) -> str:
+        """A key the user typed (to be stored on Apply), or ""."""
+        return self.api_key.text().strip() if self.current_provider() != "demo" else ""
+
+    @Slot(object)
+    def set_key_state(self, state: ApiKeyState) -> None:
+        if state.provider != self.current_provider():
+            return
+        self._key_state = state
+        self.api_key.clear()
+        self._show_key_state()
+
+    def _show_key_state(self) -> None:
+        state = self._key_state
+        keyed = self.current_provider() != "demo"
+        stored = bool(state and state.is_set and state.provider == self.current_provider())
+        self.remove_key.setVisible(keyed and stored)
+        if not keyed:
+            self.api_key.setPlaceholderText(self.tr("Not needed"))
+        elif stored:
+            self.api_key.setPlaceholderText(self.tr("A key is stored; type a new one to replace it"))
+        else:
+            self.api_key.setPlaceholderText(self.tr("Paste your API key (e.g. sk-…)"))
+        if state is not None and keyed:
+            where = self.tr("Keys are kept in the system keyring ({backend}), never in settings.json.").format(backend=state.backend)
+            set_hint(self.fields["llm.apiKey"], where if state.secure else "")
+            self.key_warning.setText(
+                self.tr("No system keyring is available: the key is stored in a file only you can read, but it is not encrypted.")
+                if not state.secure
+                else ""
+            )
+            self.key_warning.setVisible(not state.secure)
+        else:
+            set_hint(self.fields["llm.apiKey"], "")
+            self.key_warning.hide()
+
+    @Slot()
+    def _remove_key(self) -> None:
+        self.key_removal_requested.emit(self.current_provider(), "")
+
+    # -- provider-dependent fields -----------------------------------------------------------
+
+    @Slot(int)
+    def _on_provider_changed(self, _index: int) -> None:
+        self._key_state = None
+        self._clear_result()
+        self.clear_problems()
+        self._update_for_provider()
+        self._show_key_state()
+        self.key_state_requested.emit(self.current_provider())
+
+    def _update_for_provider(self) -> None:
+        provider = self.current_provider()
+        demo = provider == "demo"
+        for name in ("llm.baseUrl", "llm.model", "llm.apiKey"):
+            self.fields[name].set_enabled(not demo)
+        self.fetch_models.setEnabled(not demo and not self._busy)
+        model_line = self.model.lineEdit()
+        assert model_line is not None  # the model box is editable
+        if demo:
+            set_hint(self.fields["llm.provider"], self.tr("A scripted model inside CrewAgent: no network, no key, always the same answers. Good for trying the app."))
+            self.base_url.setPlaceholderText("")
+            model_line.setPlaceholderText("")
+        elif provider == "openai":
+            set_hint(self.fields["llm.provider"], "")
+            self.base_url.setPlaceholderText(self.tr("https://api.openai.com/v1 (leave empty for the default)"))
+            model_line.setPlaceholderText("gpt-4o-mini")
+        else:
+            set_hint(self.fields["llm.provider"], self.tr("Any server that speaks the OpenAI chat API."))
+            self.base_url.setPlaceholderText("http://localhost:11434/v1")
+            model_line.setPlaceholderText(self.tr("e.g. llama3.1"))
+
+    # -- network checks ----------------------------------------------------------------------
+
+    def draft(self) -> LlmDraft:
+        return LlmDraft(
+            provider=self.current_provider(),
+            base_url=self.base_url.text().strip(),
+            model=self.model.currentText().strip(),
+            timeout_seconds=self.timeout.value(),
+            api_key=self.typed_key(),
+        )
+
+    @property
+    def busy_with(self) -> str:
+        """``test`` or ``models`` while a check runs, else ""."""
+        return self._busy
+
+    @Slot()
+    def request_test(self) -> None:
+        self._start("test", self.tr("Connecting…"))
+        self.connection_test_requested.emit(self.draft())
+
+    @Slot()
+    def request_models(self) -> None:
+        self._start("models", self.tr("Fetching the model list…"))
+        self.models_requested.emit(self.draft())
+
+    def _start(self, kind: str, text: str) -> None:
+        self._busy = kind
+        self.test_button.setEnabled(False)
+        self.fetch_models.setEnabled(False)
+        self.busy.show()
+        self._show_result("resultBusy", text)
+        self._timeout.start()
+
+    def _finish(self) -> None:
+        self._busy = ""
+        self._timeout.stop()
+        self.busy.hide()
+        self.test_button.setEnabled(True)
+        self._update_for_provider()
+
+    @Slot(object)
+    def show_connection_report(self, report: ConnectionReport) -> None:
+        if self._busy != "test":
+            return  # an answer to a check the user has moved on from
+        self._finish()
+        if report.ok:
+            latency = f" · {report.latency_ms:.0f} ms" if report.latency_ms else ""
+            self._show_result("resultOk", "✓ " + self.tr("Connected.") + " " + report.message + latency)
+            if report.models:
+                self._fill_models(report.models)
+        else:
+            titles = {
+                "auth_failed": self.tr("The API key was refused."),
+                "unreachable": self.tr("The server could not be reached."),
+                "timeout": self.tr("The server did not answer in time."),
+                "not_found": self.tr("Wrong base URL."),
+                "invalid": self.tr("The settings are incomplete."),
+            }
+            title = titles.get(report.status, self.tr("The connection failed."))
+            self._show_result("resultError", "✕ " + title + " " + report.message)
+
+    @Slot(object)
+    def set_model_list(self, listed: ModelList) -> None:
+        if self._busy != "models":
+            return
+        self._finish()
+        if listed.error:
+            self._show_result("resultError", "✕ " + self.tr("No model list: {error}").format(error=listed.error))
+            return
+        self._fill_models(listed.models)
+        self._show_result("resultOk", self.tr("{count} models available.").format(count=len(listed.models)))
+
+    def _fill_models(self, models: tuple[str, ...]) -> None:
+        typed = self.model.currentText()
+        self.model.blockSignals(True)
+        self.model.clear()
+        self.model.addItems(list(models))
+        self.model.setEditText(typed or (models[0] if models else ""))
+        self.model.blockSignals(False)
+
+    @Slot()
+    def _on_check_timeout(self) -> None:
+        self._finish()
+        self._show_result("resultError", "✕ " + self.tr("No answer. Check the base URL and your network, then try again."))
+
+    def _show_result(self, kind: str, text: str) -> None:
+        self.result.setObjectName(kind)
+        self.result.setText(text)
+        self.result.style().unpolish(self.result)
+        self.result.style().polish(self.result)
+        self.result.show()
+
+    def _clear_result(self) -> None:
+        if not self._busy:
+            self.result.hide()

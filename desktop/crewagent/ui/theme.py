@@ -1,0 +1,202 @@
+"""Light and dark themes (palette + stylesheet from one token table each), and following the system.
+
+``resources/styles/app.qss`` holds every rule once, with ``${token}`` colours; a theme is a
+token table. The palette is built from the same table, so delegates that paint with
+``option.palette`` match the stylesheet.
+"""
+
+from __future__ import annotations
+
+import logging
+from functools import lru_cache
+from importlib import resources
+from string import Template
+from typing import Literal
+
+from PySide6.QtCore import QObject, Qt, Signal, Slot
+from PySide6.QtGui import QColor, QGuiApplication, QPalette
+from PySide6.QtWidgets import QApplication
+
+log = logging.getLogger(__name__)
+
+ThemeChoice = Literal["system", "light", "dark"]
+ThemeName = Literal["light", "dark"]
+THEME_CHOICES: tuple[ThemeChoice, ...] = ("system", "light", "dark")
+
+LIGHT: dict[str, str] = {
+    "window": "#f4f5f8",
+    "surface": "#ffffff",
+    "surface_alt": "#f1f3f9",
+    "input_bg": "#ffffff",
+    "border": "#e5e7eb",
+    "border_strong": "#d1d5db",
+    "text": "#111827",
+    "text_soft": "#4b5563",
+    "text_muted": "#6b7280",
+    "text_faint": "#9ca3af",
+    "title": "#1e1b4b",
+    "accent": "#4f46e5",
+    "accent_hover": "#4338ca",
+    "accent_pressed": "#3730a3",
+    "accent_text": "#ffffff",
+    "hover": "#f3f4f6",
+    "pressed": "#e5e7eb",
+    "highlight": "#e0e7ff",
+    "highlight_text": "#1e1b4b",
+    "disabled_text": "#9ca3af",
+    "disabled_bg": "#f9fafb",
+    "scrollbar": "#d1d5db",
+    "danger": "#dc2626",
+    "error_bg": "#fef2f2",
+    "error_border": "#fecaca",
+    "error_text": "#991b1b",
+    "info_bg": "#eff6ff",
+    "info_border": "#bfdbfe",
+    "info_text": "#1e3a8a",
+    "warning_bg": "#fffbeb",
+    "warning_border": "#fde68a",
+    "warning_text": "#92400e",
+    "success": "#047857",
+    "success_bg": "#ecfdf5",
+    "tooltip_bg": "#111827",
+    "tooltip_text": "#f9fafb",
+    "link": "#4f46e5",
+}
+
+DARK: dict[str, str] = {
+    "window": "#0f1117",
+    "surface": "#171a22",
+    "surface_alt": "#1f232d",
+    "input_bg": "#12151c",
+    "border": "#2a2f3b",
+    "border_strong": "#373d4b",
+    "text": "#e6e8ee",
+    "text_soft": "#c3c8d3",
+    "text_muted": "#9aa1b0",
+    "text_faint": "#6b7280",
+    "title": "#e0e7ff",
+    "accent": "#6366f1",
+    "accent_hover": "#818cf8",
+    "accent_pressed": "#4f46e5",
+    "accent_text": "#ffffff",
+    "hover": "#232834",
+    "pressed": "#2b3140",
+    "highlight": "#2e2a6b",
+    "highlight_text": "#e0e7ff",
+    "disabled_text": "#5f6675",
+    "disabled_bg": "#191c24",
+    "scrollbar": "#3a4050",
+    "danger": "#f87171",
+    "error_bg": "#2a1418",
+    "error_border": "#5b2129",
+    "error_text": "#fecaca",
+    "info_bg": "#111d33",
+    "info_border": "#1e3a8a",
+    "info_text": "#bfdbfe",
+    "warning_bg": "#2a2111",
+    "warning_border": "#5c4514",
+    "warning_text": "#fcd34d",
+    "success": "#34d399",
+    "success_bg": "#0f2a22",
+    "tooltip_bg": "#e6e8ee",
+    "tooltip_text": "#111827",
+    "link": "#a5b4fc",
+}
+
+TOKENS: dict[ThemeName, dict[str, str]] = {"light": LIGHT, "dark": DARK}
+
+
+@lru_cache(maxsize=1)
+def _template() -> Template:
+    # A bundled resource read once (the first time a theme is applied, before the window shows).
+    text = (resources.files("crewagent.resources") / "styles" / "app.qss").read_text(encoding="utf-8")
+    return Template(text)
+
+
+def stylesheet(name: ThemeName) -> str:
+    """The application stylesheet of a theme; an unknown token is a bug and raises ``KeyError``."""
+    return _template().substitute(TOKENS[name])
+
+
+def palette(name: ThemeName) -> QPalette:
+    """A Fusion palette in the theme's colours (item delegates paint with it)."""
+    tokens = TOKENS[name]
+    result = QPalette()
+    roles = {
+        QPalette.ColorRole.Window: "window",
+        QPalette.ColorRole.WindowText: "text",
+        QPalette.ColorRole.Base: "surface",
+        QPalette.ColorRole.AlternateBase: "surface_alt",
+        QPalette.ColorRole.Text: "text",
+        QPalette.ColorRole.PlaceholderText: "text_muted",
+        QPalette.ColorRole.Button: "surface",
+        QPalette.ColorRole.ButtonText: "text",
+        QPalette.ColorRole.BrightText: "accent_text",
+        QPalette.ColorRole.Highlight: "highlight",
+        QPalette.ColorRole.HighlightedText: "highlight_text",
+        QPalette.ColorRole.ToolTipBase: "tooltip_bg",
+        QPalette.ColorRole.ToolTipText: "tooltip_text",
+        QPalette.ColorRole.Link: "link",
+        QPalette.ColorRole.LinkVisited: "link",
+        QPalette.ColorRole.Light: "surface_alt",
+        QPalette.ColorRole.Midlight: "border",
+        QPalette.ColorRole.Mid: "border_strong",
+        QPalette.ColorRole.Dark: "text_faint",
+        QPalette.ColorRole.Accent: "accent",
+    }
+    for role, token in roles.items():
+        result.setColor(role, QColor(tokens[token]))
+    for role in (QPalette.ColorRole.ButtonText, QPalette.ColorRole.WindowText, QPalette.ColorRole.Text):
+        result.setColor(QPalette.ColorGroup.Disabled, role, QColor(tokens["disabled_text"]))
+    return result
+
+
+def light_palette() -> QPalette:
+    return palette("light")
+
+
+def system_theme() -> ThemeName:
+    """What the desktop prefers (Qt 6.5+ reports it); light when it does not say."""
+    hints = QGuiApplication.styleHints()
+    return "dark" if hints.colorScheme() == Qt.ColorScheme.Dark else "light"
+
+
+class ThemeManager(QObject):
+    """Applies the user's theme choice to the application, and follows the desktop for "system"."""
+
+    #: ``"light"`` or ``"dark"``: the theme now in effect (emitted only on a real change).
+    theme_applied = Signal(str)
+
+    def __init__(self, app: QApplication, parent: QObject | None = None):
+        super().__init__(parent)
+        self._app = app
+        self._choice: ThemeChoice = "system"
+        self._applied: ThemeName | None = None
+        QGuiApplication.styleHints().colorSchemeChanged.connect(self._on_system_changed)
+
+    @property
+    def choice(self) -> ThemeChoice:
+        return self._choice
+
+    @property
+    def applied(self) -> ThemeName | None:
+        return self._applied
+
+    def set_choice(self, choice: str) -> None:
+        """Apply ``system``, ``light`` or ``dark`` (anything else is treated as ``system``)."""
+        self._choice = choice if choice in THEME_CHOICES else "system"  # type: ignore[assignment]
+        self._apply(system_theme() if self._choice == "system" else self._choice)  # type: ignore[arg-type]
+
+    def _apply(self, name: ThemeName) -> None:
+        if name == self._applied:
+            return
+        self._app.setPalette(palette(name))
+        self._app.setStyleSheet(stylesheet(name))
+        self._applied = name
+        log.debug("theme %s applied", name)
+        self.theme_applied.emit(name)
+
+    @Slot(Qt.ColorScheme)
+    def _on_system_changed(self, _scheme: Qt.ColorScheme) -> None:
+        if self._choice == "system":
+            self._apply(system_theme())

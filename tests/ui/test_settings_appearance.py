@@ -1,0 +1,61 @@
+"""Theme changes apply live: the application palette and stylesheet switch without a restart."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from PySide6.QtGui import QColor, QPalette
+from PySide6.QtWidgets import QApplication, QDialogButtonBox
+
+from crewagent.ui.i18n import LanguageManager
+from crewagent.ui.mainwindow import MainWindow
+from crewagent.ui.theme import DARK, LIGHT, ThemeManager, stylesheet
+from crewagent.worker import WorkerThread
+from tests.ui.conftest import ScriptedDialogs
+
+
+@pytest.fixture
+def styled(qtbot: Any, qapp: QApplication, worker_thread: WorkerThread, dialogs: ScriptedDialogs) -> Iterator[MainWindow]:
+    """A window that applies the Appearance settings to the application; the look is restored after."""
+    style, palette, sheet = qapp.style().name(), qapp.palette(), qapp.styleSheet()
+    languages = LanguageManager(qapp)
+    window = MainWindow(worker_thread.worker, dialogs=dialogs, theme=ThemeManager(qapp), languages=languages)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitUntil(lambda: window.settings is not None)
+    yield window
+    window.settings_dialog.close()
+    window.close()
+    languages.set_language("en")
+    qapp.setStyleSheet(sheet)
+    qapp.setStyle(style)
+    qapp.setPalette(palette)
+
+
+def window_color(app: QApplication) -> str:
+    return app.palette().color(QPalette.ColorRole.Window).name()
+
+
+def test_switching_to_dark_and_back_repaints_the_running_app(qtbot: Any, qapp: QApplication, styled: MainWindow) -> None:
+    dialog = styled.settings_dialog
+    styled.show_settings()
+    appearance = dialog.appearance_page
+    appearance.theme.setCurrentIndex(appearance.theme.findData("dark"))
+    dialog.buttons.button(QDialogButtonBox.StandardButton.Apply).click()
+    qtbot.waitUntil(lambda: window_color(qapp) == DARK["window"])
+    assert qapp.styleSheet() == stylesheet("dark")
+    # What a user sees: the sidebar-coloured start page hero is drawn dark.
+    assert styled.start_page.grab().toImage().pixelColor(5, 5) == QColor(DARK["surface"])
+
+    appearance.theme.setCurrentIndex(appearance.theme.findData("light"))
+    dialog.buttons.button(QDialogButtonBox.StandardButton.Apply).click()
+    qtbot.waitUntil(lambda: window_color(qapp) == LIGHT["window"])
+    assert styled.start_page.grab().toImage().pixelColor(5, 5) == QColor(LIGHT["surface"])
+
+
+def test_both_themes_fill_every_token() -> None:
+    assert set(LIGHT) == set(DARK)
+    for name in ("light", "dark"):
+        assert "${" not in stylesheet(name) and "#startPage" in stylesheet(name)
