@@ -180,7 +180,10 @@ class ConversationDelegate(_TwoLineDelegate):
         painter.setFont(small_font)
         painter.setPen(_muted(option))
         count_rect = QRect(after, line2.top(), line2.right() - after, line2.height())
-        painter.drawText(
-            count_rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, formatting.message_count(item.message_count)
-        )
+        detail = small_metrics.elidedText(self.detail_text(index, item), Qt.TextElideMode.ElideRight, count_rect.width())
+        painter.drawText(count_rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, detail)
         painter.restore()
+
+    def detail_text(self, index: _Index, item: ConversationSummary) -> str:
+        """The text after the type pill: the message count (the Works panel shows search snippets)."""
+        return formatting.message_count(item.message_count)

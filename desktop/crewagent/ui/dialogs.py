@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from PySide6.QtCore import Qt, Slot
+from PySide6.QtCore import QCoreApplication, Qt, Slot
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -46,7 +46,10 @@ class QtProjectDialogs:
 
     def ask_project_folder(self, parent: QWidget) -> str | None:
         folder = QFileDialog.getExistingDirectory(
-            parent, parent.tr("Open Project"), str(Path.home()), QFileDialog.Option.ShowDirsOnly
+            parent,
+            QCoreApplication.translate("ProjectDialogs", "Open Project"),
+            str(Path.home()),
+            QFileDialog.Option.ShowDirsOnly,
         )
         return folder or None
 

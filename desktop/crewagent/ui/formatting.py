@@ -6,25 +6,23 @@ from datetime import datetime, timezone
 
 from PySide6.QtCore import QCoreApplication, QDateTime, QLocale
 
-_CONTEXT = "formatting"
-
-
-def _tr(text: str) -> str:
-    return QCoreApplication.translate(_CONTEXT, text)
-
 
 def mode_label(mode: str) -> str:
     """The name users see for a conversation type (``run`` is called a Workflow in the UI)."""
-    labels = {"chat": _tr("Chat"), "agent": _tr("Agent"), "run": _tr("Workflow")}
+    labels = {
+        "chat": QCoreApplication.translate("formatting", "Chat"),
+        "agent": QCoreApplication.translate("formatting", "Agent"),
+        "run": QCoreApplication.translate("formatting", "Workflow"),
+    }
     return labels.get(mode, mode)
 
 
 def message_count(count: int) -> str:
     if count == 0:
-        return _tr("No messages")
+        return QCoreApplication.translate("formatting", "No messages")
     if count == 1:
-        return _tr("1 message")
-    return _tr("{count} messages").format(count=count)
+        return QCoreApplication.translate("formatting", "1 message")
+    return QCoreApplication.translate("formatting", "{count} messages").format(count=count)
 
 
 def relative_time(moment: datetime, now: datetime | None = None) -> str:
@@ -32,15 +30,15 @@ def relative_time(moment: datetime, now: datetime | None = None) -> str:
     now = now or datetime.now(timezone.utc)
     seconds = (now - moment).total_seconds()
     if seconds < 60:
-        return _tr("just now")
+        return QCoreApplication.translate("formatting", "just now")
     if seconds < 3600:
-        return _tr("{minutes} min ago").format(minutes=int(seconds // 60))
+        return QCoreApplication.translate("formatting", "{minutes} min ago").format(minutes=int(seconds // 60))
     local = QDateTime.fromSecsSinceEpoch(int(moment.timestamp())).toLocalTime()
     today = QDateTime.fromSecsSinceEpoch(int(now.timestamp())).toLocalTime().date()
     if seconds < 6 * 3600 or local.date() == today:
-        return _tr("{hours} h ago").format(hours=max(1, int(seconds // 3600)))
+        return QCoreApplication.translate("formatting", "{hours} h ago").format(hours=max(1, int(seconds // 3600)))
     if local.date().daysTo(today) == 1:
-        return _tr("yesterday")
+        return QCoreApplication.translate("formatting", "yesterday")
     fmt = "MMM d" if local.date().year() == today.year() else "MMM d, yyyy"
     return QLocale().toString(local.date(), fmt)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtCore import QEvent, Qt, Signal, Slot
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QWidget
 
 log = logging.getLogger(__name__)
@@ -32,15 +32,24 @@ class MessageBar(QFrame):
         close = QToolButton(self)
         close.setObjectName("messageBarClose")
         close.setText("✕")
-        close.setToolTip(self.tr("Dismiss"))
         close.setAutoRaise(True)
         close.clicked.connect(self._dismiss)
+        self._close = close
         layout = QHBoxLayout(self)
         layout.setContentsMargins(14, 8, 8, 8)
         layout.addWidget(self._icon, 0, Qt.AlignmentFlag.AlignTop)
         layout.addWidget(self._text, 1)
         layout.addWidget(close, 0, Qt.AlignmentFlag.AlignTop)
         self.hide()
+        self.retranslate_ui()
+
+    def retranslate_ui(self) -> None:
+        self._close.setToolTip(self.tr("Dismiss"))
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.LanguageChange:
+            self.retranslate_ui()
+        super().changeEvent(event)
 
     @property
     def text(self) -> str:

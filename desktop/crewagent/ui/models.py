@@ -156,9 +156,7 @@ class ConversationListModel(QAbstractListModel):
         if not index.isValid() or not 0 <= index.row() < len(self._items):
             return None
         item = self._items[index.row()]
-        if role == Qt.ItemDataRole.DisplayRole:
-            return item.title
-        if role == Qt.ItemDataRole.ToolTipRole:
+        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole, Qt.ItemDataRole.ToolTipRole):
             return item.title
         if role == ConversationRole.SUMMARY:
             return item
@@ -173,6 +171,14 @@ class ConversationListModel(QAbstractListModel):
         if role == ConversationRole.MESSAGE_COUNT:
             return item.message_count
         return None
+
+
+    def flags(self, index: _Index) -> Qt.ItemFlag:
+        # Editable so that the view opens an inline editor (F2, double-click); the Works panel's
+        # delegate turns the edit into a rename request instead of writing here.
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        return super().flags(index) | Qt.ItemFlag.ItemIsEditable
 
 
 def _recency(item: ConversationSummary) -> float:
