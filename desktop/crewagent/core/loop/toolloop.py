@@ -252,10 +252,16 @@ class ToolLoop:
         return presend_check(payload, name_pattern=OPENAI_FUNCTION_NAME if strict else DOTTED_FUNCTION_NAME)
 
     async def _pump(self, request: LlmRequest, queue: asyncio.Queue[Any]) -> None:
+        first_delta = True
         try:
             async with aclosing(self.adapter.stream(request)) as stream:
                 async for event in stream:
                     queue.put_nowait(("llm", event))
+                    if first_delta and isinstance(event, TextDelta | ReasoningDelta):
+                        # Let the consumer show the first token now: without this the pump parses
+                        # everything already buffered (a whole burst) before it ever yields.
+                        first_delta = False
+                        await asyncio.sleep(0)
         except LlmError as error:
             queue.put_nowait(("llm_error", error))
             return
