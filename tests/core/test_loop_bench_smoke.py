@@ -1,0 +1,39 @@
+"""The tool loop benchmark runs end to end (--quick) and prints its tables; no timing is asserted."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_loop.py"
+
+
+def _run(*extra: str) -> str:
+    proc = subprocess.run([sys.executable, "-W", "error", str(BENCH), "--quick", *extra], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_quick_run_prints_both_tables() -> None:
+    out = _run()
+    assert "## 1. First byte -> first TextDelta event" in out and "## 2. Per-turn time" in out
+    names = [line.split("|")[1].strip() for line in out.splitlines() if line.startswith("| ")]
+    assert "session, in-memory store: first byte -> first TextDelta event" in names
+    for kind in ("text", "tools"):
+        assert f"session turn, in-memory store ({kind})" in names
+        assert f"session turn, RuntimeStore with fsync ({kind})" in names
+        assert f"**loop overhead: in-memory session - raw ({kind})**" in names
+        assert f"persistence: RuntimeStore - in-memory ({kind})" in names
+    assert "Goal first byte -> first TextDelta event < 2 ms" in out and "Goal loop overhead per turn < 5 ms" in out
+
+
+def test_json_output() -> None:
+    data = json.loads(_run("--json", "--rounds", "3"))
+    assert data["rounds"] == 3
+    assert [row["n"] for row in data["first_byte"]] == [3, 3]
+    assert set(data["turns"]) == {"text", "tools"}
+    assert len(data["request_bytes"]["tools"]) == 2  # a tool turn is two model calls
+    for rows in data["turns"].values():
+        assert rows["memory"]["n"] == rows["disk"]["n"] == rows["raw"]["n"] == 3
