@@ -13,9 +13,11 @@ from PySide6.QtGui import QIcon, QPixmap
 from PySide6.QtWidgets import QApplication
 
 import crewagent
+from crewagent.core import paths
 from crewagent.ui import theme as themes
 from crewagent.ui.i18n import LanguageManager
 from crewagent.ui.mainwindow import MainWindow
+from crewagent.ui.single_instance import InstanceServer, forward_to_running
 from crewagent.ui.window_state import default_state
 from crewagent.worker import start_worker
 
@@ -32,6 +34,13 @@ def run_gui(data_dir: str | None = None, project: str | None = None) -> int:
     """
     app = QApplication.instance() or QApplication(sys.argv[:1])
     assert isinstance(app, QApplication)
+    data = paths.data_dir(data_dir)
+    # One window per data folder: a second launch brings the first forward (with --project).
+    if forward_to_running(data, project):
+        log.info("CrewAgent already runs on %s; it was asked to come forward", data)
+        return 0
+    instance = InstanceServer(data)
+    instance.listen()
     setup_application(app)
     theme = themes.ThemeManager(app)
     languages = LanguageManager(app)
@@ -40,10 +49,12 @@ def run_gui(data_dir: str | None = None, project: str | None = None) -> int:
     try:
         window = MainWindow(worker.worker, state=default_state(), theme=theme, languages=languages)
         _show_when_styled(window, worker.worker.settings_changed)
+        instance.activation_requested.connect(window.activate_from_launch)
         if project:
             window.open_project_folder(project)
         return app.exec()
     finally:
+        instance.close()
         restore_sigint()
         worker.stop()
 

@@ -13,6 +13,7 @@ from crewagent.ui.i18n import LanguageManager
 from crewagent.ui.message_bar import MessageBar
 from crewagent.ui.project_view import ProjectView
 from crewagent.ui.settings import SettingsDialog, provider_label
+from crewagent.ui.single_instance import ActivationRequest
 from crewagent.ui.start_page import StartPage
 from crewagent.ui.theme import ThemeManager
 from crewagent.ui.window_state import read_bytes
@@ -192,6 +193,17 @@ class MainWindow(QMainWindow):
         self.status_project.setText("")
         self._update_actions()
         self.start_page.refresh()  # a folder may have gone missing since the list was read
+
+    @Slot(object)
+    def activate_from_launch(self, request: ActivationRequest) -> None:
+        """Another launch on this data folder: come to the front, and open its ``--project``."""
+        if self.isMinimized():
+            self.showNormal()
+        self.show()
+        self.raise_()
+        self.activateWindow()
+        if request.project:
+            self.open_project_folder(request.project)
 
     def open_project_folder(self, folder: str) -> None:
         """Open ``folder`` at start-up, making it a project if it is not one (``--project``)."""
