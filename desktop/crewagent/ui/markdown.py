@@ -1,0 +1,124 @@
+"""Markdown to the HTML subset QTextDocument renders: highlighted code blocks with a Copy link.
+
+Why markdown-it-py rather than ``QTextDocument.setMarkdown``: Qt's built-in parser (md4c) turns
+the text straight into a document, with no hook into code blocks, so there is no way to highlight
+them or to attach a per-block Copy action. markdown-it-py is a CommonMark parser whose renderer
+rules can be replaced: fenced code goes through Pygments (inline styles, which QTextDocument
+understands) under a small header with a ``copy:N`` link, raw HTML from the model is escaped
+rather than rendered, and only safe link schemes survive. Both libraries are pure Python.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, cast
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import get_lexer_by_name
+from pygments.util import ClassNotFound
+
+#: The href prefix of a code block's Copy link; the rest is the block's index.
+COPY_SCHEME = "copy:"
+#: Link schemes a click may open; anything else is shown as text.
+SAFE_SCHEMES = ("http:", "https:", "mailto:", "file:")
+
+CODE_BACKGROUND = "#f6f8fa"
+CODE_HEADER = "#6b7280"
+INLINE_CODE_BACKGROUND = "#eef0f4"
+LINK_COLOR = "#4f46e5"
+_MONO = "'JetBrains Mono', 'Cascadia Code', 'Fira Code', Menlo, Consolas, 'DejaVu Sans Mono', monospace"
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """HTML for a QTextDocument and the text of each code block (index = the ``copy:N`` link)."""
+
+    html: str
+    code_blocks: tuple[str, ...]
+
+
+class _Renderer:
+    """Renderer rules over markdown-it's default HTML renderer."""
+
+    def __init__(self) -> None:
+        self.md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+        self.md.enable(["table", "strikethrough"])
+        self.md.validateLink = _valid_link  # type: ignore[method-assign]
+        rules = cast(Any, self.md.renderer).rules
+        rules["fence"] = self._fence
+        rules["code_block"] = self._fence
+        rules["code_inline"] = self._code_inline
+        rules["link_open"] = self._link_open
+        self._formatter = HtmlFormatter(noclasses=True, nowrap=True, style="default")
+
+    def render(self, text: str) -> Rendered:
+        env: dict[str, Any] = {"code": []}
+        body = self.md.render(text, env)
+        return Rendered(f"<body>{body}</body>", tuple(env["code"]))
+
+    def _fence(self, tokens: Sequence[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
+        token = tokens[idx]
+        code = token.content
+        language = (token.info or "").strip().split(" ")[0]
+        blocks: list[str] = env.setdefault("code", [])
+        number = len(blocks)
+        blocks.append(code)
+        body = self._highlight(code.rstrip("\n"), language)
+        label = html.escape(language) if language else "code"
+        return (
+            f'<table width="100%" cellspacing="0" cellpadding="8" bgcolor="{CODE_BACKGROUND}" '
+            'style="margin-top: 4px; margin-bottom: 8px;">'
+            f'<tr><td><table width="100%" cellspacing="0" cellpadding="0"><tr>'
+            f'<td><span style="color: {CODE_HEADER}; font-size: small;">{label}</span></td>'
+            f'<td align="right"><a href="{COPY_SCHEME}{number}" style="color: {CODE_HEADER}; '
+            f'font-size: small; text-decoration: none;">Copy</a></td></tr></table>'
+            f'<pre style="font-family: {_MONO}; margin-top: 6px;">{body}</pre></td></tr></table>\n'
+        )
+
+    def _highlight(self, code: str, language: str) -> str:
+        if not language:
+            return html.escape(code)
+        try:
+            lexer = get_lexer_by_name(language, stripnl=False)
+        except ClassNotFound:
+            return html.escape(code)
+        return str(highlight(code, lexer, self._formatter)).rstrip("\n")
+
+    def _code_inline(self, tokens: Sequence[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
+        content = html.escape(tokens[idx].content)
+        return f'<code style="font-family: {_MONO}; background-color: {INLINE_CODE_BACKGROUND};">&nbsp;{content}&nbsp;</code>'
+
+    def _link_open(self, tokens: Sequence[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
+        href = html.escape(str(tokens[idx].attrGet("href") or ""), quote=True)
+        return f'<a href="{href}" style="color: {LINK_COLOR};">'
+
+
+def _valid_link(url: str) -> bool:
+    lowered = url.strip().lower()
+    return lowered.startswith(SAFE_SCHEMES) or lowered.startswith(("#", "/", "./", "../")) or ":" not in lowered.split("/")[0]
+
+
+@lru_cache(maxsize=1)
+def _renderer() -> _Renderer:
+    return _Renderer()
+
+
+def render(text: str) -> Rendered:
+    """Markdown ``text`` as QTextDocument HTML (GUI thread only: the renderer is not shared)."""
+    return _renderer().render(text)
+
+
+def plain_html(text: str) -> str:
+    """Text shown as is (tool output, reasoning): escaped, line breaks kept."""
+    return f'<body><pre style="font-family: {_MONO}; white-space: pre-wrap;">{html.escape(text)}</pre></body>'
+
+
+def is_openable(href: str) -> bool:
+    """True for links a click may hand to the system (web pages, mail, local files)."""
+    return href.strip().lower().startswith(SAFE_SCHEMES)

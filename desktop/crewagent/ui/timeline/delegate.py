@@ -1,0 +1,744 @@
+"""TimelineDelegate: draws and measures timeline rows (bubbles, tool parts, errors) and handles clicks.
+
+Geometry is computed in one place (:meth:`TimelineDelegate._layout`) for painting, sizing and hit
+testing alike, so what is clickable is exactly what is drawn. Sizes are cached per row version,
+width and view state; rows far from the end are estimated until painted (see ``documents``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from PySide6.QtCore import (
+    QAbstractItemModel,
+    QEvent,
+    QModelIndex,
+    QPersistentModelIndex,
+    QPointF,
+    QRectF,
+    QSize,
+    Qt,
+    QTimer,
+    Signal,
+)
+from PySide6.QtGui import (
+    QAbstractTextDocumentLayout,
+    QColor,
+    QFont,
+    QFontMetricsF,
+    QGuiApplication,
+    QMouseEvent,
+    QPainter,
+    QPalette,
+    QPen,
+)
+from PySide6.QtWidgets import QStyledItemDelegate, QStyleOptionViewItem, QWidget
+
+from crewagent.ui import formatting
+from crewagent.ui.ask_user import AskUserForm, answer_lines
+from crewagent.ui.markdown import COPY_SCHEME
+from crewagent.ui.timeline.documents import DocumentCache, LaidOut, estimate_height, font_metrics, mono_font
+from crewagent.ui.timeline.model import ASK_USER_TOOL, FAILED, INTERRUPTED, OK, PENDING, RUNNING, TimelineRole
+from crewagent.ui.timeline.state import TimelineViewState
+
+_Index = QModelIndex | QPersistentModelIndex
+
+MAX_COLUMN = 860
+SIDE = 20
+AVATAR = 26
+AVATAR_GAP = 12
+BUBBLE_PAD_X, BUBBLE_PAD_Y = 14, 10
+CARD_PAD = 12
+TOOL_HEADER = 34
+BUTTON_H = 28
+#: Rows within this many of the end are always measured exactly (the view opens there).
+EXACT_TAIL = 40
+#: Characters of a tool result shown expanded (the rest: "Open full output" or "… more").
+MAX_RESULT_CHARS = 20_000
+
+USER_BUBBLE = QColor("#eef2ff")
+USER_TEXT = QColor("#1e1b4b")
+TEXT = QColor("#111827")
+MUTED = QColor("#6b7280")
+ACCENT = QColor("#4f46e5")
+CARD = QColor("#f9fafb")
+CARD_BORDER = QColor("#e5e7eb")
+ERROR_FILL = QColor("#fef2f2")
+ERROR_BORDER = QColor("#fecaca")
+ERROR_TEXT = QColor("#b91c1c")
+STATE_COLORS = {
+    PENDING: QColor("#6b7280"),
+    RUNNING: QColor("#2563eb"),
+    OK: QColor("#16a34a"),
+    FAILED: QColor("#dc2626"),
+    INTERRUPTED: QColor("#d97706"),
+}
+BADGE_COLORS = {"interrupted": QColor("#b45309"), "synthetic": QColor("#475569"), "error": QColor("#b91c1c")}
+
+
+def _tr(text: str) -> str:
+    return QGuiApplication.translate("TimelineDelegate", text)
+
+
+def state_label(state: str) -> str:
+    return {
+        PENDING: _tr("waiting"),
+        RUNNING: _tr("running"),
+        OK: _tr("ok"),
+        FAILED: _tr("failed"),
+        INTERRUPTED: _tr("interrupted"),
+    }.get(state, state)
+
+
+def duration_label(ms: float | None) -> str:
+    if ms is None:
+        return ""
+    if ms < 1000:
+        return f"{ms:.0f} ms"
+    return f"{ms / 1000:.1f} s"
+
+
+def size_label(size: int) -> str:
+    value = float(size)
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            return f"{value:.0f} {unit}" if unit == "bytes" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{size} bytes"
+
+
+def pretty_json(text: str) -> str:
+    """Arguments or a result as indented JSON; text that is not JSON is shown as it is."""
+    try:
+        return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
+    except ValueError:
+        return text
+
+
+@dataclass
+class _Hit:
+    name: str
+    rect: QRectF
+
+
+@dataclass
+class _Doc:
+    laid: LaidOut
+    origin: QPointF
+
+
+@dataclass
+class _Layout:
+    height: float = 0.0
+    exact: bool = True
+    hits: list[_Hit] = field(default_factory=list)
+    docs: list[_Doc] = field(default_factory=list)
+    editor: QRectF | None = None
+
+
+class _Pass:
+    """One run over a row's geometry: measuring (no painter) or painting."""
+
+    def __init__(self, delegate: TimelineDelegate, option: QStyleOptionViewItem, index: _Index, painter: QPainter | None, exact: bool):
+        self.d = delegate
+        self.index = index
+        self.painter = painter
+        self.exact = exact
+        self.font = QFont(option.font)
+        self.small = QFont(option.font)
+        self.small.setPointSizeF(max(7.0, option.font.pointSizeF() - 1.0))
+        self.bold = QFont(option.font)
+        self.bold.setWeight(QFont.Weight.DemiBold)
+        self.small_bold = QFont(self.small)
+        self.small_bold.setWeight(QFont.Weight.DemiBold)
+        self.mono = mono_font(option.font)
+        self.top = float(option.rect.top())
+        width = float(delegate.row_width(option))
+        column = min(width - 2 * SIDE, MAX_COLUMN)
+        self.left = float(option.rect.left()) + max(SIDE, (width - column) / 2)
+        self.width = max(200.0, column)
+        self.text_left = self.left + AVATAR + AVATAR_GAP
+        self.text_width = self.width - AVATAR - AVATAR_GAP
+        self.layout = _Layout(exact=exact)
+        self.key = str(index.data(TimelineRole.KEY))
+        self.version = int(index.data(TimelineRole.VERSION) or 0)
+        self.hover = delegate.hover
+
+    # -- documents -------------------------------------------------------------------------------
+
+    def doc(self, part: str, text: str, width: float, font: QFont, *, plain: bool = False) -> LaidOut | float:
+        """A laid-out document, or (estimating) just its estimated height."""
+        if not self.exact:
+            return estimate_height(text, width, font, code=plain)
+        key = (self.key, self.version, part)
+        cache = self.d.documents
+        return cache.plain(key, text, width, font) if plain else cache.markdown(key, text, width, font)
+
+    def place(self, laid: LaidOut | float, x: float, y: float, color: QColor) -> float:
+        if isinstance(laid, float):
+            return laid
+        self.layout.docs.append(_Doc(laid, QPointF(x, y)))
+        if self.painter is not None:
+            painter = self.painter
+            painter.save()
+            painter.translate(x, y)
+            context = QAbstractTextDocumentLayout.PaintContext()
+            context.palette.setColor(QPalette.ColorRole.Text, color)
+            context.clip = QRectF(0, 0, laid.document.textWidth(), laid.height)
+            laid.document.documentLayout().draw(painter, context)
+            painter.restore()
+        return laid.height
+
+    # -- primitives --------------------------------------------------------------------------------
+
+    def card(self, rect: QRectF, fill: QColor, border: QColor, radius: float = 10.0) -> None:
+        if self.painter is None:
+            return
+        self.painter.setPen(QPen(border, 1.0))
+        self.painter.setBrush(fill)
+        self.painter.drawRoundedRect(rect.adjusted(0.5, 0.5, -0.5, -0.5), radius, radius)
+
+    def text(self, rect: QRectF, text: str, font: QFont, color: QColor, align: Qt.AlignmentFlag = Qt.AlignmentFlag.AlignLeft) -> float:
+        """One line of text, elided to fit; returns its width."""
+        metrics = QFontMetricsF(font)
+        shown = metrics.elidedText(text, Qt.TextElideMode.ElideRight, rect.width())
+        if self.painter is not None:
+            self.painter.setFont(font)
+            self.painter.setPen(color)
+            self.painter.drawText(rect, int(align | Qt.AlignmentFlag.AlignVCenter), shown)
+        return metrics.horizontalAdvance(shown)
+
+    def pill(self, x: float, center_y: float, text: str, color: QColor) -> float:
+        metrics = QFontMetricsF(self.small)
+        rect = QRectF(x, center_y - metrics.height() / 2 - 1, metrics.horizontalAdvance(text) + 12, metrics.height() + 2)
+        if self.painter is not None:
+            fill = QColor(color)
+            fill.setAlpha(30)
+            self.painter.setPen(Qt.PenStyle.NoPen)
+            self.painter.setBrush(fill)
+            self.painter.drawRoundedRect(rect, rect.height() / 2, rect.height() / 2)
+            self.painter.setFont(self.small)
+            self.painter.setPen(color)
+            self.painter.drawText(rect, int(Qt.AlignmentFlag.AlignCenter), text)
+        return rect.right() + 6
+
+    def button(self, name: str, x: float, y: float, label: str, *, primary: bool = False) -> float:
+        metrics = QFontMetricsF(self.small_bold)
+        rect = QRectF(x, y, metrics.horizontalAdvance(label) + 24, BUTTON_H)
+        self.layout.hits.append(_Hit(name, rect))
+        if self.painter is not None:
+            hovered = self.hover == (self.key, name)
+            if primary:
+                fill = ACCENT.darker(115) if hovered else ACCENT
+                self.card(rect, fill, fill, 7)
+                color = QColor("white")
+            else:
+                self.card(rect, QColor("#f3f4f6") if hovered else QColor("white"), QColor("#d1d5db"), 7)
+                color = TEXT
+            self.painter.setFont(self.small_bold)
+            self.painter.setPen(color)
+            self.painter.drawText(rect, int(Qt.AlignmentFlag.AlignCenter), label)
+        return rect.right() + 8
+
+    def link(self, name: str, rect: QRectF, label: str, color: QColor = ACCENT) -> None:
+        self.layout.hits.append(_Hit(name, rect))
+        font = QFont(self.small_bold)
+        font.setUnderline(self.hover == (self.key, name))
+        self.text(rect, label, font, color)
+
+    def avatar(self, y: float) -> None:
+        if self.painter is None:
+            return
+        rect = QRectF(self.left, y, AVATAR, AVATAR)
+        self.painter.setPen(Qt.PenStyle.NoPen)
+        self.painter.setBrush(ACCENT)
+        self.painter.drawEllipse(rect)
+        self.painter.setPen(QColor("white"))
+        self.painter.setFont(self.small_bold)
+        self.painter.drawText(rect, int(Qt.AlignmentFlag.AlignCenter), "AI")
+
+
+class TimelineDelegate(QStyledItemDelegate):
+    """Paints the rows of a :class:`~crewagent.ui.timeline.model.TimelineModel`."""
+
+    #: ``(key)``: the user clicked a tool part's header.
+    tool_toggled = Signal(str)
+
+    #: ``(key)``: the user clicked "Thought for N s" (or a notice's header).
+    reasoning_toggled = Signal(str)
+
+    #: ``(action, index)``: a button of a row: "retry", "continue" or "open_output".
+    action_triggered = Signal(str, QPersistentModelIndex)
+
+    #: ``(href)``: a link in a message was clicked (safe schemes only reach here).
+    link_activated = Signal(str)
+
+    #: ``(code)``: a code block's Copy link was clicked; the text is on the clipboard.
+    code_copied = Signal(str)
+
+    #: A row's exact height differs from the estimate it was laid out with: measure it again.
+    height_changed = Signal(QPersistentModelIndex)
+
+    #: ``(request_id, call_id, payload)``: an ask-user widget was submitted (payload None: dismissed).
+    widget_answered = Signal(str, str, object)
+
+    def __init__(self, state: TimelineViewState, row_width: Callable[[], int], parent: QWidget | None = None):
+        super().__init__(parent)
+        self.state = state
+        self._row_width = row_width
+        self.documents = DocumentCache()
+        self._sizes: dict[tuple[object, ...], float] = {}
+        self._metrics: tuple[float, float] | None = None
+        self._exact: set[tuple[object, ...]] = set()
+        self._editors: dict[str, AskUserForm] = {}
+        self.hover: tuple[str, str] | None = None
+        self._pending_remeasure: list[QPersistentModelIndex] = []
+        self._remeasure_timer = QTimer(self)
+        self._remeasure_timer.setSingleShot(True)
+        self._remeasure_timer.setInterval(0)
+        self._remeasure_timer.timeout.connect(self._flush_remeasure)
+
+    def row_width(self, option: QStyleOptionViewItem | None = None) -> int:
+        return max(240, self._row_width())
+
+    def clear_caches(self) -> None:
+        self.documents.clear()
+        self._metrics = None
+        self._sizes.clear()
+        self._exact.clear()
+
+    # -- sizing ---------------------------------------------------------------------------------
+
+    def _size_key(self, index: _Index, width: int | None = None) -> tuple[object, ...]:
+        key, version, _kind, from_end, _text, _reasoning, _special = index.data(TimelineRole.MEASURE)
+        return self._key_of(key, version, from_end, self.row_width() if width is None else width)
+
+    def _key_of(self, key: str, version: int, from_end: int, width: int) -> tuple[object, ...]:
+        editor = self._editors.get(key) if self._editors else None
+        editor_h = editor.sizeHint().height() if editor is not None else 0
+        state = self.state
+        signature = state.signature(key) if (state.expanded_tools or state.expanded_reasoning or state.full_outputs) else None
+        return (key, version, width, signature, from_end == 0 and state.busy, from_end == 0, editor_h)
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: _Index) -> QSize:
+        measure = index.data(TimelineRole.MEASURE)
+        if measure is None:
+            return QSize(0, 0)
+        key, version, kind, from_end, text, has_reasoning, special = measure
+        width = self.row_width()
+        size_key = self._key_of(key, version, from_end, width)
+        height = self._sizes.get(size_key)
+        if height is None:
+            exact = from_end < EXACT_TAIL or special or size_key[3] not in (None, (False, False, False))
+            if exact:
+                height = self._layout(option, index, None, exact=True).height
+                self._exact.add(size_key)
+            else:
+                height = self._estimate(option, kind, text, has_reasoning, width)
+            self._sizes[size_key] = height
+            if len(self._sizes) > 60_000:
+                self._sizes.clear()
+                self._exact.clear()
+        return QSize(width, max(2, round(height)))
+
+    def _estimate(self, option: QStyleOptionViewItem, kind: str, text: str, has_reasoning: bool, width: int) -> float:
+        """A row's height without building any document (mirrors the geometry of ``_layout``)."""
+        if self._metrics is None:
+            self._metrics = font_metrics(option.font)
+        metrics = self._metrics
+        column = max(200.0, min(width - 2 * SIDE, MAX_COLUMN))
+        if kind == "tool":
+            return 3 + TOOL_HEADER + 4
+        if kind == "notice":
+            return 36
+        if kind == "user":
+            return 12 + estimate_height(text, column * 0.78 - 2 * BUBBLE_PAD_X, metrics) + 2 * BUBBLE_PAD_Y + 6
+        height = 10.0 + AVATAR + 4 + (24 if has_reasoning else 0)
+        if text:
+            height += estimate_height(text, column - AVATAR - AVATAR_GAP, metrics) + 4
+        return height + 6
+
+    def _layout(self, option: QStyleOptionViewItem, index: _Index, painter: QPainter | None, *, exact: bool = True) -> _Layout:
+        run = _Pass(self, option, index, painter, exact)
+        kind = index.data(TimelineRole.KIND)
+        if kind == "user":
+            height = self._user(run)
+        elif kind == "tool":
+            height = self._tool(run)
+        elif kind == "notice":
+            height = self._notice(run)
+        else:
+            height = self._assistant(run)
+        run.layout.height = height
+        return run.layout
+
+    # -- painting -------------------------------------------------------------------------------
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: _Index) -> None:
+        painter.save()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
+        layout = self._layout(option, index, painter)
+        painter.restore()
+        key = self._size_key(index)
+        if key not in self._exact:
+            self._exact.add(key)
+            if abs(self._sizes.get(key, -1) - layout.height) >= 1:
+                self._sizes[key] = layout.height
+                self._remeasure_later(QPersistentModelIndex(index))
+
+    def _remeasure_later(self, index: QPersistentModelIndex) -> None:
+        self._pending_remeasure.append(index)
+        self._remeasure_timer.start()
+
+    def _flush_remeasure(self) -> None:
+        pending, self._pending_remeasure = self._pending_remeasure, []
+        for index in pending:
+            if index.isValid():
+                self.height_changed.emit(index)
+
+    # -- rows -----------------------------------------------------------------------------------
+
+    def _user(self, run: _Pass) -> float:
+        index = run.index
+        y = run.top + 12
+        max_bubble = run.width * 0.78
+        laid = run.doc("text", str(index.data(TimelineRole.TEXT) or ""), max_bubble - 2 * BUBBLE_PAD_X, run.font)
+        if isinstance(laid, float):
+            text_h, text_w = laid, max_bubble - 2 * BUBBLE_PAD_X
+        else:
+            text_h, text_w = laid.height, min(laid.ideal_width, max_bubble - 2 * BUBBLE_PAD_X)
+        bubble = QRectF(run.left + run.width - text_w - 2 * BUBBLE_PAD_X, y, text_w + 2 * BUBBLE_PAD_X, text_h + 2 * BUBBLE_PAD_Y)
+        run.card(bubble, USER_BUBBLE, USER_BUBBLE, 14)
+        run.place(laid, bubble.left() + BUBBLE_PAD_X, bubble.top() + BUBBLE_PAD_Y, USER_TEXT)
+        return bubble.bottom() + 6 - run.top
+
+    def _assistant(self, run: _Pass) -> float:
+        index = run.index
+        y = run.top + 10
+        run.avatar(y)
+        message = index.data(TimelineRole.MESSAGE)
+        streaming = bool(index.data(TimelineRole.STREAMING))
+        is_error = bool(index.data(TimelineRole.IS_ERROR))
+        interrupted = bool(index.data(TimelineRole.INTERRUPTED))
+        header = QRectF(run.text_left, y, run.text_width, AVATAR)
+        name_w = run.text(header, _tr("Assistant"), run.bold, TEXT)
+        x = run.text_left + name_w + 10
+        if streaming:
+            x = run.pill(x, header.center().y(), _tr("streaming…"), ACCENT)
+        if interrupted:
+            x = run.pill(x, header.center().y(), _tr("Interrupted"), BADGE_COLORS["interrupted"])
+        if bool(index.data(TimelineRole.SYNTHETIC)):
+            x = run.pill(x, header.center().y(), _tr("Synthetic"), BADGE_COLORS["synthetic"])
+        if message is not None and message.mode:
+            run.pill(x, header.center().y(), formatting.mode_label(message.mode), MUTED)
+        y = header.bottom() + 4
+
+        reasoning = str(index.data(TimelineRole.REASONING) or "")
+        if reasoning:
+            y = self._reasoning(run, reasoning, y, streaming)
+
+        text = str(index.data(TimelineRole.TEXT) or "")
+        if is_error:
+            y = self._error_card(run, text, y)
+        elif text:
+            y += run.place(run.doc("text", text, run.text_width, run.font), run.text_left, y, TEXT) + 4
+        elif streaming and not reasoning:
+            run.text(QRectF(run.text_left, y, 60, 20), "● ● ●", run.small, MUTED)
+            y += 22
+        if (is_error or interrupted) and bool(index.data(TimelineRole.IS_LAST)) and not self.state.busy and not streaming:
+            y += 4
+            x = run.button("retry", run.text_left, y, "↻ " + _tr("Retry"))
+            run.button("continue", x, y, _tr("Continue") + " →", primary=True)
+            y += BUTTON_H + 4
+        return y + 6 - run.top
+
+    def _reasoning(self, run: _Pass, reasoning: str, y: float, streaming: bool) -> float:
+        seconds = run.index.data(TimelineRole.REASONING_SECONDS)
+        expanded = run.key in self.state.expanded_reasoning
+        if streaming and not run.index.data(TimelineRole.TEXT):
+            label = _tr("Thinking…")
+        elif isinstance(seconds, (int, float)):
+            label = _tr("Thought for {n} s").format(n=max(1, round(seconds)))
+        else:
+            label = _tr("Thoughts")
+        chevron = "▾" if expanded else "▸"
+        rect = QRectF(run.text_left, y, QFontMetricsF(run.small_bold).horizontalAdvance(f"{label} {chevron}") + 8, 22)
+        run.link("toggle_reasoning", rect, f"{label} {chevron}", MUTED)
+        y = rect.bottom() + 2
+        if expanded:
+            laid = run.doc("reasoning", reasoning, run.text_width - 14, run.small, plain=False)
+            height = laid if isinstance(laid, float) else laid.height
+            if run.painter is not None:
+                run.painter.fillRect(QRectF(run.text_left, y, 3, height), CARD_BORDER)
+            run.place(laid, run.text_left + 12, y, MUTED)
+            y += height + 8
+        return y
+
+    def _error_card(self, run: _Pass, text: str, y: float) -> float:
+        error = run.index.data(TimelineRole.ERROR) or {}
+        code = str(error.get("code") or "ERROR")
+        message = str(error.get("message") or "")
+        partial = str(error.get("partialText") or "")
+        if not message:
+            partial, message = "", text
+        # measure first, then draw the card behind what it holds
+        inner_w = run.text_width - 2 * CARD_PAD
+        partial_doc = run.doc("partial", partial, inner_w, run.font) if partial else None
+        message_doc = run.doc("error", message, inner_w, run.small, plain=True)
+        height = float(CARD_PAD + 22 + 4)
+        for laid in (partial_doc, message_doc):
+            if laid is not None:
+                height += (laid if isinstance(laid, float) else laid.height) + 6
+        height += CARD_PAD - 6
+        card = QRectF(run.text_left, y, run.text_width, height)
+        run.card(card, ERROR_FILL, ERROR_BORDER)
+        inner_y = y + CARD_PAD
+        title = _tr("The model call failed") if code.startswith("LLM") else _tr("The turn ended with an error")
+        run.text(QRectF(card.left() + CARD_PAD, inner_y, inner_w, 22), f"⚠  {title} · {code}", run.small_bold, ERROR_TEXT)
+        inner_y += 26
+        if partial_doc is not None:
+            inner_y += run.place(partial_doc, card.left() + CARD_PAD, inner_y, TEXT) + 6
+        run.place(message_doc, card.left() + CARD_PAD, inner_y, ERROR_TEXT)
+        return card.bottom() + 6
+
+    def _tool(self, run: _Pass) -> float:
+        index = run.index
+        if index.data(TimelineRole.TOOL_NAME) == ASK_USER_TOOL:
+            return self._ask_user(run)
+        y = run.top + 3
+        state = str(index.data(TimelineRole.TOOL_STATE) or PENDING)
+        expanded = run.key in self.state.expanded_tools
+        color = STATE_COLORS.get(state, MUTED)
+        left, width = run.text_left, run.text_width
+        # the card's height is known only after its content is measured
+        sections: list[tuple[str, LaidOut | float]] = []
+        offloaded = index.data(TimelineRole.FULL_OUTPUT_BYTES)
+        if expanded:
+            inner_w = width - 2 * CARD_PAD
+            arguments = pretty_json(str(index.data(TimelineRole.TOOL_ARGUMENTS) or ""))
+            if arguments:
+                sections.append((_tr("Arguments"), run.doc("args", arguments, inner_w, run.mono, plain=True)))
+            result = self.state.full_outputs.get(run.key) or str(index.data(TimelineRole.TOOL_RESULT) or "")
+            if result:
+                shown = pretty_json(result)
+                if len(shown) > MAX_RESULT_CHARS:
+                    more = len(shown) - MAX_RESULT_CHARS
+                    shown = shown[:MAX_RESULT_CHARS] + "\n" + _tr("… {n} more characters").format(n=more)
+                part = "full" if run.key in self.state.full_outputs else "result"
+                sections.append((_tr("Result"), run.doc(part, shown, inner_w, run.mono, plain=True)))
+        body = 0.0
+        for _label, laid in sections:
+            body += 20 + (laid if isinstance(laid, float) else laid.height) + 8
+        if expanded and offloaded is not None:
+            body += BUTTON_H + 6
+        card = QRectF(left, y, width, TOOL_HEADER + (body + CARD_PAD if expanded else 0))
+        hovered = run.hover == (run.key, "toggle_tool")
+        run.card(card, QColor("#f3f4f6") if hovered and not expanded else CARD, CARD_BORDER, 9)
+        header = QRectF(left, y, width, TOOL_HEADER)
+        run.layout.hits.append(_Hit("toggle_tool", header))
+        x = left + 12
+        if run.painter is not None:
+            run.painter.setPen(Qt.PenStyle.NoPen)
+            run.painter.setBrush(color)
+            run.painter.drawEllipse(QPointF(x + 4, header.center().y()), 4, 4)
+        x += 16
+        icon = self._wrench(run)
+        x += run.text(QRectF(x, y, 24, TOOL_HEADER), icon, run.font, TEXT) + 6
+        name = str(index.data(TimelineRole.TOOL_NAME) or "tool")
+        x += run.text(QRectF(x, y, width * 0.5, TOOL_HEADER), name, run.small_bold, TEXT) + 8
+        details = [state_label(state)]
+        duration = duration_label(index.data(TimelineRole.TOOL_DURATION))
+        if duration:
+            details.append(duration)
+        if offloaded is not None:
+            details.append(size_label(int(offloaded)))
+        x += run.text(QRectF(x, y, 14, TOOL_HEADER), "·", run.small, MUTED) + 6
+        x += run.text(QRectF(x, y, 200, TOOL_HEADER), details[0], run.small_bold, color) + 6
+        if len(details) > 1:
+            run.text(QRectF(x, y, width - (x - left) - 40, TOOL_HEADER), "· " + " · ".join(details[1:]), run.small, MUTED)
+        if bool(index.data(TimelineRole.SYNTHETIC)):
+            run.pill(left + width - 120, header.center().y(), _tr("Synthetic"), BADGE_COLORS["synthetic"])
+        run.text(QRectF(left + width - 28, y, 20, TOOL_HEADER), "▾" if expanded else "▸", run.font, MUTED)
+        y = header.bottom()
+        if expanded:
+            if run.painter is not None:
+                run.painter.fillRect(QRectF(left + 1, y, width - 2, 1), CARD_BORDER)
+            y += 6
+            for label, laid in sections:
+                run.text(QRectF(left + CARD_PAD, y, width, 18), label.upper(), run.small_bold, MUTED)
+                y += 20
+                y += run.place(laid, left + CARD_PAD, y, TEXT) + 8
+            if offloaded is not None:
+                if run.key in self.state.full_outputs:
+                    run.text(QRectF(left + CARD_PAD, y, width, BUTTON_H), _tr("Showing the full output ({size}).").format(size=size_label(int(offloaded))), run.small, MUTED)
+                elif run.key in self.state.loading_outputs:
+                    run.text(QRectF(left + CARD_PAD, y, width, BUTTON_H), _tr("Loading the full output…"), run.small, MUTED)
+                else:
+                    x = run.button("open_output", left + CARD_PAD, y, _tr("Open full output"))
+                    run.text(QRectF(x, y, width, BUTTON_H), _tr("The result was {size}; above is its beginning.").format(size=size_label(int(offloaded))), run.small, MUTED)
+                y += BUTTON_H + 6
+        return card.bottom() + 4 - run.top
+
+    def _wrench(self, run: _Pass) -> str:
+        metrics = QFontMetricsF(run.font)
+        return "🔧" if metrics.inFontUcs4(0x1F527) else "⚙"
+
+    def _ask_user(self, run: _Pass) -> float:
+        index = run.index
+        y = run.top + 3
+        widget = index.data(TimelineRole.WIDGET) or {}
+        left, width = run.text_left, run.text_width
+        editor = self._editors.get(run.key)
+        title = str(widget.get("title") or _tr("A question"))
+        lines: list[str] = []
+        state = str(index.data(TimelineRole.TOOL_STATE) or PENDING)
+        if editor is None:
+            response = None
+            result = index.data(TimelineRole.TOOL_RESULT)
+            message = index.data(TimelineRole.MESSAGE)
+            if message is not None:
+                parsed = message.result_json()
+                response = parsed.get("response") if isinstance(parsed, dict) else None
+            if response is not None:
+                lines = answer_lines(widget, response)
+            elif state == INTERRUPTED:
+                lines = [_tr("Not answered: the turn was stopped.")]
+            elif result:
+                lines = [_tr("Not answered.")]
+            else:
+                lines = [_tr("Waiting for your answer…")]
+        body_h = editor.sizeHint().height() if editor is not None else len(lines) * 20 + 8
+        card = QRectF(left, y, width, 30 + body_h + 6)
+        run.card(card, QColor("#f5f3ff"), QColor("#ddd6fe"), 10)
+        run.text(QRectF(left + CARD_PAD, y + 4, width - 2 * CARD_PAD, 24), "?  " + title, run.small_bold, QColor("#5b21b6"))
+        inner_y = y + 30
+        if editor is not None:
+            run.layout.editor = QRectF(left + 2, inner_y, width - 4, body_h)
+        else:
+            for line in lines:
+                run.text(QRectF(left + CARD_PAD, inner_y, width - 2 * CARD_PAD, 20), line, run.font, TEXT)
+                inner_y += 20
+        return card.bottom() + 4 - run.top
+
+    def _notice(self, run: _Pass) -> float:
+        y = run.top + 8
+        expanded = run.key in self.state.expanded_reasoning
+        label = _tr("Summary of the earlier conversation") + ("  ▾" if expanded else "  ▸")
+        rect = QRectF(run.left, y, run.width, 22)
+        run.layout.hits.append(_Hit("toggle_reasoning", rect))
+        run.text(rect, label, run.small_bold, MUTED, Qt.AlignmentFlag.AlignHCenter)
+        y += 24
+        if expanded:
+            laid = run.doc("text", str(run.index.data(TimelineRole.TEXT) or ""), run.width - 40, run.small)
+            y += run.place(laid, run.left + 20, y, MUTED) + 6
+        return y + 4 - run.top
+
+    # -- clicks -----------------------------------------------------------------------------------
+
+    def editorEvent(self, event: QEvent, model: QAbstractItemModel, option: QStyleOptionViewItem, index: _Index) -> bool:
+        if event.type() not in (QEvent.Type.MouseMove, QEvent.Type.MouseButtonRelease, QEvent.Type.MouseButtonPress):
+            return False
+        assert isinstance(event, QMouseEvent)
+        layout = self._layout(option, index, None)
+        pos = event.position()
+        key = str(index.data(TimelineRole.KEY))
+        hit = next((h for h in layout.hits if h.rect.contains(pos)), None)
+        href = self._anchor_at(layout, pos)
+        if event.type() == QEvent.Type.MouseMove:
+            hover = (key, hit.name) if hit is not None else None
+            if hover != self.hover:
+                self.hover = hover
+                self._repaint(option)
+            self._set_cursor(option, hit is not None or bool(href))
+            return False
+        if event.button() != Qt.MouseButton.LeftButton:
+            return False
+        if event.type() == QEvent.Type.MouseButtonPress:
+            return hit is not None or bool(href)
+        if hit is not None:
+            self._activate(hit.name, key, index)
+            return True
+        if href:
+            self._follow(layout, href)
+            return True
+        return False
+
+    def _activate(self, name: str, key: str, index: _Index) -> None:
+        if name == "toggle_tool":
+            self.tool_toggled.emit(key)
+        elif name == "toggle_reasoning":
+            self.reasoning_toggled.emit(key)
+        else:
+            self.action_triggered.emit(name, QPersistentModelIndex(index))
+
+    @staticmethod
+    def _anchor_at(layout: _Layout, pos: QPointF) -> str:
+        for doc in layout.docs:
+            local = pos - doc.origin
+            size = doc.laid.document.size()
+            if 0 <= local.x() <= size.width() and 0 <= local.y() <= size.height():
+                href = doc.laid.document.documentLayout().anchorAt(local)
+                if href:
+                    return str(href)
+        return ""
+
+    def _follow(self, layout: _Layout, href: str) -> None:
+        if href.startswith(COPY_SCHEME):
+            number = int(href[len(COPY_SCHEME):] or 0)
+            for doc in layout.docs:
+                if number < len(doc.laid.code_blocks):
+                    code = doc.laid.code_blocks[number]
+                    QGuiApplication.clipboard().setText(code)
+                    self.code_copied.emit(code)
+                    return
+            return
+        self.link_activated.emit(href)
+
+    def _repaint(self, option: QStyleOptionViewItem) -> None:
+        widget = option.widget
+        if widget is not None and hasattr(widget, "viewport"):
+            widget.viewport().update()
+
+    @staticmethod
+    def _set_cursor(option: QStyleOptionViewItem, pointing: bool) -> None:
+        widget = option.widget
+        if widget is None or not hasattr(widget, "viewport"):
+            return
+        shape = Qt.CursorShape.PointingHandCursor if pointing else Qt.CursorShape.ArrowCursor
+        if widget.viewport().cursor().shape() != shape:
+            widget.viewport().setCursor(shape)
+
+    # -- the ask-user editor -------------------------------------------------------------------------
+
+    def createEditor(self, parent: QWidget, option: QStyleOptionViewItem, index: _Index) -> QWidget:
+        widget = index.data(TimelineRole.WIDGET) or {}
+        request_id = str(index.data(TimelineRole.WIDGET_REQUEST) or "")
+        call_id = str(index.data(TimelineRole.TOOL_CALL_ID) or "")
+        key = str(index.data(TimelineRole.KEY))
+        form = AskUserForm(widget if isinstance(widget, Mapping) else {}, parent)
+        form.submitted.connect(lambda payload: self.widget_answered.emit(request_id, call_id, payload))
+        form.dismissed.connect(lambda: self.widget_answered.emit(request_id, call_id, None))
+        self._editors[key] = form
+        form.destroyed.connect(lambda *_: self._editors.pop(key, None))
+        return form
+
+    def destroyEditor(self, editor: QWidget, index: _Index) -> None:
+        self._editors.pop(str(index.data(TimelineRole.KEY)), None)
+        super().destroyEditor(editor, index)
+
+    def editor_for(self, key: str) -> AskUserForm | None:
+        return self._editors.get(key)
+
+    def updateEditorGeometry(self, editor: QWidget, option: QStyleOptionViewItem, index: _Index) -> None:
+        rect = self._layout(option, index, None).editor
+        if rect is not None:
+            editor.setGeometry(rect.toRect())
+
+    def setEditorData(self, editor: QWidget, index: _Index) -> None:
+        pass  # the form keeps what the user typed; the model holds no answer until it is stored
+
+    def setModelData(self, editor: QWidget, model: QAbstractItemModel, index: _Index) -> None:
+        pass  # answers go to the worker (widget_answered), never into the model

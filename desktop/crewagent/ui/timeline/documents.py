@@ -1,0 +1,134 @@
+"""Laid-out text of timeline rows: QTextDocuments cached by row version and width, and cheap estimates.
+
+Laying out Markdown costs a fraction of a millisecond per message, which is too much for every
+row of a 10,000-message history at once. So only rows that are painted (or near the end, where
+the view opens) get a real document; the others get an estimate from the text's length and line
+breaks, corrected when they first come into view.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from PySide6.QtGui import QFont, QFontDatabase, QFontMetricsF, QTextDocument, QTextOption
+
+from crewagent.ui import markdown
+
+#: Documents kept laid out (the visible rows and some around them).
+DOCUMENT_CACHE_SIZE = 400
+
+
+@dataclass(frozen=True)
+class LaidOut:
+    document: QTextDocument
+    code_blocks: tuple[str, ...] = ()
+
+    @property
+    def height(self) -> float:
+        return self.document.size().height()
+
+    @property
+    def ideal_width(self) -> float:
+        return self.document.idealWidth()
+
+
+def mono_font(base: QFont) -> QFont:
+    font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+    font.setPointSizeF(max(7.0, base.pointSizeF() - 1.0))
+    return font
+
+
+class DocumentCache:
+    """Documents by (row key, row version, part, width, font); least recently used ones are dropped."""
+
+    def __init__(self, size: int = DOCUMENT_CACHE_SIZE):
+        self._size = size
+        self._docs: OrderedDict[tuple[object, ...], LaidOut] = OrderedDict()
+
+    def clear(self) -> None:
+        self._docs.clear()
+
+    def has(self, key: tuple[object, ...]) -> bool:
+        return key in self._docs
+
+    def markdown(self, key: tuple[object, ...], text: str, width: float, font: QFont) -> LaidOut:
+        full = (*key, "md", round(width), font.key())
+        cached = self._get(full)
+        if cached is not None:
+            return cached
+        rendered = markdown.render(text)
+        doc = _document(font, width)
+        doc.setHtml(rendered.html)
+        return self._put(full, LaidOut(doc, rendered.code_blocks))
+
+    def plain(self, key: tuple[object, ...], text: str, width: float, font: QFont) -> LaidOut:
+        full = (*key, "plain", round(width), font.key())
+        cached = self._get(full)
+        if cached is not None:
+            return cached
+        doc = _document(font, width)
+        doc.setPlainText(text)
+        return self._put(full, LaidOut(doc))
+
+    def _get(self, key: tuple[object, ...]) -> LaidOut | None:
+        found = self._docs.get(key)
+        if found is not None:
+            self._docs.move_to_end(key)
+        return found
+
+    def _put(self, key: tuple[object, ...], laid: LaidOut) -> LaidOut:
+        self._docs[key] = laid
+        while len(self._docs) > self._size:
+            self._docs.popitem(last=False)
+        return laid
+
+
+def _document(font: QFont, width: float) -> QTextDocument:
+    doc = QTextDocument()
+    doc.setDefaultFont(font)
+    doc.setDocumentMargin(0)
+    option = QTextOption()
+    option.setWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+    doc.setDefaultTextOption(option)
+    doc.setTextWidth(max(20.0, width))
+    return doc
+
+
+def estimate_height(text: str, width: float, font: QFont | tuple[float, float], *, code: bool = False) -> float:
+    """About how tall ``text`` lays out at ``width`` (no document is built).
+
+    ``font`` may be given as its (average character width, line spacing), from :func:`font_metrics`.
+    """
+    if not text:
+        return 0.0
+    char, spacing = font if isinstance(font, tuple) else font_metrics(font)
+    per_line = max(1, int(width / char))
+    lines = 0
+    fences = 0
+    for line in text.split("\n"):
+        if line.startswith("```"):
+            fences += 1
+            continue
+        lines += max(1, math.ceil(len(line) / per_line))
+    height = lines * spacing
+    # a fenced block gets a header and padding; paragraphs get a little spacing
+    height += (fences // 2) * (spacing + 22)
+    if not code:
+        height += text.count("\n\n") * spacing * 0.5
+    return height
+
+
+_METRICS: dict[str, tuple[float, float]] = {}
+
+
+def font_metrics(font: QFont) -> tuple[float, float]:
+    """(average character width, line spacing) of a font, computed once per font."""
+    key = font.key()
+    found = _METRICS.get(key)
+    if found is None:
+        metrics = QFontMetricsF(font)
+        found = (max(1.0, metrics.averageCharWidth()), metrics.lineSpacing())
+        _METRICS[key] = found
+    return found

@@ -1,0 +1,47 @@
+"""What the timeline view remembers per row that is not conversation data: expanded parts, full outputs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class TimelineViewState:
+    """Keyed by row key (message id or ``tool:<call id>``), never by row number."""
+
+    expanded_tools: set[str] = field(default_factory=set)
+    expanded_reasoning: set[str] = field(default_factory=set)
+    #: Complete outputs of offloaded results the user opened: key -> text.
+    full_outputs: dict[str, str] = field(default_factory=dict)
+    #: Offloaded results being loaded right now (keys).
+    loading_outputs: set[str] = field(default_factory=set)
+    #: Answers given to ask-user widgets in this session, by call id (shown read-only).
+    widget_answers: dict[str, dict[str, object]] = field(default_factory=dict)
+    #: A turn is running: Retry and Continue are not offered.
+    busy: bool = False
+
+    def clear(self) -> None:
+        self.expanded_tools.clear()
+        self.expanded_reasoning.clear()
+        self.full_outputs.clear()
+        self.loading_outputs.clear()
+        self.widget_answers.clear()
+
+    def toggle_tool(self, key: str) -> bool:
+        """Expand or collapse a tool part; returns True when it is now expanded."""
+        if key in self.expanded_tools:
+            self.expanded_tools.discard(key)
+            return False
+        self.expanded_tools.add(key)
+        return True
+
+    def toggle_reasoning(self, key: str) -> bool:
+        if key in self.expanded_reasoning:
+            self.expanded_reasoning.discard(key)
+            return False
+        self.expanded_reasoning.add(key)
+        return True
+
+    def signature(self, key: str) -> tuple[bool, bool, bool]:
+        """The part of the state that changes a row's height (for the delegate's size cache)."""
+        return (key in self.expanded_tools, key in self.expanded_reasoning, key in self.full_outputs)

@@ -1,0 +1,220 @@
+"""TimelineView: the tree view that shows a TimelineModel, follows the newest row, opens ask-user forms."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, QTimer, QUrl, Signal, Slot
+from PySide6.QtGui import QDesktopServices, QResizeEvent
+from PySide6.QtWidgets import QAbstractItemView, QFrame, QTreeView, QWidget
+
+from crewagent.ui.markdown import is_openable
+from crewagent.ui.timeline.delegate import TimelineDelegate
+from crewagent.ui.timeline.model import TimelineModel, TimelineRole
+from crewagent.ui.timeline.state import TimelineViewState
+
+#: Pixels from the bottom that still count as "at the bottom" (following new rows).
+FOLLOW_SLACK = 24
+
+
+class TimelineView(QTreeView):
+    """Messages and their tool parts, newest at the bottom.
+
+    While the user is at the bottom the view follows new rows and streamed text; scrolling up
+    pauses that until they scroll back down (``following``). Expanded parts and opened full
+    outputs are view state (:class:`TimelineViewState`), keyed by row key.
+    """
+
+    #: ``(action, key, message_id)``: Retry/Continue on an error part, or "open_output" of a tool part.
+    action_requested = Signal(str, str, str)
+
+    #: ``(request_id, call_id, payload)``: an ask-user widget was answered (None: dismissed).
+    widget_answered = Signal(str, str, object)
+
+    #: ``(text)``: something worth a line in the status bar ("Copied").
+    notice = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setObjectName("timeline")
+        self.view_state = TimelineViewState()
+        self.timeline_delegate = TimelineDelegate(self.view_state, self.row_width, self)
+        self.setItemDelegate(self.timeline_delegate)
+        self.setHeaderHidden(True)
+        self.setRootIsDecorated(False)
+        self.setIndentation(0)
+        self.setItemsExpandable(False)
+        self.setExpandsOnDoubleClick(False)
+        self.setUniformRowHeights(False)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setMouseTracking(True)
+        self.verticalScrollBar().setSingleStep(24)
+        self._following = True
+        self._width = -1
+        self._model: TimelineModel | None = None
+        # Following waits for the delayed layout; a child timer dies with the view (no late call).
+        self._follow_timer = QTimer(self)
+        self._follow_timer.setSingleShot(True)
+        self._follow_timer.setInterval(0)
+        self._follow_timer.timeout.connect(self._follow_if_following)
+
+        bar = self.verticalScrollBar()
+        bar.valueChanged.connect(self._on_scrolled)
+        bar.rangeChanged.connect(self._on_range_changed)
+        delegate = self.timeline_delegate
+        delegate.tool_toggled.connect(self._toggle_tool)
+        delegate.reasoning_toggled.connect(self._toggle_reasoning)
+        delegate.height_changed.connect(self._remeasure)
+        delegate.action_triggered.connect(self._on_action)
+        delegate.link_activated.connect(self._open_link)
+        delegate.code_copied.connect(lambda _code: self.notice.emit(self.tr("Code copied to the clipboard.")))
+        delegate.widget_answered.connect(self.widget_answered)
+
+    def row_width(self) -> int:
+        """The width rows are laid out for: as if the scroll bar were shown, so that its
+        appearing (the history grows past one page) does not lay out every row again."""
+        bar = self.verticalScrollBar()
+        return self.viewport().width() - (0 if bar.isVisible() else bar.sizeHint().width())
+
+    def set_timeline(self, model: TimelineModel) -> None:
+        self.setModel(model)
+        self._model = model
+        model.modelReset.connect(self._on_reset)
+        model.rowsInserted.connect(self._on_rows_inserted)
+        model.dataChanged.connect(self._on_data_changed)
+        self._on_reset()
+
+    @property
+    def following(self) -> bool:
+        """True while new rows and streamed text scroll into view."""
+        return self._following
+
+    # -- following the end ---------------------------------------------------------------------------
+
+    @Slot(int)
+    def _on_scrolled(self, value: int) -> None:
+        bar = self.verticalScrollBar()
+        self._following = value >= bar.maximum() - FOLLOW_SLACK
+
+    @Slot(int, int)
+    def _on_range_changed(self, _minimum: int, maximum: int) -> None:
+        if self._following:
+            self.verticalScrollBar().setValue(maximum)
+
+    def scroll_to_end(self) -> None:
+        """Jump to the newest row and follow again."""
+        self._following = True
+        self.verticalScrollBar().setValue(self.verticalScrollBar().maximum())
+
+    # -- model changes --------------------------------------------------------------------------------
+
+    @Slot()
+    def _on_reset(self) -> None:
+        self.view_state.clear()
+        self.timeline_delegate.clear_caches()
+        self._following = True
+        if self._model is not None:
+            # Only rows with tool parts need expanding; expandAll would walk all 10,000 rows once more.
+            for parent in self._model.parents():
+                self.expand(parent)
+        self._follow_timer.start()
+
+    @Slot(QModelIndex, int, int)
+    def _on_rows_inserted(self, parent: QModelIndex, first: int, last: int) -> None:
+        if parent.isValid():
+            self.expand(parent)
+        if self._following:
+            self._follow_timer.start()
+
+    @Slot(QModelIndex, QModelIndex, "QList<int>")
+    def _on_data_changed(self, top_left: QModelIndex, bottom_right: QModelIndex, roles: list[int]) -> None:
+        if TimelineRole.WIDGET_REQUEST in roles:
+            self._sync_editor(top_left)
+
+    def _follow_if_following(self) -> None:
+        if self._following:
+            self.verticalScrollBar().setValue(self.verticalScrollBar().maximum())
+
+    def _sync_editor(self, index: QModelIndex) -> None:
+        waiting = bool(index.data(TimelineRole.WIDGET_REQUEST))
+        if waiting and not self.isPersistentEditorOpen(index):
+            self.openPersistentEditor(index)
+            self._remeasure(QPersistentModelIndex(index))
+        elif not waiting and self.isPersistentEditorOpen(index):
+            self.closePersistentEditor(index)
+            self._remeasure(QPersistentModelIndex(index))
+
+    # -- view state -----------------------------------------------------------------------------------
+
+    @Slot(str)
+    def _toggle_tool(self, key: str) -> None:
+        self.view_state.toggle_tool(key)
+        self._remeasure_key(key)
+
+    @Slot(str)
+    def _toggle_reasoning(self, key: str) -> None:
+        self.view_state.toggle_reasoning(key)
+        self._remeasure_key(key)
+
+    def set_tool_expanded(self, key: str, expanded: bool) -> None:
+        if (key in self.view_state.expanded_tools) != expanded:
+            self._toggle_tool(key)
+
+    def set_busy(self, busy: bool) -> None:
+        if self.view_state.busy != busy:
+            self.view_state.busy = busy
+            if self._model is not None and self._model.rowCount():
+                self._remeasure(QPersistentModelIndex(self._model.index(self._model.rowCount() - 1, 0)))
+
+    def show_full_output(self, key: str, text: str) -> None:
+        self.view_state.loading_outputs.discard(key)
+        self.view_state.full_outputs[key] = text
+        self._remeasure_key(key)
+
+    def full_output_failed(self, key: str) -> None:
+        self.view_state.loading_outputs.discard(key)
+        self._remeasure_key(key)
+
+    def _remeasure_key(self, key: str) -> None:
+        if self._model is not None:
+            index = self._model.index_of_key(key)
+            if index.isValid():
+                self._remeasure(QPersistentModelIndex(index))
+
+    @Slot(QPersistentModelIndex)
+    def _remeasure(self, index: QPersistentModelIndex) -> None:
+        # The view re-asks this one row for its size (QTreeView re-measures a changed row only);
+        # the model did not change, so this is the view telling itself, not a model signal.
+        if index.isValid():
+            model_index = self.model().index(index.row(), 0, index.parent())
+            QTreeView.dataChanged(self, model_index, model_index, [])
+            self.viewport().update()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        width = self.row_width()
+        if width != self._width:
+            self._width = width
+            # Every row's height depends on the width: lay them all out again (sizes are cached per width).
+            self.scheduleDelayedItemsLayout()
+            if self._following:
+                self._follow_timer.start()
+
+    # -- actions --------------------------------------------------------------------------------------
+
+    @Slot(str, QPersistentModelIndex)
+    def _on_action(self, action: str, index: QPersistentModelIndex) -> None:
+        key = str(index.data(TimelineRole.KEY))
+        message_id = str(index.data(TimelineRole.RESULT_MESSAGE_ID) or "") if action == "open_output" else key
+        if action == "open_output":
+            self.view_state.loading_outputs.add(key)
+            self._remeasure(index)
+        self.action_requested.emit(action, key, message_id)
+
+    @Slot(str)
+    def _open_link(self, href: str) -> None:
+        if is_openable(href):
+            QDesktopServices.openUrl(QUrl(href))

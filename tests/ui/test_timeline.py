@@ -1,0 +1,238 @@
+"""The timeline model and view: rows, tool parts, streaming in place, expansion, auto-scroll, big histories."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QModelIndex, QPoint, Qt
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QApplication
+
+from crewagent.ui.markdown import render
+from crewagent.ui.timeline import TimelineModel, TimelineRole, TimelineView
+from crewagent.worker.turn_values import LoadedConversation, TimelineMessage, ToolCallRef, ToolFinish, frozen_json
+
+
+def user(mid: str, text: str) -> TimelineMessage:
+    return TimelineMessage(mid, "user", "2026-01-01T00:00:00.000Z", text)
+
+
+def assistant(mid: str, text: str = "", calls: tuple[ToolCallRef, ...] = (), **fields: Any) -> TimelineMessage:
+    return TimelineMessage(mid, "assistant", "2026-01-01T00:00:01.000Z", text, tool_calls=calls, **fields)
+
+
+def tool(mid: str, call_id: str, result: dict[str, Any], **fields: Any) -> TimelineMessage:
+    part = "tool_result" if result.get("ok") else "error"
+    fields.setdefault("part_type", part)
+    return TimelineMessage(mid, "tool", "2026-01-01T00:00:02.000Z", json.dumps(result), tool_call_id=call_id,
+                           tool_name="fs.list", duration_ms=3.0, **fields)
+
+
+def history() -> tuple[TimelineMessage, ...]:
+    return (
+        user("m1", "list the files"),
+        assistant("m2", calls=(ToolCallRef("c1", "fs.list", '{"path": "@project"}'),)),
+        tool("m3", "c1", {"ok": True, "entries": ["a.md"]}),
+        assistant("m4", "There is **one** file."),
+    )
+
+
+def loaded(messages: tuple[TimelineMessage, ...], **fields: Any) -> LoadedConversation:
+    return LoadedConversation("proj", "conv", messages, **fields)
+
+
+def test_messages_are_rows_and_a_call_with_its_result_is_one_child(qtmodeltester: Any) -> None:
+    model = TimelineModel()
+    model.load(loaded(history()))
+    qtmodeltester.check(model)
+
+    assert model.rowCount() == 3  # the tool result is not a row of its own
+    assert model.keys() == ["m1", "m2", "tool:c1", "m4"]
+    part = model.index(0, 0, model.index(1, 0))
+    assert part.data(TimelineRole.KIND) == "tool"
+    assert part.data(TimelineRole.TOOL_STATE) == "ok"
+    assert part.data(TimelineRole.TOOL_ARGUMENTS) == '{"path": "@project"}'
+    assert json.loads(part.data(TimelineRole.TOOL_RESULT)) == {"ok": True, "entries": ["a.md"]}
+    assert part.data(Qt.ItemDataRole.DisplayRole) == "fs.list · ok"
+    assert model.parent(part) == model.index(1, 0)
+
+
+def test_a_streamed_turn_updates_one_row_in_place_and_never_resets(qtmodeltester: Any, qtbot: Any) -> None:
+    model = TimelineModel()
+    model.load(loaded((user("m1", "hi"),)))
+    resets: list[bool] = []
+    model.modelReset.connect(lambda: resets.append(True))
+    changed: list[int] = []
+    model.dataChanged.connect(lambda top, bottom, roles: changed.append(top.row()))
+
+    model.add_message(user("m5", "list"))
+    model.begin_stream()
+    stream_row = model.rowCount() - 1
+    for piece in ("Let ", "me ", "look."):
+        model.append_text(piece)
+    assert model.index(stream_row, 0).data(TimelineRole.TEXT) == "Let me look."
+    assert model.index(stream_row, 0).data(TimelineRole.STREAMING) is True
+    model.end_stream()
+    model.add_message(assistant("m6", "Let me look.", calls=(ToolCallRef("c9", "fs.list", "{}"),)))
+    assert model.rowCount() == 3 and model.index(stream_row, 0).data(TimelineRole.KEY) == "m6"
+    part = model.index_of_call("c9")
+    assert part.data(TimelineRole.TOOL_STATE) == "pending"
+    model.tool_started(ToolCallRef("c9", "fs.list", "{}"))
+    assert part.data(TimelineRole.TOOL_STATE) == "running"
+    model.tool_finished(ToolFinish("c9", "fs.list", False, 12.0, "E_NOT_FOUND", frozen_json({"ok": False})))
+    model.add_message(tool("m7", "c9", {"ok": False, "error": {"code": "E_NOT_FOUND"}}))
+    assert part.data(TimelineRole.TOOL_STATE) == "failed"
+    qtmodeltester.check(model)
+
+    assert not resets
+    assert changed.count(stream_row) >= 4  # three chunks and the end, all on the same row
+
+
+def test_stop_leaves_no_part_running_and_marks_interrupted_ones(qtmodeltester: Any) -> None:
+    model = TimelineModel()
+    model.load(loaded((user("m1", "go"), assistant("m2", calls=(ToolCallRef("c1", "fs.read", "{}"),)))))
+    model.tool_started(ToolCallRef("c1", "fs.read", "{}"))
+    synthetic = tool("m3", "c1", {"ok": False, "error": {"code": "TOOL_INTERRUPTED"}}, synthetic=True)
+    model.add_message(synthetic)
+    part = model.index_of_call("c1")
+    assert part.data(TimelineRole.TOOL_STATE) == "interrupted" and part.data(TimelineRole.SYNTHETIC)
+    model.begin_stream()
+    model.turn_ended()  # an empty stream row goes away
+    assert model.rowCount() == 2
+    qtmodeltester.check(model)
+
+
+def test_collapsing_and_expanding_is_view_state(qtbot: Any, qtmodeltester: Any) -> None:
+    model = TimelineModel()
+    model.load(loaded(history()))
+    view = TimelineView()
+    view.set_timeline(model)
+    qtbot.addWidget(view)
+    view.resize(800, 600)
+    view.show()
+    qtbot.waitExposed(view)
+    part = model.index_of_call("c1")
+    collapsed = view.visualRect(part).height()
+    assert collapsed < 50  # one line: 🔧 fs.list · ok · 3 ms
+
+    click = view.visualRect(part).center()
+    qtbot.mouseMove(view.viewport(), click)
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=click)
+    qtbot.waitUntil(lambda: view.visualRect(model.index_of_call("c1")).height() > collapsed + 60)
+    assert "tool:c1" in view.view_state.expanded_tools
+    qtmodeltester.check(model)  # the model did not change
+    view.set_tool_expanded("tool:c1", False)
+    qtbot.waitUntil(lambda: view.visualRect(model.index_of_call("c1")).height() == collapsed)
+
+
+def test_auto_scroll_follows_the_stream_and_pauses_while_scrolled_up(qtbot: Any) -> None:
+    model = TimelineModel()
+    model.load(loaded(tuple(user(f"m{i}", f"message {i}\n\nwith a second paragraph") for i in range(60))))
+    view = TimelineView()
+    view.set_timeline(model)
+    qtbot.addWidget(view)
+    view.resize(700, 400)
+    view.show()
+    bar = view.verticalScrollBar()
+    qtbot.waitUntil(lambda: bar.maximum() > 0 and bar.value() == bar.maximum())
+
+    model.begin_stream()
+    for n in range(20):
+        model.append_text(f"line {n}\n\n")
+    qtbot.waitUntil(lambda: bar.value() == bar.maximum())
+    assert view.following
+
+    bar.setValue(bar.maximum() // 2)  # the user scrolls up to read
+    assert not view.following
+    before = bar.value()
+    for n in range(20):
+        model.append_text(f"more {n}\n\n")
+    qtbot.wait(50)
+    assert bar.value() == before
+
+    view.scroll_to_end()
+    model.append_text("and the end")
+    qtbot.waitUntil(lambda: bar.value() == bar.maximum())
+
+
+def test_markdown_code_blocks_are_highlighted_with_a_copy_link_and_links_are_kept() -> None:
+    rendered = render("Run:\n\n```python\nprint('hi')\n```\n\n[docs](https://example.com) <b>raw</b> [bad](javascript:alert(1))")
+    assert rendered.code_blocks == ("print('hi')\n",)
+    assert 'href="copy:0"' in rendered.html
+    assert "<span style=" in rendered.html  # Pygments colours
+    assert 'href="https://example.com"' in rendered.html
+    assert "&lt;b&gt;raw&lt;/b&gt;" in rendered.html  # raw HTML from the model is text
+    assert "javascript:" not in rendered.html.split("<body>")[1].split("[bad]")[0] or 'href="javascript' not in rendered.html
+
+
+def test_copy_link_puts_the_code_on_the_clipboard(qtbot: Any) -> None:
+    model = TimelineModel()
+    model.load(loaded((assistant("m1", "```sh\nmake run\n```"),)))
+    view = TimelineView()
+    view.set_timeline(model)
+    qtbot.addWidget(view)
+    view.resize(800, 400)
+    view.show()
+    qtbot.waitExposed(view)
+    rect = view.visualRect(model.index(0, 0))
+    # find the Copy link by scanning the row (its place depends on fonts)
+    with qtbot.waitSignal(view.timeline_delegate.code_copied, timeout=2000) as copied:
+        for x in range(rect.right() - 10, rect.left(), -6):
+            for y in range(rect.top(), min(rect.bottom(), rect.top() + 90), 4):
+                pos = QPoint(x, y)
+                qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=pos)
+                if QGuiApplication.clipboard().text() == "make run\n":
+                    break
+            else:
+                continue
+            break
+    assert copied.args == ["make run\n"]
+
+
+def _big_history(count: int, tool_parts: int) -> tuple[TimelineMessage, ...]:
+    out: list[TimelineMessage] = []
+    every = count // max(1, tool_parts * 3)
+    n = 0
+    while len(out) < count:
+        n += 1
+        if tool_parts and n % every == 0 and len(out) + 3 <= count:
+            call = ToolCallRef(f"c{n}", "fs.read", json.dumps({"path": f"@project/file{n}.md"}))
+            out.append(assistant(f"a{n}", calls=(call,)))
+            out.append(tool(f"t{n}", call.id, {"ok": True, "content": "x" * 200}))
+            tool_parts -= 1
+            continue
+        if n % 2:
+            out.append(user(f"u{n}", f"Question {n}: how does part {n} of the system work?"))
+        else:
+            out.append(assistant(f"a{n}", f"Answer {n}. It works like this:\n\n- first **step**\n- second step with `code`\n\n"
+                                           + "A longer paragraph of explanation that wraps over a few lines. " * 3))
+    return tuple(out)
+
+
+def test_ten_thousand_messages_open_without_freezing(qtbot: Any, record_property: Any) -> None:
+    messages = _big_history(10_000, 200)
+    model = TimelineModel()
+    view = TimelineView()
+    view.set_timeline(model)
+    qtbot.addWidget(view)
+    view.resize(1000, 700)
+    view.show()
+    qtbot.waitExposed(view)
+
+    started = time.perf_counter()
+    model.load(loaded(messages))
+    QApplication.processEvents()  # the delayed layout, then following the end
+    view.viewport().repaint()
+    elapsed = time.perf_counter() - started
+    record_property("open_10k_ms", round(elapsed * 1000))
+    print(f"\n10k messages: last page shown in {elapsed * 1000:.0f} ms")
+
+    bar = view.verticalScrollBar()
+    assert bar.value() == bar.maximum() > 0
+    last = model.index(model.rowCount() - 1, 0)
+    assert view.visualRect(last).intersects(view.viewport().rect())
+    assert elapsed < 3.0  # the issue's target is 300 ms on a desktop; CI boxes are slower
+    assert QModelIndex() != last
