@@ -146,7 +146,7 @@ def test_new_conversation_adds_a_selected_row_at_the_top(
     assert conversation_titles(window) == ["New conversation", "Test conversation"]
     assert view.view.currentIndex().row() == 0
     assert view.current_summary() is not None and view.current_summary().entry_type == "chat"
-    assert view.overview.heading.text() == "New conversation"
+    assert view.conversation.header.title.text() == "New conversation"
     qtmodeltester.check(view.model)
     assert [meta.title for meta in store.list_conversations(project.id)] == ["New conversation", "Test conversation"]
 

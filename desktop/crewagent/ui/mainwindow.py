@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QSettings, Qt, Signal, Slot
+from PySide6.QtCore import QEvent, QSettings, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QStackedWidget, QVBoxLayout, QWidget
 
 import crewagent
 from crewagent.core.settings import Settings
+from crewagent.ui.approval import ApprovalController, ApprovalPrompter
 from crewagent.ui.dialogs import ProjectDialogs, QtProjectDialogs
 from crewagent.ui.i18n import LanguageManager
 from crewagent.ui.message_bar import MessageBar
@@ -18,8 +19,11 @@ from crewagent.ui.start_page import StartPage
 from crewagent.ui.theme import ThemeManager
 from crewagent.ui.window_state import read_bytes
 from crewagent.worker import ProjectRef, Worker
+from crewagent.worker.turn_values import ProviderInfo
 
 APP_TITLE = "CrewAgent"
+#: Milliseconds a close waits for running turns to stop and persist what they stopped.
+CLOSE_TIMEOUT_MS = 5_000
 
 
 class MainWindow(QMainWindow):
@@ -36,6 +40,12 @@ class MainWindow(QMainWindow):
     #: Ask the worker for the settings (once at start; ``settings_changed`` answers).
     load_settings_requested = Signal()
 
+    #: Stop every running turn (the window is closing).
+    stop_all_requested = Signal()
+
+    #: Ask the turn worker which provider and model the next turn uses (``provider_changed``).
+    describe_provider_requested = Signal()
+
     def __init__(
         self,
         worker: Worker,
@@ -44,6 +54,7 @@ class MainWindow(QMainWindow):
         state: QSettings | None = None,
         theme: ThemeManager | None = None,
         languages: LanguageManager | None = None,
+        approvals: ApprovalPrompter | None = None,
         parent: QWidget | None = None,
     ):
         super().__init__(parent)
@@ -71,6 +82,21 @@ class MainWindow(QMainWindow):
 
         self.status_project = QLabel(self)
         self.statusBar().addPermanentWidget(self.status_project)
+        self.status_provider = QLabel(self)
+        self.status_provider.setObjectName("statusProvider")
+        self.statusBar().addPermanentWidget(self.status_provider)
+        self.status_run = QLabel(self)  # the run id and phase, once Run mode exists
+        self.status_run.setObjectName("statusRun")
+        self.status_run.hide()
+        self.statusBar().addPermanentWidget(self.status_run)
+        self.approvals = ApprovalController(self, approvals)
+        self._closing = False
+        self._stopped_for_close = False
+        self._close_timer = QTimer(self)
+        self._close_timer.setSingleShot(True)
+        self._close_timer.setInterval(CLOSE_TIMEOUT_MS)
+        self._close_timer.timeout.connect(self._close_now)
+        self._restore_conversation = ""
 
         self._create_actions()
         self._create_menus()
@@ -79,6 +105,7 @@ class MainWindow(QMainWindow):
         self.resize(1120, 720)
         self._restore_state()
         self.show_start_page()
+        self._restore_session()
 
     def _create_actions(self) -> None:
         # Texts are set in retranslate_ui, so that a language switch renames them.
@@ -181,7 +208,52 @@ class MainWindow(QMainWindow):
         self.exit_project_action.triggered.connect(self.show_start_page)
         self.quit_action.triggered.connect(self.close)
         self.about_action.triggered.connect(self._show_about)
+        self._connect_turns()
         self.load_settings_requested.emit()
+        self.describe_provider_requested.emit()
+
+    def _connect_turns(self) -> None:
+        """The Conversation tab, the approval dialog and the status bar, wired to the turn worker."""
+        turns, project, conversation = self._worker.turns, self.project_view, self.project_view.conversation
+        queued = Qt.ConnectionType.QueuedConnection
+        conversation.open_requested.connect(turns.open_conversation, queued)
+        conversation.send_requested.connect(turns.send, queued)
+        conversation.continue_requested.connect(turns.continue_turn, queued)
+        conversation.retry_requested.connect(turns.retry, queued)
+        conversation.stop_requested.connect(turns.stop, queued)
+        conversation.mode_change_requested.connect(turns.set_mode, queued)
+        conversation.full_output_requested.connect(turns.load_full_output, queued)
+        conversation.ask_user_answered.connect(turns.answer_ask_user, queued)
+        self.approvals.answered.connect(turns.answer_approval, queued)
+        self.stop_all_requested.connect(turns.stop_all, queued)
+        self.describe_provider_requested.connect(turns.describe_provider, queued)
+        self._worker.settings_changed.connect(lambda _settings: self.describe_provider_requested.emit())
+
+        turns.conversation_loaded.connect(conversation.on_loaded)
+        turns.turn_started.connect(conversation.on_turn_started)
+        turns.stream_started.connect(conversation.on_stream_started)
+        turns.stream_chunk.connect(conversation.on_stream_chunk)
+        turns.reasoning_chunk.connect(conversation.on_reasoning_chunk)
+        turns.stream_ended.connect(conversation.on_stream_ended)
+        turns.tool_started.connect(conversation.on_tool_started)
+        turns.tool_finished.connect(conversation.on_tool_finished)
+        turns.message_persisted.connect(conversation.on_message_persisted)
+        turns.context_usage.connect(conversation.on_context_usage)
+        turns.turn_finished.connect(conversation.on_turn_finished)
+        turns.turn_finished.connect(self._on_turn_finished)
+        turns.ask_user_requested.connect(conversation.on_ask_user)
+        turns.prompt_withdrawn.connect(conversation.on_prompt_withdrawn)
+        turns.prompt_withdrawn.connect(self.approvals.withdraw)
+        turns.approval_requested.connect(self.approvals.ask)
+        turns.full_output_loaded.connect(conversation.on_full_output)
+        turns.conversation_changed.connect(project.add_conversation)
+        turns.provider_changed.connect(self._on_provider_changed)
+        turns.error.connect(conversation.on_worker_error)
+        turns.error.connect(self._on_worker_error)
+        self._worker.agents_loaded.connect(conversation.set_agents)
+        conversation.notice.connect(lambda text: self.statusBar().showMessage(text, 5000))
+        project.current_conversation_changed.connect(self._remember_conversation)
+        self._worker.conversations_loaded.connect(self._reopen_conversation)
 
     # -- navigation --------------------------------------------------------------------------
 
@@ -217,6 +289,35 @@ class MainWindow(QMainWindow):
         self._update_title()
         self.status_project.setText(project.root)
         self._update_actions()
+        if self._state is not None:
+            self._state.setValue("session/projectRoot", project.root)
+
+    # -- the last session ----------------------------------------------------------------------
+
+    def _restore_session(self) -> None:
+        """Reopen the project and conversation open at the last exit (the mode is the conversation's)."""
+        if self._state is None:
+            return
+        root = self._state.value("session/projectRoot")
+        if isinstance(root, str) and root:
+            self._restore_conversation = str(self._state.value("session/conversationId") or "")
+            self.start_page.request_project(root)
+
+    @Slot(str, str)
+    def _remember_conversation(self, project_id: str, conversation_id: str) -> None:
+        if self._state is not None and conversation_id:
+            self._state.setValue("session/conversationId", conversation_id)
+
+    @Slot(str, object)
+    def _reopen_conversation(self, project_id: str, items: object) -> None:
+        conversation_id, self._restore_conversation = self._restore_conversation, ""
+        if conversation_id and self.project_view.project is not None and self.project_view.project.id == project_id:
+            self.project_view.select_conversation(conversation_id)
+
+    @Slot(object)
+    def _on_provider_changed(self, info: ProviderInfo) -> None:
+        self.status_provider.setText(info.label if not info.problem else self.tr("{label} (not ready)").format(label=info.label))
+        self.status_provider.setToolTip(info.problem or f"{info.provider} · {info.model}")
 
     def _update_title(self) -> None:
         project = self.project_view.project if self.stack.currentWidget() is self.project_view else None
@@ -274,7 +375,30 @@ class MainWindow(QMainWindow):
         if splitter is not None:
             self.project_view.splitter.restoreState(splitter)
 
+    @Slot(str, str, object)
+    def _on_turn_finished(self, conversation_id: str, reason: str, error: object) -> None:
+        if self._closing and not self.project_view.conversation.any_busy:
+            self._close_now()
+
+    @Slot()
+    def _close_now(self) -> None:
+        self._close_timer.stop()
+        self._closing = False
+        self._stopped_for_close = True
+        self.close()
+
     def closeEvent(self, event: QCloseEvent) -> None:
+        # A running turn is stopped first so that what it stopped is persisted; the window closes
+        # once it has finished (or after CLOSE_TIMEOUT_MS), without blocking the event loop.
+        if self.project_view.conversation.any_busy and not self._stopped_for_close:
+            event.ignore()
+            if not self._closing:
+                self._closing = True
+                self.statusBar().showMessage(self.tr("Stopping the running answer before closing…"))
+                self.stop_all_requested.emit()
+                self._close_timer.start()
+            return
+        self._stopped_for_close = False
         if self._state is not None:
             self._state.setValue("window/geometry", self.saveGeometry())
             self._state.setValue("projectView/splitter", self.project_view.splitter.saveState())

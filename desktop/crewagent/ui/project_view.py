@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from crewagent.ui import formatting
+from crewagent.ui.conversation_view import ConversationView
 from crewagent.ui.delegates import ConversationDelegate
 from crewagent.ui.models import ConversationListModel
 from crewagent.worker.values import ConversationSummary, ProjectRef
@@ -120,11 +121,11 @@ class ProjectView(QWidget):
         side_layout.addLayout(self._list_stack, 1)
         side_layout.addLayout(bottom)
 
-        self.overview = _ConversationOverview(self)
+        self.conversation = ConversationView(self)
         self.tabs = QTabWidget(self)
         self.tabs.setObjectName("workspaceTabs")
         self.tabs.setDocumentMode(True)
-        self.tabs.addTab(self.overview, self.tr("Conversation"))
+        self.tabs.addTab(self.conversation, self.tr("Conversation"))
 
         splitter = QSplitter(Qt.Orientation.Horizontal, self)
         splitter.setObjectName("projectSplitter")
@@ -200,6 +201,16 @@ class ProjectView(QWidget):
         """Forget the project shown (after Exit Project)."""
         self._project = None
         self.model.clear()
+        self.conversation.show_conversation(None, None, has_conversations=False)
+
+    def select_conversation(self, conversation_id: str) -> bool:
+        """Select a conversation of the Works list by id (e.g. the one open at the last exit)."""
+        row = self.model.row_of(conversation_id)
+        if row is None:
+            return False
+        self.view.setCurrentIndex(self.model.index(row))
+        self.view.scrollTo(self.model.index(row))
+        return True
 
     # -- user requests -----------------------------------------------------------------------
 
@@ -229,13 +240,13 @@ class ProjectView(QWidget):
     @Slot(QItemSelection, QItemSelection)
     def _on_selection_changed(self, selected: QItemSelection, deselected: QItemSelection) -> None:
         summary = self.current_summary()
-        self._refresh_overview()
+        self.conversation.show_conversation(self._project, summary, has_conversations=self.model.rowCount() > 0)
         if self._project is not None:
             self.current_conversation_changed.emit(self._project.id, summary.id if summary else "")
 
     @Slot()
     def _refresh_overview(self) -> None:
-        self.overview.show_summary(self.current_summary(), has_conversations=self.model.rowCount() > 0)
+        self.conversation.show_summary(self.current_summary(), has_conversations=self.model.rowCount() > 0)
 
     @Slot()
     def _update_empty_state(self) -> None:
@@ -246,43 +257,3 @@ class ProjectView(QWidget):
         self._list_stack.setCurrentWidget(self.view if self.model.rowCount() else self.empty_label)
         self._refresh_overview()
 
-
-class _ConversationOverview(QFrame):
-    """The Conversation tab until the timeline exists: what is selected, or how to begin."""
-
-    def __init__(self, parent: QWidget | None = None):
-        super().__init__(parent)
-        self.setObjectName("workspace")
-        self.heading = QLabel(self)
-        self.heading.setObjectName("workspaceTitle")
-        self.heading.setWordWrap(True)
-        self.heading.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.details = QLabel(self)
-        self.details.setObjectName("workspaceDetails")
-        self.details.setWordWrap(True)
-        self.details.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(48, 48, 48, 48)
-        layout.addStretch(2)
-        layout.addWidget(self.heading)
-        layout.addWidget(self.details)
-        layout.addStretch(3)
-
-    def show_summary(self, summary: ConversationSummary | None, *, has_conversations: bool) -> None:
-        if summary is None:
-            self.heading.setText(self.tr("Pick a conversation") if has_conversations else self.tr("Start a conversation"))
-            self.details.setText(
-                self.tr("Select one in the Works list on the left.")
-                if has_conversations
-                else self.tr("Use “+ New” or press Ctrl+Shift+N: Chat, Agent or Workflow.")
-            )
-            return
-        self.heading.setText(summary.title)
-        self.details.setText(
-            self.tr("{mode} · {count} · created {created} · last active {active}").format(
-                mode=formatting.mode_label(summary.active_type),
-                count=formatting.message_count(summary.message_count),
-                created=formatting.full_time(summary.created_at),
-                active=formatting.relative_time(summary.last_active_at),
-            )
-        )

@@ -1,0 +1,234 @@
+"""The composer: where the user writes (Enter sends, Shift+Enter breaks the line), stops, and sees the context meter."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QMimeData, QSize, Qt, Signal, Slot
+from PySide6.QtGui import QDragEnterEvent, QDropEvent, QFontMetrics, QKeyEvent
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
+
+from crewagent.worker.turn_values import ContextUsage
+
+#: Cells of the context meter ``[●●●○○]``.
+METER_CELLS = 5
+METER_COLORS = {"normal": "#16a34a", "warning": "#d97706", "critical": "#dc2626", "compressing": "#2563eb"}
+MAX_INPUT_LINES = 8
+
+
+def meter_text(usage: ContextUsage) -> str:
+    """``[●●●○○] 45%`` (rounded to the nearest cell; any use shows at least one)."""
+    percent = max(0.0, usage.percent)
+    filled = min(METER_CELLS, round(percent / 100 * METER_CELLS))
+    if percent > 0 and filled == 0:
+        filled = 1
+    return f"[{'●' * filled}{'○' * (METER_CELLS - filled)}] {percent:.0f}%"
+
+
+def project_reference(path: str, project_root: str) -> str | None:
+    """``@project/relative/path`` for a file inside the project folder, None for one outside it."""
+    try:
+        root = Path(project_root).resolve()
+        target = Path(path).resolve()
+    except (OSError, ValueError):
+        return None
+    if not project_root or not target.is_relative_to(root) or target == root:
+        return None
+    return "@project/" + target.relative_to(root).as_posix()
+
+
+class _Input(QPlainTextEdit):
+    """The text box: Enter submits, Shift+Enter is a new line, Esc asks to stop; project files drop in as references."""
+
+    submit = Signal()
+    escape = Signal()
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setObjectName("composerInput")
+        self.setTabChangesFocus(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.project_root = ""
+        self.document().contentsChanged.connect(self._fit)
+        self._fit()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        key = event.key()
+        if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            if event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
+                self.insertPlainText("\n")
+            elif not event.modifiers() & Qt.KeyboardModifier.AltModifier:
+                self.submit.emit()
+            return
+        if key == Qt.Key.Key_Escape:
+            self.escape.emit()
+            return
+        super().keyPressEvent(event)
+
+    # -- dropping project files ---------------------------------------------------------------------
+
+    def _references(self, mime: QMimeData) -> list[str]:
+        refs = []
+        for url in mime.urls():
+            if url.isLocalFile():
+                ref = project_reference(url.toLocalFile(), self.project_root)
+                if ref is not None:
+                    refs.append(ref)
+        if not refs and mime.hasText() and mime.text().startswith("@project/"):
+            refs.append(mime.text().strip())
+        return refs
+
+    def canInsertFromMimeData(self, source: QMimeData) -> bool:
+        return bool(self._references(source)) or (source.hasText() and not source.hasUrls())
+
+    def insertFromMimeData(self, source: QMimeData) -> None:
+        refs = self._references(source)
+        if refs:
+            cursor = self.textCursor()
+            before = self.toPlainText()[: cursor.position()]
+            lead = "" if not before or before.endswith((" ", "\n")) else " "
+            cursor.insertText(lead + " ".join(refs) + " ")
+            return
+        if not source.hasUrls():
+            super().insertFromMimeData(source)
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if self._references(event.mimeData()):
+            event.acceptProposedAction()
+            return
+        super().dragEnterEvent(event)
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        if self._references(event.mimeData()):
+            self.setFocus()
+            self.insertFromMimeData(event.mimeData())
+            event.acceptProposedAction()
+            return
+        super().dropEvent(event)
+
+    # -- height follows the text --------------------------------------------------------------------
+
+    @Slot()
+    def _fit(self) -> None:
+        line = QFontMetrics(self.font()).lineSpacing()
+        lines = max(2, min(MAX_INPUT_LINES, int(self.document().size().height())))
+        margins = self.contentsMargins()
+        self.setFixedHeight(lines * line + 2 * int(self.document().documentMargin()) + margins.top() + margins.bottom())
+
+    def sizeHint(self) -> QSize:
+        return QSize(400, self.height())
+
+
+class Composer(QFrame):
+    """Writes messages and stops turns; shows how full the context is.
+
+    ``set_busy(True)`` while a turn runs: Send becomes Stop (Esc too). The owner resets it when the
+    turn finishes, whatever happened.
+    """
+
+    #: ``(text)``: the user sent a message (never empty).
+    submitted = Signal(str)
+
+    #: The user asked to stop the running turn (Stop button or Esc).
+    stop_requested = Signal()
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setObjectName("composer")
+        self.input = _Input(self)
+        self.input.setPlaceholderText(self.tr("Message the assistant — Enter to send, Shift+Enter for a new line"))
+        self.send_button = QPushButton(self.tr("Send"), self)
+        self.send_button.setObjectName("primaryButton")
+        self.send_button.setToolTip(self.tr("Send (Enter)"))
+        self.stop_button = QPushButton(self.tr("■ Stop"), self)
+        self.stop_button.setObjectName("stopButton")
+        self.stop_button.setToolTip(self.tr("Stop the answer (Esc)"))
+        self.stop_button.hide()
+        self.meter = QLabel(self)
+        self.meter.setObjectName("contextMeter")
+        self.meter.setProperty("status", "normal")
+        self.hint = QLabel(self)
+        self.hint.setObjectName("composerHint")
+
+        box = QFrame(self)
+        box.setObjectName("composerBox")
+        row = QHBoxLayout(box)
+        row.setContentsMargins(12, 8, 8, 8)
+        row.setSpacing(8)
+        row.addWidget(self.input, 1)
+        row.addWidget(self.send_button, 0, Qt.AlignmentFlag.AlignBottom)
+        row.addWidget(self.stop_button, 0, Qt.AlignmentFlag.AlignBottom)
+        footer = QHBoxLayout()
+        footer.setContentsMargins(4, 0, 4, 0)
+        footer.addWidget(self.hint, 1)
+        footer.addWidget(self.meter, 0)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(20, 8, 20, 10)
+        layout.setSpacing(4)
+        layout.addWidget(box)
+        layout.addLayout(footer)
+
+        self._busy = False
+        self.input.submit.connect(self.submit)
+        self.input.escape.connect(self._on_escape)
+        self.send_button.clicked.connect(self.submit)
+        self.stop_button.clicked.connect(self._request_stop)
+        self.set_usage(None)
+
+    @property
+    def busy(self) -> bool:
+        return self._busy
+
+    def set_project_root(self, root: str) -> None:
+        """Files dropped from inside this folder become ``@project/...`` references."""
+        self.input.project_root = root
+
+    @Slot(bool)
+    def set_busy(self, busy: bool) -> None:
+        self._busy = busy
+        self.send_button.setVisible(not busy)
+        self.stop_button.setVisible(busy)
+        self.stop_button.setEnabled(busy)
+        self.hint.setText(self.tr("Answering… press Esc or Stop to interrupt.") if busy else "")
+
+    def set_hint(self, text: str) -> None:
+        self.hint.setText(text)
+
+    @Slot()
+    def submit(self) -> None:
+        text = self.input.toPlainText().strip()
+        if self._busy or not text or not self.isEnabled():
+            return
+        self.input.clear()
+        self.submitted.emit(text)
+
+    @Slot()
+    def _on_escape(self) -> None:
+        if self._busy:
+            self._request_stop()
+
+    @Slot()
+    def _request_stop(self) -> None:
+        if self._busy:
+            self.stop_button.setEnabled(False)  # once; re-enabled with the next busy state
+            self.hint.setText(self.tr("Stopping…"))
+            self.stop_requested.emit()
+
+    def set_usage(self, usage: ContextUsage | None) -> None:
+        """The context meter: normal / warning / critical / compressing, or empty before the first call."""
+        if usage is None:
+            self.meter.setText(f"[{'○' * METER_CELLS}] —")
+            self.meter.setToolTip(self.tr("How full the model's context is; shown after the first answer."))
+            status = "normal"
+        else:
+            self.meter.setText(meter_text(usage))
+            self.meter.setToolTip(
+                self.tr("Context: {used} of {total} tokens ({status})").format(
+                    used=f"{usage.used_tokens:,}", total=f"{usage.total_budget:,}", status=usage.status
+                )
+            )
+            status = usage.status
+        self.meter.setProperty("status", status)
+        color = METER_COLORS.get(status, METER_COLORS["normal"]) if usage is not None else "#9ca3af"
+        self.meter.setStyleSheet(f"color: {color};")
+

@@ -1,0 +1,543 @@
+"""The Conversation tab: a header with the mode switcher, the timeline, and the composer.
+
+It shows one conversation at a time and speaks to the worker only through its signals (requests)
+and slots (the TurnWorker's reports, each carrying the conversation id; reports about another
+conversation are ignored, except that its busy state is remembered).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QComboBox,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QStackedWidget,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from crewagent.ui import formatting
+from crewagent.ui.composer import Composer
+from crewagent.ui.timeline import TimelineModel, TimelineRole, TimelineView
+from crewagent.worker.turn_values import (
+    AskUserPrompt,
+    ContextUsage,
+    FullOutput,
+    LoadedConversation,
+    TimelineMessage,
+    ToolCallRef,
+    ToolFinish,
+)
+from crewagent.worker.values import ConversationSummary, ProjectRef
+
+#: The switcher's segments, in order (``run`` is shown as Workflow).
+SWITCHER_MODES = ("agent", "run", "chat")
+
+STYLE = """
+#conversationView { background: #fbfbfd; }
+#conversationHeader { background: #ffffff; border-bottom: 1px solid #e5e7eb; }
+#conversationTitle { font-size: 12pt; font-weight: 600; color: #111827; }
+#modeSwitcher { background: #f1f3f9; border-radius: 9px; }
+#modeSwitcher QToolButton {
+    border: none; border-radius: 7px; padding: 5px 14px; color: #4b5563; background: transparent;
+}
+#modeSwitcher QToolButton:checked { background: #ffffff; color: #111827; font-weight: 600; }
+#modeSwitcher QToolButton:hover:!checked { color: #111827; }
+#modeSwitcher QToolButton:disabled { color: #9ca3af; }
+#modeDetails QLabel#hint { color: #6b7280; }
+QTreeView#timeline { background: #fbfbfd; border: none; }
+QTreeView#timeline::item, QTreeView#timeline::item:hover, QTreeView#timeline::branch {
+    background: transparent; border: none;
+}
+#composer { background: #fbfbfd; }
+#composerBox { background: #ffffff; border: 1px solid #d1d5db; border-radius: 12px; }
+#composerInput { background: transparent; font-size: 10.5pt; }
+QPushButton#stopButton { background: #fef2f2; color: #b91c1c; border-color: #fecaca; font-weight: 600; }
+QPushButton#stopButton:hover { background: #fee2e2; }
+#composerHint { color: #6b7280; font-size: 9pt; }
+#contextMeter { font-family: monospace; font-size: 9pt; }
+#askUserForm { background: #ffffff; border: 1px solid #ddd6fe; border-radius: 10px; }
+#askUserTitle { font-weight: 600; color: #5b21b6; }
+QToolButton#jumpToLatest {
+    background: #4f46e5; color: white; border: none; border-radius: 14px; padding: 5px 12px; font-weight: 600;
+}
+#emptyConversation QLabel#workspaceTitle { font-size: 16pt; font-weight: 600; color: #111827; }
+"""
+
+
+class ModeSwitcher(QFrame):
+    """Segmented Agent / Workflow / Chat buttons."""
+
+    #: ``(mode)``: the user picked a mode (chat, agent or run); not emitted by ``set_mode``.
+    mode_selected = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setObjectName("modeSwitcher")
+        self._group = QButtonGroup(self)
+        self._group.setExclusive(True)
+        self.buttons: dict[str, QToolButton] = {}
+        row = QHBoxLayout(self)
+        row.setContentsMargins(3, 3, 3, 3)
+        row.setSpacing(2)
+        for mode in SWITCHER_MODES:
+            button = QToolButton(self)
+            button.setText(formatting.mode_label(mode))
+            button.setCheckable(True)
+            button.setObjectName(f"mode-{mode}")
+            button.setToolTip(self.tr("Switch this conversation to {mode}; its history stays").format(mode=formatting.mode_label(mode)))
+            self._group.addButton(button)
+            self.buttons[mode] = button
+            row.addWidget(button)
+            button.clicked.connect(lambda _checked=False, m=mode: self.mode_selected.emit(m))
+
+    def set_mode(self, mode: str) -> None:
+        button = self.buttons.get(mode)
+        if button is not None:
+            button.setChecked(True)
+
+    def mode(self) -> str:
+        return next((mode for mode, button in self.buttons.items() if button.isChecked()), "chat")
+
+
+class ConversationHeader(QFrame):
+    """Title, mode switcher, and what the mode offers: an agent picker or the workflows."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setObjectName("conversationHeader")
+        self.title = QLabel(self)
+        self.title.setObjectName("conversationTitle")
+        self.switcher = ModeSwitcher(self)
+
+        self.details = QStackedWidget(self)
+        self.details.setObjectName("modeDetails")
+        agent_panel = QWidget(self.details)
+        agent_row = QHBoxLayout(agent_panel)
+        agent_row.setContentsMargins(0, 0, 0, 0)
+        self.agent_selector = QComboBox(agent_panel)
+        self.agent_selector.setObjectName("agentSelector")
+        self.agent_selector.setMinimumWidth(200)
+        self.agent_selector.setPlaceholderText(self.tr("No agents available yet"))
+        self.agent_selector.setToolTip(self.tr("The agent persona Agent mode answers with"))
+        agent_row.addWidget(QLabel(self.tr("Agent:"), agent_panel))
+        agent_row.addWidget(self.agent_selector)
+        agent_row.addStretch(1)
+        workflow_panel = QWidget(self.details)
+        workflow_row = QHBoxLayout(workflow_panel)
+        workflow_row.setContentsMargins(0, 0, 0, 0)
+        self.workflow_selector = QComboBox(workflow_panel)
+        self.workflow_selector.setObjectName("workflowSelector")
+        self.workflow_selector.setEnabled(False)
+        self.workflow_selector.setPlaceholderText(self.tr("No workflows"))
+        self.workflow_note = QLabel(self.tr("No installed package provides workflows yet."), workflow_panel)
+        self.workflow_note.setObjectName("hint")
+        self.start_workflow = QPushButton(self.tr("Start"), workflow_panel)
+        self.resume_workflow = QPushButton(self.tr("Resume"), workflow_panel)
+        for button in (self.start_workflow, self.resume_workflow):
+            button.setEnabled(False)
+            button.setToolTip(self.tr("Import a workflow package first."))
+        workflow_row.addWidget(self.workflow_selector)
+        workflow_row.addWidget(self.start_workflow)
+        workflow_row.addWidget(self.resume_workflow)
+        workflow_row.addWidget(self.workflow_note, 1)
+        chat_panel = QLabel(self.tr("Plain chat with the model and the project's tools."), self.details)
+        chat_panel.setObjectName("hint")
+        self._panels = {"agent": agent_panel, "run": workflow_panel, "chat": chat_panel}
+        for panel in self._panels.values():
+            self.details.addWidget(panel)
+
+        top = QHBoxLayout()
+        top.addWidget(self.title, 1)
+        top.addWidget(self.switcher, 0)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(20, 10, 20, 8)
+        layout.setSpacing(6)
+        layout.addLayout(top)
+        layout.addWidget(self.details)
+
+    def show_mode(self, mode: str) -> None:
+        self.switcher.set_mode(mode)
+        self.details.setCurrentWidget(self._panels.get(mode, self._panels["chat"]))
+
+    def set_agents(self, agents: Iterable[Any]) -> None:
+        """Fill the agent picker: items with ``id`` and ``name`` (e.g. the worker's AgentSummary)."""
+        self.agent_selector.clear()
+        for agent in agents:
+            self.agent_selector.addItem(str(getattr(agent, "name", agent)), str(getattr(agent, "id", agent)))
+
+
+class ConversationView(QFrame):
+    """One conversation: header, timeline, composer (see the module docstring)."""
+
+    #: ``(project_id, conversation_id)``: load this conversation for the timeline.
+    open_requested = Signal(str, str)
+
+    #: ``(project_id, conversation_id, text, mode)``: run a turn with this user message.
+    send_requested = Signal(str, str, str, str)
+
+    #: ``(project_id, conversation_id, mode)``: go on after an error or a Stop.
+    continue_requested = Signal(str, str, str)
+
+    #: ``(project_id, conversation_id, mode)``: send the last user message again.
+    retry_requested = Signal(str, str, str)
+
+    #: ``(conversation_id)``: stop the running turn.
+    stop_requested = Signal(str)
+
+    #: ``(project_id, conversation_id, mode)``: switch the conversation's active mode in place.
+    mode_change_requested = Signal(str, str, str)
+
+    #: ``(project_id, conversation_id, message_id)``: load an offloaded tool result in full.
+    full_output_requested = Signal(str, str, str)
+
+    #: ``(request_id, payload)``: an ask-user widget's WIDGET_SUBMIT payload (None: dismissed).
+    ask_user_answered = Signal(str, object)
+
+    #: ``(text)``: a short notice for the status bar.
+    notice = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setObjectName("conversationView")
+        self.setStyleSheet(STYLE)
+        self.model = TimelineModel(self)
+        self.header = ConversationHeader(self)
+        self.timeline = TimelineView(self)
+        self.timeline.set_timeline(self.model)
+        self.composer = Composer(self)
+        self.jump_button = QToolButton(self.timeline)
+        self.jump_button.setObjectName("jumpToLatest")
+        self.jump_button.setText(self.tr("↓ Latest"))
+        self.jump_button.hide()
+
+        content = QWidget(self)
+        self._content = content
+        column = QVBoxLayout(content)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(0)
+        column.addWidget(self.header)
+        column.addWidget(self.timeline, 1)
+        column.addWidget(self.composer)
+
+        self.empty = QFrame(self)
+        self.empty.setObjectName("emptyConversation")
+        self.empty_title = QLabel(self.empty)
+        self.empty_title.setObjectName("workspaceTitle")
+        self.empty_title.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty_details = QLabel(self.empty)
+        self.empty_details.setObjectName("workspaceDetails")
+        self.empty_details.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty_details.setWordWrap(True)
+        empty_layout = QVBoxLayout(self.empty)
+        empty_layout.addStretch(2)
+        empty_layout.addWidget(self.empty_title)
+        empty_layout.addWidget(self.empty_details)
+        empty_layout.addStretch(3)
+
+        self.pages = QStackedWidget(self)
+        self.pages.addWidget(self.empty)
+        self.pages.addWidget(content)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.pages)
+
+        self._project: ProjectRef | None = None
+        self._summary: ConversationSummary | None = None
+        self._mode = "chat"
+        self._loaded = False
+        self._busy: set[str] = set()  # conversations with a running turn (any, not just this one)
+        self._sending = False  # a send was requested and its turn has not started yet
+        self._prompts: dict[str, str] = {}  # ask-user request id -> call id
+
+        self.composer.submitted.connect(self._on_submitted)
+        self.composer.stop_requested.connect(self._on_stop)
+        self.header.switcher.mode_selected.connect(self._on_mode_selected)
+        self.timeline.action_requested.connect(self._on_action)
+        self.timeline.widget_answered.connect(self._on_widget_answered)
+        self.timeline.notice.connect(self.notice)
+        self.timeline.verticalScrollBar().valueChanged.connect(self._update_jump_button)
+        self.timeline.verticalScrollBar().rangeChanged.connect(self._update_jump_button)
+        self.jump_button.clicked.connect(self.timeline.scroll_to_end)
+        self.show_summary(None, has_conversations=False)
+
+    # -- what is shown ----------------------------------------------------------------------------
+
+    @property
+    def conversation_id(self) -> str:
+        return self._summary.id if self._summary is not None else ""
+
+    @property
+    def mode(self) -> str:
+        return self._mode
+
+    @property
+    def loaded(self) -> bool:
+        """True once the shown conversation's messages have arrived."""
+        return self._loaded
+
+    @property
+    def busy(self) -> bool:
+        """A turn runs (or is being started) in the shown conversation."""
+        return self._sending or self.conversation_id in self._busy
+
+    @property
+    def any_busy(self) -> bool:
+        """A turn runs in any conversation (closing the window has to stop it first)."""
+        return bool(self._busy) or self._sending
+
+    def show_conversation(self, project: ProjectRef | None, summary: ConversationSummary | None, *, has_conversations: bool = True) -> None:
+        """Show a conversation (its messages follow ``open_requested``), or the empty state."""
+        same = summary is not None and self._summary is not None and summary.id == self._summary.id
+        self._project = project
+        if same:
+            self.show_summary(summary, has_conversations=has_conversations)
+            return
+        self._summary = summary
+        self._loaded = False
+        self._sending = False
+        self._prompts.clear()
+        self.model.clear()
+        self.composer.set_usage(None)
+        self.composer.set_project_root(project.root if project else "")
+        self.show_summary(summary, has_conversations=has_conversations)
+        if summary is not None and project is not None:
+            self.composer.set_hint(self.tr("Loading…"))
+            self.open_requested.emit(project.id, summary.id)
+
+    def show_summary(self, summary: ConversationSummary | None, *, has_conversations: bool) -> None:
+        """Refresh the header from the conversation's metadata (title, mode), or show how to begin."""
+        if summary is None or (self._summary is not None and summary.id != self._summary.id):
+            if summary is None:
+                self._summary = None
+                self.pages.setCurrentWidget(self.empty)
+                self.empty_title.setText(self.tr("Pick a conversation") if has_conversations else self.tr("Start a conversation"))
+                self.empty_details.setText(
+                    self.tr("Select one in the Works list on the left.")
+                    if has_conversations
+                    else self.tr("Use “+ New” or press Ctrl+Shift+N: Chat, Agent or Workflow.")
+                )
+            return
+        self._summary = summary
+        self.pages.setCurrentWidget(self._content)
+        self.header.title.setText(summary.title)
+        self.header.title.setToolTip(
+            self.tr("{count} · created {created}").format(
+                count=formatting.message_count(summary.message_count), created=formatting.full_time(summary.created_at)
+            )
+        )
+        self._mode = summary.active_type
+        self.header.show_mode(self._mode)
+        self._update_busy()
+
+    def set_agents(self, agents: Iterable[Any]) -> None:
+        self.header.set_agents(agents)
+
+    # -- user requests ----------------------------------------------------------------------------
+
+    def _ids(self) -> tuple[str, str] | None:
+        if self._project is None or self._summary is None:
+            return None
+        return self._project.id, self._summary.id
+
+    @Slot(str)
+    def _on_submitted(self, text: str) -> None:
+        ids = self._ids()
+        if ids is None or self.busy:
+            return
+        self._sending = True
+        self._update_busy()
+        self.timeline.scroll_to_end()
+        self.send_requested.emit(*ids, text, self._mode)
+
+    @Slot()
+    def _on_stop(self) -> None:
+        if self.conversation_id:
+            self.stop_requested.emit(self.conversation_id)
+
+    @Slot(str)
+    def _on_mode_selected(self, mode: str) -> None:
+        ids = self._ids()
+        if ids is None or mode == self._mode:
+            return
+        self._mode = mode
+        self.header.show_mode(mode)
+        self.mode_change_requested.emit(*ids, mode)
+
+    @Slot(str, str, str)
+    def _on_action(self, action: str, key: str, message_id: str) -> None:
+        ids = self._ids()
+        if ids is None:
+            return
+        if action == "open_output":
+            self.full_output_requested.emit(*ids, message_id)
+            return
+        if self.busy:
+            return
+        self._sending = True
+        self._update_busy()
+        if action == "retry":
+            self.retry_requested.emit(*ids, self._mode)
+        elif action == "continue":
+            self.continue_requested.emit(*ids, self._mode)
+
+    def continue_conversation(self) -> None:
+        """Continue as the Continue button does (also for keyboard users and tests)."""
+        self._on_action("continue", "", "")
+
+    def retry(self) -> None:
+        self._on_action("retry", "", "")
+
+    @Slot(str, str, object)
+    def _on_widget_answered(self, request_id: str, call_id: str, payload: object) -> None:
+        self._prompts.pop(request_id, None)
+        if payload is not None:
+            self.timeline.view_state.widget_answers[call_id] = dict(payload) if isinstance(payload, dict) else {}
+        self.model.set_widget_request(call_id, "")
+        self.ask_user_answered.emit(request_id, payload)
+
+    # -- fed by the worker ------------------------------------------------------------------------
+
+    def _mine(self, conversation_id: str) -> bool:
+        return bool(conversation_id) and conversation_id == self.conversation_id and self._loaded
+
+    @Slot(object)
+    def on_loaded(self, loaded: LoadedConversation) -> None:
+        if self._summary is None or loaded.conversation_id != self._summary.id:
+            return
+        self.model.load(loaded)
+        self._loaded = True
+        if loaded.running:
+            self._busy.add(loaded.conversation_id)
+        if loaded.problems:
+            self.notice.emit(self.tr("{n} damaged line(s) of this conversation were skipped.").format(n=len(loaded.problems)))
+        self._update_busy()
+
+    @Slot(str, str)
+    def on_turn_started(self, conversation_id: str, mode: str) -> None:
+        self._busy.add(conversation_id)
+        if conversation_id == self.conversation_id:
+            self._sending = False
+        self._update_busy()
+
+    @Slot(str, str, object)
+    def on_turn_finished(self, conversation_id: str, reason: str, error: object) -> None:
+        try:
+            if self._mine(conversation_id):
+                self.model.turn_ended()
+                for request_id in list(self._prompts):
+                    self._withdraw(request_id)
+        finally:
+            self._busy.discard(conversation_id)
+            if conversation_id == self.conversation_id:
+                self._sending = False
+            self._update_busy()
+
+    @Slot(str, str)
+    def on_worker_error(self, request: str, message: str) -> None:
+        """A request failed before its turn started: nothing runs, so the composer is usable again."""
+        if request in ("send", "retry", "continue_turn") and self._sending:
+            self._sending = False
+            self._update_busy()
+
+    @Slot(str, int, str)
+    def on_stream_started(self, conversation_id: str, step: int, model: str) -> None:
+        if self._mine(conversation_id):
+            self.model.begin_stream()
+
+    @Slot(str, str)
+    def on_stream_chunk(self, conversation_id: str, text: str) -> None:
+        if self._mine(conversation_id):
+            self.model.append_text(text)
+
+    @Slot(str, str)
+    def on_reasoning_chunk(self, conversation_id: str, text: str) -> None:
+        if self._mine(conversation_id):
+            self.model.append_reasoning(text)
+
+    @Slot(str)
+    def on_stream_ended(self, conversation_id: str) -> None:
+        if self._mine(conversation_id):
+            self.model.end_stream()
+
+    @Slot(str, object)
+    def on_message_persisted(self, conversation_id: str, message: TimelineMessage) -> None:
+        if self._mine(conversation_id):
+            self.model.add_message(message)
+
+    @Slot(str, object)
+    def on_tool_started(self, conversation_id: str, call: ToolCallRef) -> None:
+        if self._mine(conversation_id):
+            self.model.tool_started(call)
+
+    @Slot(str, object)
+    def on_tool_finished(self, conversation_id: str, finish: ToolFinish) -> None:
+        if self._mine(conversation_id):
+            self.model.tool_finished(finish)
+
+    @Slot(str, object)
+    def on_context_usage(self, conversation_id: str, usage: ContextUsage) -> None:
+        if conversation_id == self.conversation_id:
+            self.composer.set_usage(usage)
+
+    @Slot(object)
+    def on_ask_user(self, prompt: AskUserPrompt) -> None:
+        if not self._mine(prompt.conversation_id):
+            return
+        if self.model.set_widget_request(prompt.call_id, prompt.request_id, prompt.widget):
+            self._prompts[prompt.request_id] = prompt.call_id
+            self.timeline.scroll_to_end()
+
+    @Slot(str)
+    def on_prompt_withdrawn(self, request_id: str) -> None:
+        self._withdraw(request_id)
+
+    def _withdraw(self, request_id: str) -> None:
+        if self._prompts.pop(request_id, None) is not None:
+            self.model.withdraw_widget_request(request_id)
+
+    @Slot(object)
+    def on_full_output(self, output: FullOutput) -> None:
+        if output.conversation_id != self.conversation_id:
+            return
+        index = self.model.index_of_key(output.message_id)
+        key = str(index.data(TimelineRole.KEY)) if index.isValid() else ""
+        if not key:
+            return
+        if output.error:
+            self.timeline.full_output_failed(key)
+            self.notice.emit(output.error)
+        else:
+            self.timeline.show_full_output(key, output.text)
+
+    # -- busy state -------------------------------------------------------------------------------
+
+    def _update_busy(self) -> None:
+        busy = self.busy
+        self.composer.set_busy(busy)
+        self.composer.setEnabled(self._summary is not None and self._loaded)
+        self.timeline.set_busy(busy)
+        for button in self.header.switcher.buttons.values():
+            button.setEnabled(not busy)
+        if not busy and self._summary is not None and not self._loaded:
+            self.composer.set_hint(self.tr("Loading…"))
+
+    @Slot()
+    def _update_jump_button(self) -> None:
+        show = not self.timeline.following and self.model.rowCount() > 0
+        self.jump_button.setVisible(show)
+        if show:
+            hint = self.jump_button.sizeHint()
+            viewport = self.timeline.viewport().geometry()
+            self.jump_button.setGeometry(
+                viewport.center().x() - hint.width() // 2, viewport.bottom() - hint.height() - 12, hint.width(), hint.height()
+            )
+            self.jump_button.raise_()
