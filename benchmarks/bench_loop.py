@@ -18,6 +18,9 @@ check, the stream through the adapter, the answer persisted, the store flushed.
    - ``raw httpx2``: the same request bodies the session sent (captured from a warm-up turn),
      posted with ``json=`` and the SSE bodies read without parsing -- the HTTP round trips no
      loop can avoid (two for ``tools``);
+   - ``LlmAdapter alone``: the same captured requests through ``LlmAdapter.stream`` to
+     ``Completed`` (what ``bench_llm.py`` measures), to split the overhead into the adapter's
+     share and the loop's own share (context build, pre-send check, events, tools, store hops);
    - ``session, in-memory store``: the store's log, index and checkpoint kept in memory (the
      turn lock is still the real file lock), no tool audit. **Loop overhead = this - raw.**
    - ``session, RuntimeStore``: the real store (each append fsync'd, index staged) and the
@@ -58,7 +61,7 @@ except ImportError:  # running from a checkout without `pip install -e .`
 import httpx2
 import openai
 
-from crewagent.core.llm import LlmAdapter, ProviderConfig, TextDelta
+from crewagent.core.llm import LlmAdapter, LlmRequest, ProviderConfig, TextDelta
 from crewagent.core.llm.local_server import JsonReply, LocalServer, Raw, RecordedRequest, Reply, SseReply
 from crewagent.core.loop import ConversationSession, TurnFinished, TurnSettings
 from crewagent.core.messages import ConversationMessage, from_openai
@@ -300,6 +303,7 @@ async def _run(rounds: int, warmup: int, scratch: Path) -> dict[str, Any]:
     turns: dict[str, dict[str, _Series]] = {
         kind: {
             "raw": _Series(f"raw httpx2 round trip{'s (2 requests)' if kind == 'tools' else ''} ({kind})"),
+            "adapter": _Series(f"LlmAdapter.stream alone, same request{'s' if kind == 'tools' else ''} ({kind})"),
             "memory": _Series(f"session turn, in-memory store ({kind})"),
             "disk": _Series(f"session turn, RuntimeStore with fsync ({kind})"),
         }
@@ -315,6 +319,16 @@ async def _run(rounds: int, warmup: int, scratch: Path) -> dict[str, Any]:
                     pass
         turns[kind]["raw"].samples.append(time.perf_counter() - t0)
 
+    plain = LlmAdapter(ProviderConfig(provider="openai-compatible", base_url=base, api_key="k", model="bench", include_usage=False))
+    requests = {kind: [LlmRequest(messages=b["messages"], tools=b.get("tools") or ()) for b in bodies[kind]] for kind in KINDS}
+
+    async def adapter_turn(kind: str) -> None:
+        t0 = time.perf_counter()
+        for request in requests[kind]:
+            completed = await plain.complete(request)
+            assert completed.finish_reason in ("stop", "tool_calls")
+        turns[kind]["adapter"].samples.append(time.perf_counter() - t0)
+
     def session_turn(name: str) -> Callable[[str], Awaitable[None]]:
         async def run(kind: str) -> None:
             elapsed, first = await setups[name].turn(kind)
@@ -324,7 +338,7 @@ async def _run(rounds: int, warmup: int, scratch: Path) -> dict[str, Any]:
 
         return run
 
-    runners: list[Callable[[str], Awaitable[None]]] = [raw_turn, session_turn("memory"), session_turn("disk")]
+    runners: list[Callable[[str], Awaitable[None]]] = [raw_turn, adapter_turn, session_turn("memory"), session_turn("disk")]
     try:
         for _ in range(warmup):
             for kind in KINDS:
@@ -333,13 +347,14 @@ async def _run(rounds: int, warmup: int, scratch: Path) -> dict[str, Any]:
         for series in [*first_byte.values(), *(s for k in turns.values() for s in k.values())]:
             series.samples.clear()
         for r in range(rounds):
-            order = runners[r % 3 :] + runners[: r % 3]
+            order = runners[r % len(runners) :] + runners[: r % len(runners)]
             for kind in KINDS:
                 for run in order:
                     await run(kind)
     finally:
         for setup in setups.values():
             await setup.aclose()
+        await plain.aclose()
         await raw.aclose()
         server.stop()
 
@@ -348,6 +363,8 @@ async def _run(rounds: int, warmup: int, scratch: Path) -> dict[str, Any]:
         rows: dict[str, Any] = {name: s.row() for name, s in by_name.items()}
         for key, a, b, label in (
             ("loop", "memory", "raw", "loop overhead: in-memory session - raw"),
+            ("adapter_share", "adapter", "raw", "of which the adapter: adapter alone - raw"),
+            ("loop_share", "memory", "adapter", "of which the loop: in-memory session - adapter alone"),
             ("persistence", "disk", "memory", "persistence: RuntimeStore - in-memory"),
             ("total", "disk", "raw", "total: RuntimeStore session - raw"),
         ):
@@ -406,10 +423,10 @@ def _print(result: dict[str, Any], machine: dict[str, str], rounds: int) -> None
     print(f"\n## 2. Per-turn time ({rounds} turns each; request bodies {sizes} bytes; goal loop overhead < 5 ms)\n")
     print("| measurement | n | p50 ms | p95 ms | mean ms |\n|---|---|---|---|---|")
     for kind, rows in result["turns"].items():
-        for name in ("raw", "memory", "disk"):
+        for name in ("raw", "adapter", "memory", "disk"):
             row = rows[name]
             print(f"| {row['name']} | {row['n']} | {row['p50_ms']:.3f} | {row['p95_ms']:.3f} | {row['mean_ms']:.3f} |")
-        for name in ("loop", "persistence", "total"):
+        for name in ("loop", "adapter_share", "loop_share", "persistence", "total"):
             row = rows[name]
             bold = name == "loop"
             label = f"**{row['name']}**" if bold else row["name"]

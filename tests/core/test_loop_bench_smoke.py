@@ -26,6 +26,7 @@ def test_quick_run_prints_both_tables() -> None:
         assert f"session turn, RuntimeStore with fsync ({kind})" in names
         assert f"**loop overhead: in-memory session - raw ({kind})**" in names
         assert f"persistence: RuntimeStore - in-memory ({kind})" in names
+        assert f"of which the loop: in-memory session - adapter alone ({kind})" in names
     assert "Goal first byte -> first TextDelta event < 2 ms" in out and "Goal loop overhead per turn < 5 ms" in out
 
 
@@ -36,4 +37,4 @@ def test_json_output() -> None:
     assert set(data["turns"]) == {"text", "tools"}
     assert len(data["request_bytes"]["tools"]) == 2  # a tool turn is two model calls
     for rows in data["turns"].values():
-        assert rows["memory"]["n"] == rows["disk"]["n"] == rows["raw"]["n"] == 3
+        assert rows["memory"]["n"] == rows["disk"]["n"] == rows["raw"]["n"] == rows["adapter"]["n"] == 3
