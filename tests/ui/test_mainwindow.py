@@ -139,7 +139,12 @@ def test_new_conversation_adds_a_selected_row_at_the_top(
     open_project(qtbot, window, project.root)
     assert conversation_titles(window) == ["Test conversation"]
 
-    window.new_conversation_action.trigger()  # Ctrl+Shift+N
+    window.new_conversation_action.trigger()  # Ctrl+Shift+N asks for the type in a popup
+    menu = window.project_view.works.type_menu
+    qtbot.waitUntil(menu.isVisible)
+    assert [action.text() for action in menu.actions()] == ["Chat", "Agent", "Workflow"]
+    next(action for action in menu.actions() if action.data() == "chat").trigger()
+    menu.close()
     qtbot.waitUntil(lambda: window.project_view.model.rowCount() == 2)
 
     view = window.project_view

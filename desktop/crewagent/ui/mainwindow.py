@@ -175,12 +175,21 @@ class MainWindow(QMainWindow):
         start.open_project_requested.connect(worker.open_project, queued)
         start.forget_project_requested.connect(worker.forget_project, queued)
         project.new_conversation_requested.connect(worker.create_conversation, queued)
+        project.rename_requested.connect(worker.rename_conversation, queued)
+        project.delete_requested.connect(worker.delete_conversation, queued)
+        project.search_requested.connect(worker.search_conversations, queued)
+        project.file_read_requested.connect(worker.read_project_file, queued)
 
         # worker -> UI (queued by Qt: the receivers live on the GUI thread).
         worker.recent_projects_changed.connect(start.set_recent_projects)
         worker.project_opened.connect(self._on_project_opened)
         worker.conversations_loaded.connect(project.set_conversations)
         worker.conversation_created.connect(project.add_conversation)
+        worker.conversation_updated.connect(project.update_conversation)
+        worker.conversation_deleted.connect(project.remove_conversation)
+        worker.search_results.connect(project.set_search_results)
+        worker.file_read.connect(project.show_file_preview)
+        project.notice.connect(self.message_bar.show_info)
         worker.error.connect(self._on_worker_error)
 
         # Settings: the dialog asks, the worker validates, saves and announces; all of it applies live.
@@ -204,7 +213,7 @@ class MainWindow(QMainWindow):
         project.exit_requested.connect(self.show_start_page)
         self.new_project_action.triggered.connect(start.prompt_new_project)
         self.open_project_action.triggered.connect(start.prompt_open_project)
-        self.new_conversation_action.triggered.connect(project.new_chat)
+        self.new_conversation_action.triggered.connect(project.ask_new_conversation)
         self.exit_project_action.triggered.connect(self.show_start_page)
         self.quit_action.triggered.connect(self.close)
         self.about_action.triggered.connect(self._show_about)

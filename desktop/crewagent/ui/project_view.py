@@ -4,32 +4,28 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from PySide6.QtCore import QItemSelection, Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QAction
+from PySide6.QtCore import QEvent, QItemSelection, Qt, Signal, Slot
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QFrame,
     QHBoxLayout,
     QLabel,
-    QListView,
-    QMenu,
     QPushButton,
     QSplitter,
-    QStackedLayout,
+    QStackedWidget,
+    QTabBar,
     QTabWidget,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
 from crewagent.ui import formatting
 from crewagent.ui.conversation_view import ConversationView
-from crewagent.ui.delegates import ConversationDelegate
-from crewagent.ui.models import ConversationListModel
-from crewagent.worker.values import ConversationSummary, ProjectRef
+from crewagent.ui.file_tabs import FileTabs
+from crewagent.ui.files_panel import FilesPanel
+from crewagent.ui.works_panel import CONVERSATION_TYPES, WorksPanel
+from crewagent.worker.values import ConversationSummary, FilePreview, ProjectRef, SearchHit
 
-#: The types offered by "New conversation", in menu order (``run`` is shown as Workflow).
-CONVERSATION_TYPES = ("chat", "agent", "run")
+__all__ = ["CONVERSATION_TYPES", "ProjectView"]
 
 
 class ProjectView(QWidget):
@@ -48,6 +44,21 @@ class ProjectView(QWidget):
     #: The user wants the Settings dialog (the sidebar's Settings button).
     settings_requested = Signal()
 
+    #: ``(project_id, conversation_id, title)``: rename a conversation (``Worker.rename_conversation``).
+    rename_requested = Signal(str, str, str)
+
+    #: ``(project_id, conversation_id)``: delete a conversation, confirmed by the user.
+    delete_requested = Signal(str, str)
+
+    #: ``(project_id, query)``: search the message text of the project's conversations.
+    search_requested = Signal(str, str)
+
+    #: ``path``: read a project file for its tab (``Worker.read_project_file``).
+    file_read_requested = Signal(str)
+
+    #: ``message``: a notice for the message bar (e.g. an empty name was refused).
+    notice = Signal(str)
+
     #: ``(project_id, conversation_id)``: the selected conversation changed ("" when none).
     current_conversation_changed = Signal(str, str)
 
@@ -55,8 +66,6 @@ class ProjectView(QWidget):
         super().__init__(parent)
         self.setObjectName("projectView")
         self._project: ProjectRef | None = None
-        self._loaded = False
-        self.model = ConversationListModel(self)
 
         sidebar = QFrame(self)
         sidebar.setObjectName("sidebar")
@@ -66,47 +75,28 @@ class ProjectView(QWidget):
         self.project_path.setObjectName("hint")
         self.project_path.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
-        works = QLabel(self.tr("Works"), sidebar)
-        works.setObjectName("sectionTitle")
-        self.new_button = QToolButton(sidebar)
-        self.new_button.setObjectName("newConversation")
-        self.new_button.setText(self.tr("+ New"))
-        self.new_button.setToolTip(self.tr("New conversation (Ctrl+Shift+N)"))
-        self.new_button.setPopupMode(QToolButton.ToolButtonPopupMode.MenuButtonPopup)
-        type_menu = QMenu(self.new_button)
-        for entry_type in CONVERSATION_TYPES:
-            action = type_menu.addAction(formatting.mode_label(entry_type))
-            action.setData(entry_type)
-        self.new_button.setMenu(type_menu)
-        works_header = QHBoxLayout()
-        works_header.addWidget(works)
-        works_header.addStretch(1)
-        works_header.addWidget(self.new_button)
+        # Works and Files share the sidebar; a segmented switch picks one.
+        self.sidebar_switch = QTabBar(sidebar)
+        self.sidebar_switch.setObjectName("sidebarSwitch")
+        self.sidebar_switch.setExpanding(True)
+        self.sidebar_switch.setDrawBase(False)
+        self.sidebar_switch.addTab("")
+        self.sidebar_switch.addTab("")
+        self.works = WorksPanel(sidebar)
+        self.files = FilesPanel(sidebar)
+        self.sidebar_pages = QStackedWidget(sidebar)
+        self.sidebar_pages.addWidget(self.works)
+        self.sidebar_pages.addWidget(self.files)
+        # The names tests and the workspace side used before the Works panel had its own module.
+        self.model = self.works.model
+        self.view = self.works.view
+        self.new_button = self.works.new_button
+        self.empty_label = self.works.empty_label
 
-        self.view = QListView(sidebar)
-        self.view.setObjectName("conversationList")
-        self.view.setModel(self.model)
-        self.view.setItemDelegate(ConversationDelegate(self.view))
-        self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.view.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
-        self.view.setUniformItemSizes(True)
-        self.view.setMouseTracking(True)
-        self.view.viewport().setAttribute(Qt.WidgetAttribute.WA_Hover)
-        self.view.setFrameShape(QFrame.Shape.NoFrame)
-        self.empty_label = QLabel(sidebar)
-        self.empty_label.setObjectName("emptyState")
-        self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.empty_label.setWordWrap(True)
-        self._list_stack = QStackedLayout()
-        self._list_stack.addWidget(self.empty_label)
-        self._list_stack.addWidget(self.view)
-
-        self.exit_button = QPushButton(self.tr("Exit Project"), sidebar)
+        self.exit_button = QPushButton(sidebar)
         self.exit_button.setObjectName("exitProject")
-        self.exit_button.setToolTip(self.tr("Back to the Start page"))
-        self.settings_button = QPushButton(self.tr("Settings"), sidebar)
+        self.settings_button = QPushButton(sidebar)
         self.settings_button.setObjectName("settingsButton")
-        self.settings_button.setToolTip(self.tr("Model provider, tools, context budgets, theme and language (Ctrl+,)"))
         bottom = QHBoxLayout()
         bottom.addWidget(self.settings_button)
         bottom.addWidget(self.exit_button)
@@ -116,9 +106,10 @@ class ProjectView(QWidget):
         side_layout.setSpacing(6)
         side_layout.addWidget(self.project_name)
         side_layout.addWidget(self.project_path)
-        side_layout.addSpacing(12)
-        side_layout.addLayout(works_header)
-        side_layout.addLayout(self._list_stack, 1)
+        side_layout.addSpacing(10)
+        side_layout.addWidget(self.sidebar_switch)
+        side_layout.addSpacing(4)
+        side_layout.addWidget(self.sidebar_pages, 1)
         side_layout.addLayout(bottom)
 
         self.conversation = ConversationView(self)
@@ -141,20 +132,39 @@ class ProjectView(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(splitter)
 
-        self.new_button.clicked.connect(self.new_chat)
-        type_menu.triggered.connect(self._on_type_chosen)
+        self.file_tabs = FileTabs(self.tabs)
+
+        self.sidebar_switch.currentChanged.connect(self.sidebar_pages.setCurrentIndex)
         self.exit_button.clicked.connect(self.exit_requested)
         self.settings_button.clicked.connect(self.settings_requested)
+        self.works.new_conversation_requested.connect(self.request_new_conversation)
+        self.works.rename_requested.connect(self._on_rename)
+        self.works.delete_requested.connect(self._on_delete)
+        self.works.search_requested.connect(self._on_search)
+        self.works.notice.connect(self.notice)
+        self.files.file_open_requested.connect(self.file_tabs.open_file)
+        self.file_tabs.read_requested.connect(self.file_read_requested)
         self.view.selectionModel().selectionChanged.connect(self._on_selection_changed)
         self.model.dataChanged.connect(self._refresh_overview)
         for signal in (self.model.modelReset, self.model.rowsInserted, self.model.rowsRemoved):
             signal.connect(self._update_empty_state)
         self._update_empty_state()
-        # "5 min ago" must not stay "just now" forever: repaint the visible rows once a minute.
-        self._clock = QTimer(self)
-        self._clock.setInterval(60_000)
-        self._clock.timeout.connect(self.view.viewport().update)
-        self._clock.start()
+        self.retranslate_ui()
+
+    def retranslate_ui(self) -> None:
+        """The sidebar's own texts (the panels translate theirs); called again on a language switch."""
+        self.sidebar_switch.setTabText(0, self.tr("Works"))
+        self.sidebar_switch.setTabText(1, self.tr("Files"))
+        self.exit_button.setText(self.tr("Exit Project"))
+        self.exit_button.setToolTip(self.tr("Back to the Start page"))
+        self.settings_button.setText(self.tr("Settings"))
+        self.settings_button.setToolTip(self.tr("Model provider, tools, context budgets, theme and language (Ctrl+,)"))
+        self.tabs.setTabText(0, self.tr("Conversation"))
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.LanguageChange:
+            self.retranslate_ui()
+        super().changeEvent(event)
 
     @property
     def project(self) -> ProjectRef | None:
@@ -163,7 +173,7 @@ class ProjectView(QWidget):
     @property
     def loaded(self) -> bool:
         """True once the conversations of the project shown have arrived."""
-        return self._loaded
+        return self.works.loaded
 
     # -- fed by the worker -------------------------------------------------------------------
 
@@ -171,19 +181,19 @@ class ProjectView(QWidget):
     def show_project(self, project: ProjectRef) -> None:
         """Show a project (its conversations follow with ``set_conversations``)."""
         self._project = project
-        self._loaded = False
         self.project_name.setText(project.name)
         self.project_path.setText(project.root)
         self.project_path.setToolTip(project.root)
-        self.model.clear()
+        self.file_tabs.close_all()
+        self.works.reset(has_project=True)
+        self.files.show_project(project.root, project.artifacts_dir, excluded=[project.runtime_dir])
         self._update_empty_state()
 
     @Slot(str, object)
     def set_conversations(self, project_id: str, items: Iterable[ConversationSummary]) -> None:
         if not self._is_current(project_id):
             return
-        self._loaded = True
-        self.model.set_conversations(items)
+        self.works.set_conversations(items)
         self._update_empty_state()
 
     @Slot(str, object)
@@ -191,16 +201,34 @@ class ProjectView(QWidget):
         """A conversation was created (or changed): show it and, when new, select it."""
         if not self._is_current(project_id):
             return
-        is_new = self.model.row_of(item.id) is None
-        row = self.model.upsert(item)
-        if is_new:
-            self.view.setCurrentIndex(self.model.index(row))
-            self.view.scrollTo(self.model.index(row))
+        self.works.upsert(item, select=self.model.row_of(item.id) is None)
+
+    @Slot(str, object)
+    def update_conversation(self, project_id: str, item: ConversationSummary) -> None:
+        """A conversation's metadata changed (renamed, mode switched): update its row in place."""
+        if self._is_current(project_id):
+            self.works.upsert(item)
+
+    @Slot(str, str)
+    def remove_conversation(self, project_id: str, conversation_id: str) -> None:
+        if self._is_current(project_id):
+            self.works.remove(conversation_id)
+
+    @Slot(str, str, object)
+    def set_search_results(self, project_id: str, query: str, hits: Iterable[SearchHit]) -> None:
+        if self._is_current(project_id):
+            self.works.set_search_results(query, hits)
+
+    @Slot(object)
+    def show_file_preview(self, preview: FilePreview) -> None:
+        self.file_tabs.show_preview(preview)
 
     def clear(self) -> None:
         """Forget the project shown (after Exit Project)."""
         self._project = None
-        self.model.clear()
+        self.works.reset(has_project=False)
+        self.files.clear()
+        self.file_tabs.close_all()
         self.conversation.show_conversation(None, None, has_conversations=False)
 
     def select_conversation(self, conversation_id: str) -> bool:
@@ -216,23 +244,41 @@ class ProjectView(QWidget):
 
     @Slot()
     def new_chat(self) -> None:
-        """The default of "New conversation": a Chat."""
+        """A Chat, without asking (the default type)."""
         self.request_new_conversation("chat")
 
+    @Slot()
+    def ask_new_conversation(self) -> None:
+        """Ask for the type (Chat, Agent, Workflow) in a popup under the New button."""
+        if self._project is not None:
+            self.sidebar_switch.setCurrentIndex(0)
+            self.works.ask_new_conversation()
+
+    @Slot(str)
     def request_new_conversation(self, entry_type: str) -> None:
         if self._project is not None:
             self.new_conversation_requested.emit(self._project.id, entry_type)
 
     def current_summary(self) -> ConversationSummary | None:
-        index = self.view.currentIndex()
-        return self.model.summary(index.row()) if index.isValid() else None
+        return self.works.current_summary()
 
     # -- internals ---------------------------------------------------------------------------
 
 
-    @Slot(QAction)
-    def _on_type_chosen(self, action: QAction) -> None:
-        self.request_new_conversation(str(action.data()))
+    @Slot(str, str)
+    def _on_rename(self, conversation_id: str, title: str) -> None:
+        if self._project is not None:
+            self.rename_requested.emit(self._project.id, conversation_id, title)
+
+    @Slot(str)
+    def _on_delete(self, conversation_id: str) -> None:
+        if self._project is not None:
+            self.delete_requested.emit(self._project.id, conversation_id)
+
+    @Slot(str)
+    def _on_search(self, query: str) -> None:
+        if self._project is not None:
+            self.search_requested.emit(self._project.id, query)
 
     def _is_current(self, project_id: str) -> bool:
         return self._project is not None and self._project.id == project_id
@@ -250,10 +296,6 @@ class ProjectView(QWidget):
 
     @Slot()
     def _update_empty_state(self) -> None:
-        if not self._loaded and self._project is not None:
-            self.empty_label.setText(self.tr("Loading conversations…"))
-        else:
-            self.empty_label.setText(self.tr("No conversations yet.\nStart one with “+ New”."))
-        self._list_stack.setCurrentWidget(self.view if self.model.rowCount() else self.empty_label)
+        # The Works panel shows its own empty state; the workspace follows what is listed.
         self._refresh_overview()
 

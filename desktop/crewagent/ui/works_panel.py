@@ -341,6 +341,7 @@ class WorksPanel(QWidget):
         index = self.proxy.mapFromSource(self.model.index(row)) if row is not None else QModelIndex()
         if index.isValid():
             self.view.setCurrentIndex(index)
+            self.view.scrollTo(index)
         return index.isValid()
 
     # -- user requests -----------------------------------------------------------------------

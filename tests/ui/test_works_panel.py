@@ -1,0 +1,136 @@
+"""The Works panel through the real worker thread: New by type, inline rename, delete with confirmation, search."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLineEdit, QMessageBox
+
+from crewagent.core.messages import ConversationMessage
+from crewagent.ui.mainwindow import MainWindow
+from crewagent.ui.models import ConversationRole
+from crewagent.ui.works_panel import SNIPPET_ROLE
+from tests.ui.conftest import open_project
+
+
+def titles(main: MainWindow) -> list[str]:
+    proxy = main.project_view.works.proxy
+    return [proxy.index(row, 0).data() for row in range(proxy.rowCount())]
+
+
+def select(main: MainWindow, title: str) -> None:
+    works = main.project_view.works
+    row = titles(main).index(title)
+    works.view.setCurrentIndex(works.proxy.index(row, 0))
+
+
+def rename_in_place(qtbot: Any, main: MainWindow, text: str) -> None:
+    works = main.project_view.works
+    works.view.setFocus()
+    qtbot.keyClick(works.view, Qt.Key.Key_F2)
+    editor = works.view.findChild(QLineEdit, "renameEditor")
+    assert editor is not None and editor.isVisible()
+    editor.setText(text)
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+
+
+def test_new_asks_for_the_type(qtbot: Any, project: Any, window: MainWindow) -> None:
+    open_project(qtbot, window, project.root)
+    works = window.project_view.works
+    assert works.new_button.popupMode() == works.new_button.ToolButtonPopupMode.InstantPopup
+    workflow = next(action for action in works.type_menu.actions() if action.data() == "run")
+    assert "workflow" in workflow.toolTip().lower()
+    workflow.trigger()
+    qtbot.waitUntil(lambda: works.model.rowCount() == 1)
+    assert works.current_summary() is not None and works.current_summary().entry_type == "run"
+
+
+def test_rename_in_place_and_refuse_an_empty_name(
+    qtbot: Any, store: Any, project: Any, window: MainWindow, qtmodeltester: Any
+) -> None:
+    first = store.create_conversation(project.id, title="Draft ideas")
+    store.create_conversation(project.id, title="Other")
+    open_project(qtbot, window, project.root)
+    select(window, "Draft ideas")
+
+    rename_in_place(qtbot, window, "  Launch   plan ")
+    qtbot.waitUntil(lambda: "Launch plan" in titles(window))
+    assert store.get_conversation(project.id, first.id).title == "Launch plan"
+    assert window.project_view.current_summary().title == "Launch plan"  # still selected
+    qtmodeltester.check(window.project_view.works.model)
+
+    rename_in_place(qtbot, window, "   ")
+    qtbot.waitUntil(window.message_bar.isVisible)
+    assert "needs a name" in window.message_bar.text
+    assert store.get_conversation(project.id, first.id).title == "Launch plan"
+
+
+def test_delete_asks_first_then_removes_messages_outputs_and_sidechains(
+    qtbot: Any, store: Any, project: Any, window: MainWindow, isolated_dirs: dict[str, Path], qtmodeltester: Any
+) -> None:
+    doomed = store.create_conversation(project.id, title="Doomed")
+    store.create_conversation(project.id, title="Kept")
+    store.append_message(project.id, doomed.id, ConversationMessage.new("user", "hello"))
+    folder = store.log_path(project.id, doomed.id).parent
+    (folder / "agents").mkdir()
+    (folder / "agents" / "agent_a1.jsonl").write_text("{}\n", encoding="utf-8")
+    offloaded = store.state_dir(project.id) / "logs" / "tool-results" / doomed.id
+    offloaded.mkdir(parents=True)
+    (offloaded / "msg_1.json").write_text("{}", encoding="utf-8")
+    open_project(qtbot, window, project.root)
+    works = window.project_view.works
+
+    select(window, "Doomed")
+    works.delete_current()
+    box = works.delete_box
+    assert isinstance(box, QMessageBox) and box.isVisible() and "Doomed" in box.text()
+    box.button(QMessageBox.StandardButton.Cancel).click()
+    qtbot.waitUntil(lambda: works.delete_box is None)
+    assert sorted(titles(window)) == ["Doomed", "Kept"] and folder.is_dir()
+
+    select(window, "Doomed")
+    works.delete_current()
+    box = works.delete_box
+    assert box is not None
+    delete = next(button for button in box.buttons() if button.text() == "Delete")
+    delete.click()
+    qtbot.waitUntil(lambda: titles(window) == ["Kept"])
+    assert not folder.exists() and not offloaded.exists()
+    assert [meta.title for meta in store.list_conversations(project.id)] == ["Kept"]
+    qtmodeltester.check(works.model)
+
+
+def test_search_filters_titles_at_once_and_message_text_through_the_worker(
+    qtbot: Any, store: Any, project: Any, window: MainWindow, qtmodeltester: Any
+) -> None:
+    fox = store.create_conversation(project.id, title="Animals")
+    store.append_message(project.id, fox.id, ConversationMessage.new("user", "Tell me about the quick brown fox, please."))
+    store.append_message(project.id, fox.id, ConversationMessage.new("assistant", "Foxes are small omnivores."))
+    other = store.create_conversation(project.id, title="Fox tracking plan")
+    store.append_message(project.id, other.id, ConversationMessage.new("user", "nothing to see"))
+    store.create_conversation(project.id, title="Budget")
+    open_project(qtbot, window, project.root)
+    works = window.project_view.works
+
+    works.search.setText("fox")
+    assert titles(window) == ["Fox tracking plan"]  # titles filter at once, before the worker answers
+    assert works.search_status.text() == "Searching messages…"
+    qtbot.waitUntil(lambda: sorted(titles(window)) == ["Animals", "Fox tracking plan"])
+    proxy = works.proxy
+    snippet = proxy.index(titles(window).index("Animals"), 0).data(SNIPPET_ROLE)
+    assert "quick brown fox" in snippet
+    assert "1 conversation" in works.search_status.text()
+    qtmodeltester.check(proxy)
+    works.view.grab()  # the delegate draws the snippet line
+
+    works.search.setText("zebra")
+    qtbot.waitUntil(lambda: works.search_status.text() == "No message contains this text")
+    assert titles(window) == [] and works.empty_label.isVisible()
+    assert "zebra" in works.empty_label.text()
+
+    works.search.clear()
+    assert sorted(titles(window)) == ["Animals", "Budget", "Fox tracking plan"]
+    assert not works.search_status.isVisible()
+    assert proxy.index(0, 0).data(ConversationRole.CONVERSATION_ID)
