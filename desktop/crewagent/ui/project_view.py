@@ -233,12 +233,8 @@ class ProjectView(QWidget):
 
     def select_conversation(self, conversation_id: str) -> bool:
         """Select a conversation of the Works list by id (e.g. the one open at the last exit)."""
-        row = self.model.row_of(conversation_id)
-        if row is None:
-            return False
-        self.view.setCurrentIndex(self.model.index(row))
-        self.view.scrollTo(self.model.index(row))
-        return True
+        # Through the Works panel: its view shows a filter model, not the list model itself.
+        return self.works.select(conversation_id)
 
     # -- user requests -----------------------------------------------------------------------
 
