@@ -160,6 +160,8 @@ class MainWindow(QMainWindow):
         self.file_menu.setTitle(self.tr("&File"))
         self.help_menu.setTitle(self.tr("&Help"))
         self._update_title()
+        if self._settings is not None:  # the provider's name is translated here, not by the page
+            self.start_page.set_provider(provider_label(self._settings.llm.provider), self._settings.llm.model)
 
     def changeEvent(self, event: QEvent) -> None:
         if event.type() == QEvent.Type.LanguageChange:

@@ -1,0 +1,1005 @@
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
+<TS version="2.1" language="zh_CN">
+<context>
+    <name>AppearancePage</name>
+    <message>
+        <source>Appearance</source>
+        <translation>外观</translation>
+    </message>
+    <message>
+        <source>Changes apply at once, without a restart.</source>
+        <translation>更改立即生效，无需重启。</translation>
+    </message>
+    <message>
+        <source>Look and language</source>
+        <translation>外观与语言</translation>
+    </message>
+    <message>
+        <source>Theme</source>
+        <translation>主题</translation>
+    </message>
+    <message>
+        <source>Language</source>
+        <translation>语言</translation>
+    </message>
+</context>
+<context>
+    <name>ApprovalDialog</name>
+    <message>
+        <source>Allow {tool}?</source>
+        <extracomment>Characters of the arguments shown in the dialog. The decision: allow_once, allow_conversation, allow_always or deny.</extracomment>
+        <translation>允许 {tool}？</translation>
+    </message>
+    <message>
+        <source>The assistant wants to run &lt;b&gt;{tool}&lt;/b&gt;</source>
+        <translation>助手想要运行 &lt;b&gt;{tool}&lt;/b&gt;</translation>
+    </message>
+    <message>
+        <source>Deny</source>
+        <translation>拒绝</translation>
+    </message>
+    <message>
+        <source>Allow once</source>
+        <translation>允许一次</translation>
+    </message>
+    <message>
+        <source>Allow in this conversation</source>
+        <translation>在此对话中允许</translation>
+    </message>
+    <message>
+        <source>Always allow {tool}</source>
+        <translation>始终允许 {tool}</translation>
+    </message>
+    <message>
+        <source>Saved in Settings → Tools; you can take it back there.</source>
+        <translation>已保存在“设置 → 工具”中，可在那里撤销。</translation>
+    </message>
+</context>
+<context>
+    <name>AskUserForm</name>
+    <message>
+        <source>The assistant asks</source>
+        <extracomment>The WIDGET_SUBMIT payload (a dict the receiver owns). The user closed the question without answering.</extracomment>
+        <translation>助手提问</translation>
+    </message>
+    <message>
+        <source>Submit</source>
+        <translation>提交</translation>
+    </message>
+    <message>
+        <source>Dismiss</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <source>Confirm</source>
+        <translation>确认</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Fill in: {fields}</source>
+        <translation>请填写：{fields}</translation>
+    </message>
+</context>
+<context>
+    <name>Composer</name>
+    <message>
+        <source>Message the assistant — Enter to send, Shift+Enter for a new line</source>
+        <extracomment>Cells of the context meter ``[●●●○○]``. ``(text)``: the user sent a message (never empty). The user asked to stop the running turn (Stop button or Esc).</extracomment>
+        <translation>给助手发消息 — Enter 发送，Shift+Enter 换行</translation>
+    </message>
+    <message>
+        <source>Send</source>
+        <translation>发送</translation>
+    </message>
+    <message>
+        <source>Send (Enter)</source>
+        <translation>发送 (Enter)</translation>
+    </message>
+    <message>
+        <source>■ Stop</source>
+        <translation>■ 停止</translation>
+    </message>
+    <message>
+        <source>Stop the answer (Esc)</source>
+        <translation>停止回答 (Esc)</translation>
+    </message>
+    <message>
+        <source>Answering… press Esc or Stop to interrupt.</source>
+        <translation>正在回答… 按 Esc 或“停止”可中断。</translation>
+    </message>
+    <message>
+        <source>Stopping…</source>
+        <translation>正在停止…</translation>
+    </message>
+    <message>
+        <source>How full the model&apos;s context is; shown after the first answer.</source>
+        <translation>模型上下文的占用情况；首次回答后显示。</translation>
+    </message>
+    <message>
+        <source>Context: {used} of {total} tokens ({status})</source>
+        <translation>上下文：已用 {used} / {total} 个 token（{status}）</translation>
+    </message>
+</context>
+<context>
+    <name>ContextPage</name>
+    <message>
+        <source>Context</source>
+        <translation>上下文</translation>
+    </message>
+    <message>
+        <source>Each request carries the system prompt and as much recent history as fits these budgets; older messages are summarised or left out.</source>
+        <translation>每次请求都包含系统提示词，以及在这些预算内能容纳的最近历史；更早的消息会被摘要或省略。</translation>
+    </message>
+    <message>
+        <source>Budgets per request</source>
+        <translation>每次请求的预算</translation>
+    </message>
+    <message>
+        <source>Messages</source>
+        <translation>消息</translation>
+    </message>
+    <message>
+        <source> messages</source>
+        <translation> 条消息</translation>
+    </message>
+    <message>
+        <source>Characters</source>
+        <translation>字符</translation>
+    </message>
+    <message>
+        <source> characters</source>
+        <translation> 个字符</translation>
+    </message>
+    <message>
+        <source>Tokens</source>
+        <translation>Token</translation>
+    </message>
+    <message>
+        <source> tokens</source>
+        <translation> 个 token</translation>
+    </message>
+    <message>
+        <source>No limit</source>
+        <translation>不限制</translation>
+    </message>
+    <message>
+        <source>Set this to the model&apos;s context window when you know it.</source>
+        <translation>如果知道模型的上下文窗口大小，请在此填写。</translation>
+    </message>
+    <message>
+        <source>Tool results</source>
+        <translation>工具结果</translation>
+    </message>
+    <message>
+        <source>Send earlier tool results back to the model</source>
+        <translation>将之前的工具结果发回给模型</translation>
+    </message>
+</context>
+<context>
+    <name>ConversationHeader</name>
+    <message>
+        <source>No agents available yet</source>
+        <translation>暂无可用的智能体</translation>
+    </message>
+    <message>
+        <source>The agent persona Agent mode answers with</source>
+        <translation>智能体模式使用的角色</translation>
+    </message>
+    <message>
+        <source>Agent:</source>
+        <translation>智能体：</translation>
+    </message>
+    <message>
+        <source>No workflows</source>
+        <translation>没有工作流</translation>
+    </message>
+    <message>
+        <source>No installed package provides workflows yet.</source>
+        <translation>已安装的包中还没有提供工作流。</translation>
+    </message>
+    <message>
+        <source>Start</source>
+        <translation>开始</translation>
+    </message>
+    <message>
+        <source>Resume</source>
+        <translation>继续</translation>
+    </message>
+    <message>
+        <source>Import a workflow package first.</source>
+        <translation>请先导入工作流包。</translation>
+    </message>
+    <message>
+        <source>Plain chat with the model and the project&apos;s tools.</source>
+        <translation>与模型直接对话，可使用项目工具。</translation>
+    </message>
+</context>
+<context>
+    <name>ConversationView</name>
+    <message>
+        <source>↓ Latest</source>
+        <extracomment>``(project_id, conversation_id)``: load this conversation for the timeline. ``(project_id, conversation_id, text, mode)``: run a turn with this user message. ``(project_id, conversation_id, mode)``: go on after an error or a Stop. ``(project_id, conversation_id, mode)``: send the last user message again. ``(conversation_id)``: stop the running turn. ``(project_id, conversation_id, mode)``: switch the conversation&apos;s active mode in place. ``(project_id, conversation_id, message_id)``: load an offloaded tool result in full. ``(request_id, payload)``: an ask-user widget&apos;s WIDGET_SUBMIT payload (None: dismissed). ``(text)``: a short notice for the status bar.</extracomment>
+        <translation>↓ 最新</translation>
+    </message>
+    <message>
+        <source>Loading…</source>
+        <translation>正在加载…</translation>
+    </message>
+    <message>
+        <source>Pick a conversation</source>
+        <translation>选择一个对话</translation>
+    </message>
+    <message>
+        <source>Start a conversation</source>
+        <translation>开始一个对话</translation>
+    </message>
+    <message>
+        <source>Select one in the Works list on the left.</source>
+        <translation>在左侧的“作品”列表中选择一个。</translation>
+    </message>
+    <message>
+        <source>Use “+ New” or press Ctrl+Shift+N: Chat, Agent or Workflow.</source>
+        <translation>点击“+ 新建”或按 Ctrl+Shift+N：聊天、智能体或工作流。</translation>
+    </message>
+    <message>
+        <source>{count} · created {created}</source>
+        <translation>{count} · 创建于 {created}</translation>
+    </message>
+    <message>
+        <source>{n} damaged line(s) of this conversation were skipped.</source>
+        <translation>已跳过此对话中 {n} 行损坏的记录。</translation>
+    </message>
+</context>
+<context>
+    <name>FilePage</name>
+    <message>
+        <source>Loading…</source>
+        <extracomment>``path``: the user wants the file opened by the desktop&apos;s default application.</extracomment>
+        <translation>正在加载…</translation>
+    </message>
+    <message>
+        <source>Open in System App</source>
+        <translation>用系统应用打开</translation>
+    </message>
+    <message>
+        <source>{name} is too large to preview here ({size:.1f} MB).</source>
+        <translation>{name} 太大，无法在此预览（{size:.1f} MB）。</translation>
+    </message>
+    <message>
+        <source>{name} is not a text file.</source>
+        <translation>{name} 不是文本文件。</translation>
+    </message>
+</context>
+<context>
+    <name>FilesPanel</name>
+    <message>
+        <source>Files</source>
+        <extracomment>Opens a file or folder with the desktop&apos;s default application (replaced in tests). ``path``: open this file in a workspace tab (absolute path).</extracomment>
+        <translation>文件</translation>
+    </message>
+    <message>
+        <source>Artifacts</source>
+        <translation>产出</translation>
+    </message>
+    <message>
+        <source>What the model wrote: the project&apos;s artifacts/ folder</source>
+        <translation>模型写出的内容：项目的 artifacts/ 文件夹</translation>
+    </message>
+    <message>
+        <source>All</source>
+        <translation>全部</translation>
+    </message>
+    <message>
+        <source>The whole project folder</source>
+        <translation>整个项目文件夹</translation>
+    </message>
+    <message>
+        <source>Nothing in artifacts/ yet.
+Files the model writes will appear here.</source>
+        <translation>artifacts/ 中还没有内容。
+模型写出的文件会显示在这里。</translation>
+    </message>
+    <message>
+        <source>This folder is empty.</source>
+        <translation>此文件夹为空。</translation>
+    </message>
+    <message>
+        <source>Open</source>
+        <translation>打开</translation>
+    </message>
+    <message>
+        <source>Open in System App</source>
+        <translation>用系统应用打开</translation>
+    </message>
+</context>
+<context>
+    <name>LlmPage</name>
+    <message>
+        <source>Model</source>
+        <extracomment>How long the page waits for an answer before it gives up on a check (the worker bounds its own wait at 20 s; this only guards against an answer that never comes). ``LlmDraft``: test the connection described by the fields as typed. ``LlmDraft``: fetch the provider&apos;s models (``GET /v1/models``). ``provider``: the key state of this provider is wanted (the provider choice changed). ``(provider, &quot;&quot;)``: remove the stored key of that provider.</extracomment>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>Model provider</source>
+        <translation>模型提供方</translation>
+    </message>
+    <message>
+        <source>Where CrewAgent sends your conversations. The demo works offline with no setup; connect a real model with OpenAI or any OpenAI-compatible server (Ollama, LM Studio, vLLM…).</source>
+        <translation>CrewAgent 将对话发送到哪里。演示模式离线可用、无需配置；也可以连接 OpenAI 或任何兼容 OpenAI 的服务器（Ollama、LM Studio、vLLM…）使用真实模型。</translation>
+    </message>
+    <message>
+        <source>Connection</source>
+        <translation>连接</translation>
+    </message>
+    <message>
+        <source>Provider</source>
+        <translation>提供方</translation>
+    </message>
+    <message>
+        <source>Base URL</source>
+        <translation>基础 URL</translation>
+    </message>
+    <message>
+        <source>API key</source>
+        <translation>API 密钥</translation>
+    </message>
+    <message>
+        <source>Fetch models</source>
+        <translation>获取模型</translation>
+    </message>
+    <message>
+        <source>List the models the provider offers (GET /v1/models)</source>
+        <translation>列出提供方的可用模型（GET /v1/models）</translation>
+    </message>
+    <message>
+        <source>Remove key</source>
+        <translation>移除密钥</translation>
+    </message>
+    <message>
+        <source>Limits</source>
+        <translation>限制</translation>
+    </message>
+    <message>
+        <source>Timeout</source>
+        <translation>超时</translation>
+    </message>
+    <message>
+        <source> s</source>
+        <translation> 秒</translation>
+    </message>
+    <message>
+        <source>The longest wait for the first byte and between two streamed chunks.</source>
+        <translation>等待首个字节以及两个流式片段之间的最长时间。</translation>
+    </message>
+    <message>
+        <source>Token budget</source>
+        <translation>Token 预算</translation>
+    </message>
+    <message>
+        <source>No limit</source>
+        <translation>不限制</translation>
+    </message>
+    <message>
+        <source> tokens</source>
+        <translation> 个 token</translation>
+    </message>
+    <message>
+        <source>The model&apos;s context window; requests are trimmed to fit (also on the Context page).</source>
+        <translation>模型的上下文窗口；请求会被裁剪以适应（也可在“上下文”页设置）。</translation>
+    </message>
+    <message>
+        <source>Check</source>
+        <translation>检查</translation>
+    </message>
+    <message>
+        <source>Test Connection</source>
+        <translation>测试连接</translation>
+    </message>
+    <message>
+        <source>Not needed</source>
+        <translation>不需要</translation>
+    </message>
+    <message>
+        <source>A key is stored; type a new one to replace it</source>
+        <translation>已保存密钥；输入新密钥即可替换</translation>
+    </message>
+    <message>
+        <source>Paste your API key (e.g. sk-…)</source>
+        <translation>粘贴你的 API 密钥（如 sk-…）</translation>
+    </message>
+    <message>
+        <source>Keys are kept in the system keyring ({backend}), never in settings.json.</source>
+        <translation>密钥保存在系统密钥环（{backend}）中，绝不写入 settings.json。</translation>
+    </message>
+    <message>
+        <source>No system keyring is available: the key is stored in a file only you can read, but it is not encrypted.</source>
+        <translation>系统密钥环不可用：密钥保存在仅你可读的文件中，但未加密。</translation>
+    </message>
+    <message>
+        <source>A scripted model inside CrewAgent: no network, no key, always the same answers. Good for trying the app.</source>
+        <translation>CrewAgent 内置的脚本模型：无需网络和密钥，回答始终相同，适合试用。</translation>
+    </message>
+    <message>
+        <source>https://api.openai.com/v1 (leave empty for the default)</source>
+        <translation>https://api.openai.com/v1（留空使用默认值）</translation>
+    </message>
+    <message>
+        <source>Any server that speaks the OpenAI chat API.</source>
+        <translation>任何支持 OpenAI 聊天接口的服务器。</translation>
+    </message>
+    <message>
+        <source>e.g. llama3.1</source>
+        <translation>例如 llama3.1</translation>
+    </message>
+    <message>
+        <source>Connecting…</source>
+        <translation>正在连接…</translation>
+    </message>
+    <message>
+        <source>Fetching the model list…</source>
+        <translation>正在获取模型列表…</translation>
+    </message>
+    <message>
+        <source>Connected.</source>
+        <translation>已连接。</translation>
+    </message>
+    <message>
+        <source>The API key was refused.</source>
+        <translation>API 密钥被拒绝。</translation>
+    </message>
+    <message>
+        <source>The server could not be reached.</source>
+        <translation>无法连接到服务器。</translation>
+    </message>
+    <message>
+        <source>The server did not answer in time.</source>
+        <translation>服务器未及时响应。</translation>
+    </message>
+    <message>
+        <source>Wrong base URL.</source>
+        <translation>基础 URL 有误。</translation>
+    </message>
+    <message>
+        <source>The settings are incomplete.</source>
+        <translation>设置不完整。</translation>
+    </message>
+    <message>
+        <source>The connection failed.</source>
+        <translation>连接失败。</translation>
+    </message>
+    <message>
+        <source>No model list: {error}</source>
+        <translation>无法获取模型列表：{error}</translation>
+    </message>
+    <message>
+        <source>{count} models available.</source>
+        <translation>共 {count} 个可用模型。</translation>
+    </message>
+    <message>
+        <source>No answer. Check the base URL and your network, then try again.</source>
+        <translation>没有响应。请检查基础 URL 和网络后重试。</translation>
+    </message>
+</context>
+<context>
+    <name>MainWindow</name>
+    <message>
+        <source>&amp;New Project…</source>
+        <extracomment>Milliseconds a close waits for running turns to stop and persist what they stopped. Ask the worker for the settings (once at start; ``settings_changed`` answers). Stop every running turn (the window is closing). Ask the turn worker which provider and model the next turn uses (``provider_changed``).</extracomment>
+        <translation>新建项目(&amp;N)…</translation>
+    </message>
+    <message>
+        <source>Create a project folder</source>
+        <translation>创建项目文件夹</translation>
+    </message>
+    <message>
+        <source>&amp;Open Project…</source>
+        <translation>打开项目(&amp;O)…</translation>
+    </message>
+    <message>
+        <source>Open an existing project folder</source>
+        <translation>打开已有的项目文件夹</translation>
+    </message>
+    <message>
+        <source>New &amp;Conversation…</source>
+        <translation>新建对话(&amp;C)…</translation>
+    </message>
+    <message>
+        <source>Start a conversation: Chat, Agent or Workflow</source>
+        <translation>开始对话：聊天、智能体或工作流</translation>
+    </message>
+    <message>
+        <source>&amp;Exit Project</source>
+        <translation>退出项目(&amp;E)</translation>
+    </message>
+    <message>
+        <source>Close the project and return to the Start page</source>
+        <translation>关闭项目并返回开始页</translation>
+    </message>
+    <message>
+        <source>&amp;Settings…</source>
+        <translation>设置(&amp;S)…</translation>
+    </message>
+    <message>
+        <source>Model provider, tools, context budgets, theme and language</source>
+        <translation>模型提供方、工具、上下文预算、主题和语言</translation>
+    </message>
+    <message>
+        <source>&amp;Quit</source>
+        <translation>退出(&amp;Q)</translation>
+    </message>
+    <message>
+        <source>Quit CrewAgent</source>
+        <translation>退出 CrewAgent</translation>
+    </message>
+    <message>
+        <source>&amp;About CrewAgent</source>
+        <translation>关于 CrewAgent(&amp;A)</translation>
+    </message>
+    <message>
+        <source>&amp;File</source>
+        <translation>文件(&amp;F)</translation>
+    </message>
+    <message>
+        <source>&amp;Help</source>
+        <translation>帮助(&amp;H)</translation>
+    </message>
+    <message>
+        <source>{label} (not ready)</source>
+        <translation>{label}（未就绪）</translation>
+    </message>
+    <message>
+        <source>About CrewAgent</source>
+        <translation>关于 CrewAgent</translation>
+    </message>
+    <message>
+        <source>A desktop workbench for LLM agents.</source>
+        <translation>面向大模型智能体的桌面工作台。</translation>
+    </message>
+    <message>
+        <source>Stopping the running answer before closing…</source>
+        <translation>正在停止当前回答，然后关闭…</translation>
+    </message>
+</context>
+<context>
+    <name>MessageBar</name>
+    <message>
+        <source>Dismiss</source>
+        <extracomment>The bar was closed by the user.</extracomment>
+        <translation>关闭</translation>
+    </message>
+</context>
+<context>
+    <name>ModeSwitcher</name>
+    <message>
+        <source>Switch this conversation to {mode}; its history stays</source>
+        <extracomment>The switcher&apos;s segments, in order (``run`` is shown as Workflow). ``(mode)``: the user picked a mode (chat, agent or run); not emitted by ``set_mode``.</extracomment>
+        <translation>将此对话切换到{mode}模式；历史记录保留</translation>
+    </message>
+</context>
+<context>
+    <name>NewProjectDialog</name>
+    <message>
+        <source>New Project</source>
+        <translation>新建项目</translation>
+    </message>
+    <message>
+        <source>My project</source>
+        <translation>我的项目</translation>
+    </message>
+    <message>
+        <source>Browse…</source>
+        <translation>浏览…</translation>
+    </message>
+    <message>
+        <source>Name</source>
+        <translation>名称</translation>
+    </message>
+    <message>
+        <source>Location</source>
+        <translation>位置</translation>
+    </message>
+    <message>
+        <source>Create Project</source>
+        <translation>创建项目</translation>
+    </message>
+    <message>
+        <source>A project is a folder. CrewAgent adds a small .crewagent.json file and an artifacts folder.</source>
+        <translation>项目就是一个文件夹。CrewAgent 会在其中添加一个小的 .crewagent.json 文件和一个 artifacts 文件夹。</translation>
+    </message>
+    <message>
+        <source>Choose where to create the project</source>
+        <translation>选择创建项目的位置</translation>
+    </message>
+    <message>
+        <source>Folder: {folder}</source>
+        <translation>文件夹：{folder}</translation>
+    </message>
+</context>
+<context>
+    <name>ProjectDialogs</name>
+    <message>
+        <source>Open Project</source>
+        <translation>打开项目</translation>
+    </message>
+</context>
+<context>
+    <name>ProjectView</name>
+    <message>
+        <source>Conversation</source>
+        <extracomment>``(project_id, entry_type)``: create a conversation of that type (chat, agent, run). The user wants to leave the project and go back to the Start page. The user wants the Settings dialog (the sidebar&apos;s Settings button). ``(project_id, conversation_id, title)``: rename a conversation (``Worker.rename_conversation``). ``(project_id, conversation_id)``: delete a conversation, confirmed by the user. ``(project_id, query)``: search the message text of the project&apos;s conversations. ``path``: read a project file for its tab (``Worker.read_project_file``). ``message``: a notice for the message bar (e.g. an empty name was refused). ``(project_id, conversation_id)``: the selected conversation changed (&quot;&quot; when none).</extracomment>
+        <translation>对话</translation>
+    </message>
+    <message>
+        <source>Works</source>
+        <translation>作品</translation>
+    </message>
+    <message>
+        <source>Files</source>
+        <translation>文件</translation>
+    </message>
+    <message>
+        <source>Exit Project</source>
+        <translation>退出项目</translation>
+    </message>
+    <message>
+        <source>Back to the Start page</source>
+        <translation>返回开始页</translation>
+    </message>
+    <message>
+        <source>Settings</source>
+        <translation>设置</translation>
+    </message>
+    <message>
+        <source>Model provider, tools, context budgets, theme and language (Ctrl+,)</source>
+        <translation>模型提供方、工具、上下文预算、主题和语言 (Ctrl+,)</translation>
+    </message>
+</context>
+<context>
+    <name>RecentProjectDelegate</name>
+    <message>
+        <source>Folder missing</source>
+        <translation>文件夹丢失</translation>
+    </message>
+</context>
+<context>
+    <name>RecentProjectsModel</name>
+    <message>
+        <source>{root}
+This folder is missing or is no longer a project.</source>
+        <extracomment>the whole RecentProjectEntry False when the folder (or its .crewagent.json) has gone missing the whole ConversationSummary</extracomment>
+        <translation>{root}
+此文件夹已丢失或不再是项目。</translation>
+    </message>
+</context>
+<context>
+    <name>SettingsDialog</name>
+    <message>
+        <source>Saved. The changes are in effect.</source>
+        <extracomment>``{section: {key: value}}``: save these settings (``Worker.save_settings``). ``(provider, key)``: keep this API key (&quot;&quot; removes it) (``Worker.set_api_key``). ``provider``: tell whether that provider has a key stored (``Worker.load_api_key_state``). ``LlmDraft``: test the connection as typed (``Worker.test_connection``). ``LlmDraft``: fetch the model list (``Worker.list_models``).</extracomment>
+        <translation>已保存，更改已生效。</translation>
+    </message>
+    <message>
+        <source>Nothing was saved: fix the highlighted values.</source>
+        <translation>未保存任何内容：请修正标出的值。</translation>
+    </message>
+    <message>
+        <source>Saving…</source>
+        <translation>正在保存…</translation>
+    </message>
+    <message>
+        <source>Settings</source>
+        <translation>设置</translation>
+    </message>
+    <message>
+        <source>Save</source>
+        <translation>保存</translation>
+    </message>
+    <message>
+        <source>Apply</source>
+        <translation>应用</translation>
+    </message>
+    <message>
+        <source>Close</source>
+        <translation>关闭</translation>
+    </message>
+</context>
+<context>
+    <name>StartPage</name>
+    <message>
+        <source>A workbench for LLM agents. Pick a project folder to begin.</source>
+        <extracomment>``(folder, name)``: create a project there (an existing project is opened). An empty name means &quot;use the folder&apos;s name&quot;. ``folder``: open the existing project in that folder. ``project_id``: remove that project from the recent list (its files are kept). The recent list should be read again (the page is being shown). The user wants the Settings dialog (the provider line&apos;s link).</extracomment>
+        <translation>大模型智能体工作台。选择一个项目文件夹开始。</translation>
+    </message>
+    <message>
+        <source>New Project…</source>
+        <translation>新建项目…</translation>
+    </message>
+    <message>
+        <source>Create a project folder (Ctrl+N)</source>
+        <translation>创建项目文件夹 (Ctrl+N)</translation>
+    </message>
+    <message>
+        <source>Open Project…</source>
+        <translation>打开项目…</translation>
+    </message>
+    <message>
+        <source>Open an existing project folder (Ctrl+O)</source>
+        <translation>打开已有的项目文件夹 (Ctrl+O)</translation>
+    </message>
+    <message>
+        <source>Version {version}</source>
+        <translation>版本 {version}</translation>
+    </message>
+    <message>
+        <source>Settings…</source>
+        <translation>设置…</translation>
+    </message>
+    <message>
+        <source>Recent Projects</source>
+        <translation>最近的项目</translation>
+    </message>
+    <message>
+        <source>No recent projects yet.
+Create a project or open an existing one to see it here.</source>
+        <translation>还没有最近的项目。
+新建或打开一个项目后会显示在这里。</translation>
+    </message>
+    <message>
+        <source>Open</source>
+        <translation>打开</translation>
+    </message>
+    <message>
+        <source>Remove from List</source>
+        <translation>从列表中移除</translation>
+    </message>
+    <message>
+        <source>Forget this project; its folder is not touched (Del)</source>
+        <translation>从列表中移除此项目；不会改动其文件夹 (Del)</translation>
+    </message>
+    <message>
+        <source>Model provider: {provider}</source>
+        <translation>模型提供方：{provider}</translation>
+    </message>
+    <message>
+        <source>This folder is missing; it cannot be opened.</source>
+        <translation>此文件夹已丢失，无法打开。</translation>
+    </message>
+</context>
+<context>
+    <name>TimelineView</name>
+    <message>
+        <source>Code copied to the clipboard.</source>
+        <extracomment>Pixels from the bottom that still count as &quot;at the bottom&quot; (following new rows). ``(action, key, message_id)``: Retry/Continue on an error part, or &quot;open_output&quot; of a tool part. ``(request_id, call_id, payload)``: an ask-user widget was answered (None: dismissed). ``(text)``: something worth a line in the status bar (&quot;Copied&quot;).</extracomment>
+        <translation>代码已复制到剪贴板。</translation>
+    </message>
+</context>
+<context>
+    <name>ToolsPage</name>
+    <message>
+        <source>Tools</source>
+        <translation>工具</translation>
+    </message>
+    <message>
+        <source>What the model may do in your project. Tools can only read and write inside the project and its state folder.</source>
+        <translation>模型可以在你的项目中做什么。工具只能在项目及其状态文件夹内读写。</translation>
+    </message>
+    <message>
+        <source>Files</source>
+        <translation>文件</translation>
+    </message>
+    <message>
+        <source>Let the model read and write project files</source>
+        <translation>允许模型读写项目文件</translation>
+    </message>
+    <message>
+        <source>File tools</source>
+        <translation>文件工具</translation>
+    </message>
+    <message>
+        <source>Largest read</source>
+        <translation>最大读取量</translation>
+    </message>
+    <message>
+        <source>Largest write</source>
+        <translation>最大写入量</translation>
+    </message>
+    <message>
+        <source> bytes</source>
+        <translation> 字节</translation>
+    </message>
+    <message>
+        <source>Running</source>
+        <translation>运行</translation>
+    </message>
+    <message>
+        <source>Tool timeout</source>
+        <translation>工具超时</translation>
+    </message>
+    <message>
+        <source> s</source>
+        <translation> 秒</translation>
+    </message>
+    <message>
+        <source>Approvals</source>
+        <translation>授权</translation>
+    </message>
+    <message>
+        <source>Always allowed</source>
+        <translation>始终允许</translation>
+    </message>
+    <message>
+        <source>Tools you chose “Always allow” for run without asking. Remove one to be asked again.</source>
+        <translation>你选择了“始终允许”的工具会直接运行。移除后会重新询问。</translation>
+    </message>
+    <message>
+        <source>Remove</source>
+        <translation>移除</translation>
+    </message>
+    <message>
+        <source>No tool is always allowed.</source>
+        <translation>没有始终允许的工具。</translation>
+    </message>
+</context>
+<context>
+    <name>WorksPanel</name>
+    <message>
+        <source>A plain conversation with the model</source>
+        <extracomment>The types &quot;New Conversation&quot; offers, in menu order (``run`` is shown as Workflow). Typing pauses this long before the message text is searched. Role of the proxy: the snippet of the first message that matched the search (&quot;&quot; when none).</extracomment>
+        <translation>与模型直接对话</translation>
+    </message>
+    <message>
+        <source>Talk to a persona with a menu, such as the code reviewer</source>
+        <translation>与带菜单的角色对话，例如代码审查员</translation>
+    </message>
+    <message>
+        <source>Run a workflow from a package, step by step</source>
+        <translation>逐步运行包中的工作流</translation>
+    </message>
+    <message>
+        <source>Works</source>
+        <extracomment>``(conversation_id, title)``: the user finished renaming a row. The user tried to give a conversation an empty name. ``entry_type`` (chat, agent, run): create a conversation of that type. ``(conversation_id, title)``: rename that conversation (the title is not empty). ``conversation_id``: delete that conversation (the user has confirmed). ``query``: search the message text (debounced; &quot;&quot; clears the search). ``conversation_id``: the selected conversation changed (&quot;&quot; when none). ``message``: something the user should read (e.g. an empty name was refused).</extracomment>
+        <translation>作品</translation>
+    </message>
+    <message>
+        <source>+ New</source>
+        <translation>+ 新建</translation>
+    </message>
+    <message>
+        <source>New conversation: Chat, Agent or Workflow (Ctrl+Shift+N)</source>
+        <translation>新建对话：聊天、智能体或工作流 (Ctrl+Shift+N)</translation>
+    </message>
+    <message>
+        <source>Search titles and messages</source>
+        <translation>搜索标题和消息</translation>
+    </message>
+    <message>
+        <source>Delete conversation</source>
+        <translation>删除对话</translation>
+    </message>
+    <message>
+        <source>Delete “{title}”?</source>
+        <translation>删除“{title}”？</translation>
+    </message>
+    <message>
+        <source>Its messages, tool outputs and subagent logs are removed from disk. This cannot be undone.</source>
+        <translation>它的消息、工具输出和子智能体日志将从磁盘删除。此操作无法撤销。</translation>
+    </message>
+    <message>
+        <source>Delete</source>
+        <translation>删除</translation>
+    </message>
+    <message>
+        <source>A conversation needs a name; the old one was kept.</source>
+        <translation>对话需要一个名称；已保留原名称。</translation>
+    </message>
+    <message>
+        <source>Searching messages…</source>
+        <translation>正在搜索消息…</translation>
+    </message>
+    <message>
+        <source>Found in the messages of {count} conversation(s)</source>
+        <translation>在 {count} 个对话的消息中找到</translation>
+    </message>
+    <message>
+        <source>No message contains this text</source>
+        <translation>没有消息包含此文本</translation>
+    </message>
+    <message>
+        <source>Rename</source>
+        <translation>重命名</translation>
+    </message>
+    <message>
+        <source>Delete…</source>
+        <translation>删除…</translation>
+    </message>
+    <message>
+        <source>Loading conversations…</source>
+        <translation>正在加载对话…</translation>
+    </message>
+    <message>
+        <source>No conversation matches “{query}”.</source>
+        <translation>没有与“{query}”匹配的对话。</translation>
+    </message>
+    <message>
+        <source>No conversations yet.
+Start one with “+ New”.</source>
+        <translation>还没有对话。
+点击“+ 新建”开始。</translation>
+    </message>
+</context>
+<context>
+    <name>formatting</name>
+    <message>
+        <source>Chat</source>
+        <translation>聊天</translation>
+    </message>
+    <message>
+        <source>Agent</source>
+        <translation>智能体</translation>
+    </message>
+    <message>
+        <source>Workflow</source>
+        <translation>工作流</translation>
+    </message>
+    <message>
+        <source>No messages</source>
+        <translation>没有消息</translation>
+    </message>
+    <message>
+        <source>1 message</source>
+        <translation>1 条消息</translation>
+    </message>
+    <message>
+        <source>{count} messages</source>
+        <translation>{count} 条消息</translation>
+    </message>
+    <message>
+        <source>just now</source>
+        <translation>刚刚</translation>
+    </message>
+    <message>
+        <source>{minutes} min ago</source>
+        <translation>{minutes} 分钟前</translation>
+    </message>
+    <message>
+        <source>{hours} h ago</source>
+        <translation>{hours} 小时前</translation>
+    </message>
+    <message>
+        <source>yesterday</source>
+        <translation>昨天</translation>
+    </message>
+</context>
+<context>
+    <name>labels</name>
+    <message>
+        <source>Demo (offline script)</source>
+        <extracomment>Providers in the order the LLM page lists them.</extracomment>
+        <translation>演示（离线脚本）</translation>
+    </message>
+    <message>
+        <source>OpenAI</source>
+        <translation>OpenAI</translation>
+    </message>
+    <message>
+        <source>OpenAI-compatible (custom URL)</source>
+        <translation>兼容 OpenAI（自定义 URL）</translation>
+    </message>
+    <message>
+        <source>Follow the system</source>
+        <translation>跟随系统</translation>
+    </message>
+    <message>
+        <source>Light</source>
+        <translation>浅色</translation>
+    </message>
+    <message>
+        <source>Dark</source>
+        <translation>深色</translation>
+    </message>
+</context>
+</TS>
