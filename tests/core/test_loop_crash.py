@@ -31,13 +31,13 @@ from typing import Any
 import pytest
 
 from crewagent.core.llm.local_server import JsonReply, LocalServer, Pause, RecordedRequest, Reply, SseItem, SseReply
-from crewagent.core.messages import ConversationMessage
-from crewagent.core.protocol import plan_repair
+from crewagent.core.messages import ConversationMessage, to_openai
+from crewagent.core.protocol import DOTTED_FUNCTION_NAME, plan_repair, validate_messages
 from crewagent.core.store import RuntimeStore
 from tests.core.loop_helpers import assert_log_valid, assert_request_valid
 from tests.fakes.scripted_server import chunk
 
-KILLS_PER_LANE = 26  # two lanes: 52 kills
+KILLS_PER_LANE = 25  # two lanes: 50 kills
 LANES = 2
 WORDS_PER_ANSWER = 24
 WORD_INTERVAL = 0.03  # ~0.72 s of streaming per answer: the 500 ms checkpoint falls inside it
@@ -172,7 +172,12 @@ def _run_lane(lane: int, model: CrashModel, base_url: str, tmp: Path, env: dict[
             for call_id in unanswered:
                 assert "TOOL_INTERRUPTED" in results[call_id], (call_id, results.get(call_id))
             report.repaired_calls += len(unanswered)
-            assert_log_valid(store, pid, cid)
+            # the log as this run had it when it sent the request (it may have written more since:
+            # an instant tool-call answer, with the calls still running)
+            log = store.load_messages(pid, cid).messages
+            upto = max(i for i, m in enumerate(log) if m.role == "user" and m.content == message) + 1
+            errors = validate_messages([to_openai(m) for m in log[:upto]], name_pattern=DOTTED_FUNCTION_NAME)
+            assert errors == [], errors
             if checkpoint is not None:  # the old checkpoint was consumed (a new one may have started since)
                 assert (store.read_stream_checkpoint(pid, cid) or {}).get("messageId") != checkpoint["messageId"]
 
@@ -181,7 +186,7 @@ def _run_lane(lane: int, model: CrashModel, base_url: str, tmp: Path, env: dict[
                 break
             # kill at a random point of the stretch this run is in
             if tool_turn:
-                delay = rng.uniform(0.05, 0.6) if rng.random() < 0.6 else rng.uniform(0.6, 1.6)
+                delay = rng.uniform(0.05, 0.6) if rng.random() < 0.6 else rng.uniform(0.6, 1.3)
             else:
                 delay = rng.uniform(0.05, 0.45) if rng.random() < 0.4 else rng.uniform(0.55, 0.8)
             time.sleep(delay)
