@@ -123,7 +123,7 @@ def test_stop_mid_stream_persists_the_partial_text_as_interrupted(
     qtbot: Any, scripted_llm: ScriptedServer, store: Any, opened: tuple[str, str], client: TurnClient, recorder: TurnRecorder
 ) -> None:
     pid, cid = opened
-    scripted_llm.script(slow_text(*[f"word{i} " for i in range(200)], interval=0.02))
+    scripted_llm.script(slow_text(*[f"word{i} " for i in range(80)], interval=0.03))
     client.send.emit(pid, cid, "tell me a long story", "chat")
     qtbot.waitUntil(lambda: len(recorder.of("stream_chunk")) >= 3, timeout=10_000)
     client.stop.emit(cid)
@@ -267,7 +267,7 @@ def test_set_mode_changes_the_next_requests_system_prefix(
 def test_shutdown_stops_a_running_turn_cleanly(
     qtbot: Any, isolated_dirs: dict[str, Path], scripted_llm: ScriptedServer, store: Any, project: Any, conversation: Any
 ) -> None:
-    scripted_llm.script(slow_text(*[f"w{i} " for i in range(500)], interval=0.02))
+    scripted_llm.script(slow_text(*[f"w{i} " for i in range(80)], interval=0.03))
     host = WorkerThread(__import__("crewagent.worker", fromlist=["Worker"]).Worker(
         isolated_dirs["data"], provider_factory=lambda s, d: scripted_llm.config(max_retries=0))).start()
     try:

@@ -103,6 +103,9 @@ class _Turn:
     reasoning: list[str] = field(default_factory=list)
     #: Messages this turn persisted, in order (merged into a load that races with the turn).
     persisted: list[TimelineMessage] = field(default_factory=list)
+    #: How the loop said the turn ended: (reason, error). Reported once the turn has let go of
+    #: the conversation, so that a send right after ``turn_finished`` never finds it busy.
+    outcome: tuple[str, Mapping[str, Any] | None] | None = None
 
     def request_stop(self) -> None:
         self.stop_requested = True
@@ -394,22 +397,22 @@ class TurnWorker(QObject):
         turn = _Turn(project_id, conversation_id, mode)
         self._turns[conversation_id] = turn
         self.turn_started.emit(conversation_id, mode)
-        finished = False
         try:
-            finished = await self._run(store, turn, text, cast(Mode, mode))
+            await self._run(store, turn, text, cast(Mode, mode))
         except CrewAgentError as exc:
             self.error.emit("send", str(exc))
-            if not finished:
-                self._finish(turn, "error", {"code": type(exc).__name__, "message": str(exc)})
-                finished = True
+            if turn.outcome is None:
+                turn.outcome = ("error", {"code": type(exc).__name__, "message": str(exc)})
         finally:
+            # The session has released the conversation (its turn lock) by now.
             del self._turns[conversation_id]
-            if not finished:  # a bug (reported by the task's done callback) or a cancellation
-                self._finish(turn, "error", {"code": "INTERNAL", "message": "The turn ended unexpectedly."})
+            # No outcome: a bug (reported by the task's done callback) or a cancellation.
+            reason, error = turn.outcome or ("error", {"code": "INTERNAL", "message": "The turn ended unexpectedly."})
+            self._finish(turn, reason, error)
         await self._emit_summary(store, project_id, conversation_id)
 
-    async def _run(self, store: RuntimeStore, turn: _Turn, text: str | None, mode: Mode) -> bool:
-        """The turn itself; True once ``turn_finished`` was emitted."""
+    async def _run(self, store: RuntimeStore, turn: _Turn, text: str | None, mode: Mode) -> None:
+        """The turn itself, until the session has closed."""
         project = self._project(turn.project_id)
         settings_store = self._settings_store()
         settings = await asyncio.to_thread(settings_store.load)
@@ -425,7 +428,6 @@ class TurnWorker(QObject):
         )
         if context.approval is not None:
             context.approval.persist_always = functools.partial(_persist_always, settings_store)
-        finished = False
         async with LlmAdapter(config) as adapter:
             session = ConversationSession(
                 store, project, turn.conversation_id, adapter=adapter, registry=default_registry(), tool_context=context
@@ -434,11 +436,10 @@ class TurnWorker(QObject):
             settings_for_turn = turn_settings(settings, mode, agent_id=meta.agentId)
             async with aclosing(session.send(text, settings_for_turn)) as events:
                 async for event in events:
-                    finished = self._dispatch(turn, event) or finished
-        return finished
+                    self._dispatch(turn, event)
 
-    def _dispatch(self, turn: _Turn, event: LoopEvent) -> bool:
-        """Turn one loop event into signals; True for the turn's ``TurnFinished``."""
+    def _dispatch(self, turn: _Turn, event: LoopEvent) -> None:
+        """Turn one loop event into signals (the turn's end is reported by ``_turn``)."""
         cid = turn.conversation_id
         if isinstance(event, TurnStarted):
             turn.started = True
@@ -467,9 +468,8 @@ class TurnWorker(QObject):
             turn.persisted.append(message)
             self.message_persisted.emit(cid, message)
         elif isinstance(event, TurnFinished):
-            self._finish(turn, event.reason, event.error)
-            return True
-        return False
+            self._end_stream(turn)
+            turn.outcome = (event.reason, event.error)
 
     def _end_stream(self, turn: _Turn) -> None:
         if turn.streaming:
