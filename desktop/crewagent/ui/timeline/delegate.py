@@ -36,7 +36,6 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
-from crewagent.ui import formatting
 from crewagent.ui.ask_user import AskUserForm, answer_lines
 from crewagent.ui.markdown import COPY_SCHEME
 from crewagent.ui.timeline.documents import DocumentCache, LaidOut, estimate_height, font_metrics, mono_font
@@ -432,8 +431,6 @@ class TimelineDelegate(QStyledItemDelegate):
             x = run.pill(x, header.center().y(), _tr("Interrupted"), BADGE_COLORS["interrupted"])
         if bool(index.data(TimelineRole.SYNTHETIC)):
             x = run.pill(x, header.center().y(), _tr("Synthetic"), BADGE_COLORS["synthetic"])
-        if message is not None and message.mode:
-            run.pill(x, header.center().y(), formatting.mode_label(message.mode), MUTED)
         y = header.bottom() + 4
 
         reasoning = str(index.data(TimelineRole.REASONING) or "")

@@ -152,12 +152,28 @@ class TimelineView(QTreeView):
     @Slot(str)
     def _toggle_tool(self, key: str) -> None:
         self.view_state.toggle_tool(key)
-        self._remeasure_key(key)
+        self._remeasure_anchored(key)
 
     @Slot(str)
     def _toggle_reasoning(self, key: str) -> None:
         self.view_state.toggle_reasoning(key)
-        self._remeasure_key(key)
+        self._remeasure_anchored(key)
+
+    def _remeasure_anchored(self, key: str) -> None:
+        """Re-measure a row the user opened or closed, keeping its top where it was on screen
+        (following the end would otherwise scroll the part the user just opened away)."""
+        if self._model is None:
+            return
+        index = self._model.index_of_key(key)
+        if not index.isValid():
+            return
+        before = self.visualRect(index).top()
+        self._following = False
+        self._remeasure(QPersistentModelIndex(index))
+        after = self.visualRect(index).top()
+        bar = self.verticalScrollBar()
+        bar.setValue(bar.value() + after - before)
+        self._on_scrolled(bar.value())
 
     def set_tool_expanded(self, key: str, expanded: bool) -> None:
         if (key in self.view_state.expanded_tools) != expanded:
