@@ -330,3 +330,29 @@ def test_status_bar_names_the_provider(qtbot: Any, make_window: Callable[[], Mai
     main = make_window()
     qtbot.waitUntil(lambda: bool(main.status_provider.text()))
     assert "scripted-model" in main.status_provider.text()
+
+
+def test_an_offloaded_result_shows_its_size_and_opens_in_full_off_the_gui_thread(
+    qtbot: Any, scripted_llm: ScriptedServer, project: Any, make_window: Callable[[], MainWindow]
+) -> None:
+    big = "".join(f"line {n:06d} of a large file\n" for n in range(4000))  # ~110 KB: offloaded
+    (project.root / "big.txt").write_text(big, encoding="utf-8")
+    scripted_llm.script(tool_calls(call("call_r", "fs_read", '{"path": "@project/big.txt"}')), text("Read it."))
+    main = make_window()
+    open_conversation(qtbot, main, project.root)
+    conversation = main.project_view.conversation
+    say(qtbot, main, "read big.txt")
+    part = conversation.model.index_of_call("call_r")
+    size = part.data(TimelineRole.FULL_OUTPUT_BYTES)
+    assert isinstance(size, int) and size > 100_000
+    preview = part.data(TimelineRole.TOOL_RESULT)
+    assert len(preview) < size and "line 003999" not in preview
+
+    view = conversation.timeline
+    view.set_tool_expanded("tool:call_r", True)
+    with qtbot.waitSignal(conversation.full_output_requested) as requested:
+        view.action_requested.emit("open_output", "tool:call_r", part.data(TimelineRole.RESULT_MESSAGE_ID))
+    assert requested.args[2] == part.data(TimelineRole.RESULT_MESSAGE_ID)
+    qtbot.waitUntil(lambda: "tool:call_r" in view.view_state.full_outputs, timeout=5_000)
+    assert "line 003999" in view.view_state.full_outputs["tool:call_r"]
+    view.grab()
