@@ -277,12 +277,8 @@
 <context>
     <name>FilesPanel</name>
     <message>
-        <source>Files</source>
-        <extracomment>Opens a file or folder with the desktop&apos;s default application (replaced in tests). ``path``: open this file in a workspace tab (absolute path).</extracomment>
-        <translation>文件</translation>
-    </message>
-    <message>
         <source>Artifacts</source>
+        <extracomment>Opens a file or folder with the desktop&apos;s default application (replaced in tests). ``path``: open this file in a workspace tab (absolute path).</extracomment>
         <translation>产出</translation>
     </message>
     <message>
@@ -860,12 +856,8 @@ Create a project or open an existing one to see it here.</source>
         <translation>逐步运行包中的工作流</translation>
     </message>
     <message>
-        <source>Works</source>
-        <extracomment>``(conversation_id, title)``: the user finished renaming a row. The user tried to give a conversation an empty name. ``entry_type`` (chat, agent, run): create a conversation of that type. ``(conversation_id, title)``: rename that conversation (the title is not empty). ``conversation_id``: delete that conversation (the user has confirmed). ``query``: search the message text (debounced; &quot;&quot; clears the search). ``conversation_id``: the selected conversation changed (&quot;&quot; when none). ``message``: something the user should read (e.g. an empty name was refused).</extracomment>
-        <translation>作品</translation>
-    </message>
-    <message>
         <source>+ New</source>
+        <extracomment>``(conversation_id, title)``: the user finished renaming a row. The user tried to give a conversation an empty name. ``entry_type`` (chat, agent, run): create a conversation of that type. ``(conversation_id, title)``: rename that conversation (the title is not empty). ``conversation_id``: delete that conversation (the user has confirmed). ``query``: search the message text (debounced; &quot;&quot; clears the search). ``conversation_id``: the selected conversation changed (&quot;&quot; when none). ``message``: something the user should read (e.g. an empty name was refused).</extracomment>
         <translation>+ 新建</translation>
     </message>
     <message>

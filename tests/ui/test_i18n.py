@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtWidgets import QApplication, QDialogButtonBox
+from PySide6.QtWidgets import QApplication
 
 from crewagent.ui.i18n import LanguageManager
 from crewagent.ui.mainwindow import MainWindow
@@ -75,7 +75,7 @@ def choose_language(qtbot: Any, window: MainWindow, code: str) -> None:
     window.show_settings()
     language = dialog.appearance_page.language
     language.setCurrentIndex(language.findData(code))
-    dialog.buttons.button(QDialogButtonBox.StandardButton.Apply).click()
+    dialog.apply_button.click()
     qtbot.waitUntil(lambda: window.settings is not None and window.settings.appearance.language == code)
 
 
@@ -94,7 +94,7 @@ def test_switching_to_chinese_retranslates_the_open_window_and_back(
     assert window.start_page.provider_label.text() == "模型提供方：演示（离线脚本）"
     dialog = window.settings_dialog
     assert dialog.nav.item(0).text() == "模型" and dialog.windowTitle() == "设置"
-    assert dialog.llm_page.test_button.text() == "测试连接"
+    assert dialog.llm_page.test_button.text() == "测试连接" and dialog.close_button.text() == "关闭"
     assert "zh_CN" in (isolated_dirs["config"] / "settings.json").read_text(encoding="utf-8")
 
     choose_language(qtbot, window, "en")

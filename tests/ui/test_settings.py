@@ -10,7 +10,6 @@ from typing import Any
 import keyring
 import pytest
 from keyring.backends import fail
-from PySide6.QtWidgets import QDialogButtonBox
 
 from crewagent.ui.mainwindow import MainWindow
 from crewagent.ui.settings import SettingsDialog
@@ -46,10 +45,6 @@ def open_settings(qtbot: Any, main: MainWindow) -> SettingsDialog:
     return dialog
 
 
-def click(dialog: SettingsDialog, button: QDialogButtonBox.StandardButton) -> None:
-    dialog.buttons.button(button).click()
-
-
 def choose_provider(dialog: SettingsDialog, name: str) -> None:
     combo = dialog.llm_page.provider
     combo.setCurrentIndex(combo.findData(name))
@@ -75,7 +70,7 @@ def test_saving_a_provider_stores_the_key_in_the_secret_store_not_in_settings_js
     page.model.setEditText("llama3.1")
     page.api_key.setText("sk-very-secret")
     dialog.tools_page.timeout.setValue(42)
-    click(dialog, QDialogButtonBox.StandardButton.Save)
+    dialog.save_button.click()
     qtbot.waitUntil(lambda: not dialog.isVisible())
 
     assert main.settings is not None and main.settings.llm.model == "llama3.1"
@@ -101,7 +96,7 @@ def test_invalid_values_are_shown_under_their_fields_and_nothing_is_saved(
     choose_provider(dialog, "openai-compatible")
     dialog.llm_page.base_url.setText("localhost:11434")
     dialog.context_page.max_chars.setValue(10)
-    click(dialog, QDialogButtonBox.StandardButton.Apply)
+    dialog.apply_button.click()
 
     url_error = dialog.llm_page.fields["llm.baseUrl"].error
     qtbot.waitUntil(url_error.isVisible)
@@ -114,7 +109,7 @@ def test_invalid_values_are_shown_under_their_fields_and_nothing_is_saved(
     # Fixing the URL and the model leaves the too-small character budget, on the Context page.
     dialog.llm_page.base_url.setText("http://localhost:11434/v1")
     dialog.llm_page.model.setEditText("m")
-    click(dialog, QDialogButtonBox.StandardButton.Apply)
+    dialog.apply_button.click()
     chars_error = dialog.context_page.fields["llm.contextMaxChars"].error
     qtbot.waitUntil(lambda: dialog.stack.currentWidget() is dialog.context_page)
     assert chars_error.isVisible() and not url_error.isVisible()
@@ -167,7 +162,7 @@ def test_removing_an_always_allowed_tool_is_saved(qtbot: Any, main: MainWindow, 
     assert tools.always_allow.count() == 2 and not tools.remove_allowed.isEnabled()
     tools.always_allow.setCurrentRow(0)
     tools.remove_allowed.click()
-    click(dialog, QDialogButtonBox.StandardButton.Save)
+    dialog.save_button.click()
     qtbot.waitUntil(lambda: main.settings is not None and main.settings.tools.alwaysAllow == ["fs.apply_patch"])
     saved = json.loads((isolated_dirs["config"] / "settings.json").read_text(encoding="utf-8"))
     assert saved["tools"]["alwaysAllow"] == ["fs.apply_patch"]

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import QApplication, QDialogButtonBox
+from PySide6.QtWidgets import QApplication
 
 from crewagent.ui.i18n import LanguageManager
 from crewagent.ui.mainwindow import MainWindow
@@ -43,14 +43,14 @@ def test_switching_to_dark_and_back_repaints_the_running_app(qtbot: Any, qapp: Q
     styled.show_settings()
     appearance = dialog.appearance_page
     appearance.theme.setCurrentIndex(appearance.theme.findData("dark"))
-    dialog.buttons.button(QDialogButtonBox.StandardButton.Apply).click()
+    dialog.apply_button.click()
     qtbot.waitUntil(lambda: window_color(qapp) == DARK["window"])
     assert qapp.styleSheet() == stylesheet("dark")
     # What a user sees: the sidebar-coloured start page hero is drawn dark.
     assert styled.start_page.grab().toImage().pixelColor(5, 5) == QColor(DARK["surface"])
 
     appearance.theme.setCurrentIndex(appearance.theme.findData("light"))
-    dialog.buttons.button(QDialogButtonBox.StandardButton.Apply).click()
+    dialog.apply_button.click()
     qtbot.waitUntil(lambda: window_color(qapp) == LIGHT["window"])
     assert styled.start_page.grab().toImage().pixelColor(5, 5) == QColor(LIGHT["surface"])
 

@@ -176,6 +176,8 @@ class ConversationDelegate(_TwoLineDelegate):
         painter.drawText(line1, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, title)
 
         color = MODE_COLORS.get(item.active_type, _muted(option))
+        if option.palette.color(QPalette.ColorRole.Window).lightness() < 128:
+            color = color.lighter(165)  # the mode colours are tuned for light backgrounds
         after = _paint_pill(painter, line2.left(), line2, formatting.mode_label(item.active_type), color, small_font)
         painter.setFont(small_font)
         painter.setPen(_muted(option))

@@ -50,6 +50,7 @@ class FilePage(QWidget):
         self.markdown = QTextBrowser(self)
         self.markdown.setObjectName("markdownView")
         self.markdown.setOpenExternalLinks(True)
+        self.markdown.document().setDocumentMargin(16)
         self.text = QPlainTextEdit(self)
         self.text.setObjectName("textView")
         self.text.setReadOnly(True)

@@ -89,8 +89,6 @@ class FilesPanel(QWidget):
         self.proxy = ProjectFilesFilter(self)
         self.proxy.setSourceModel(self.fs_model)
 
-        self.title_label = QLabel(self)
-        self.title_label.setObjectName("sectionTitle")
         self.artifacts_button = QToolButton(self)
         self.all_button = QToolButton(self)
         self._scope = QButtonGroup(self)
@@ -101,10 +99,9 @@ class FilesPanel(QWidget):
         self.artifacts_button.setChecked(True)
         header = QHBoxLayout()
         header.setContentsMargins(0, 0, 0, 0)
-        header.addWidget(self.title_label)
-        header.addStretch(1)
         header.addWidget(self.artifacts_button)
         header.addWidget(self.all_button)
+        header.addStretch(1)
 
         self.tree = QTreeView(self)
         self.tree.setObjectName("projectFiles")
@@ -145,7 +142,6 @@ class FilesPanel(QWidget):
     # -- texts -------------------------------------------------------------------------------
 
     def retranslate_ui(self) -> None:
-        self.title_label.setText(self.tr("Files"))
         self.artifacts_button.setText(self.tr("Artifacts"))
         self.artifacts_button.setToolTip(self.tr("What the model wrote: the project's artifacts/ folder"))
         self.all_button.setText(self.tr("All"))

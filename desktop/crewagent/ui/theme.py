@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from functools import lru_cache
 from importlib import resources
+from pathlib import Path
 from string import Template
 from typing import Literal
 
@@ -113,9 +114,15 @@ def _template() -> Template:
     return Template(text)
 
 
+@lru_cache(maxsize=1)
+def _styles_dir() -> str:
+    # Icons the stylesheet refers to (chevrons, close buttons) live beside it.
+    return Path(str(resources.files("crewagent.resources") / "styles")).as_posix()
+
+
 def stylesheet(name: ThemeName) -> str:
     """The application stylesheet of a theme; an unknown token is a bug and raises ``KeyError``."""
-    return _template().substitute(TOKENS[name])
+    return _template().substitute(TOKENS[name], styles_dir=_styles_dir())
 
 
 def palette(name: ThemeName) -> QPalette:

@@ -192,8 +192,6 @@ class WorksPanel(QWidget):
         self.proxy = ConversationFilter(self)
         self.proxy.setSourceModel(self.model)
 
-        self.title_label = QLabel(self)
-        self.title_label.setObjectName("sectionTitle")
         self.new_button = QToolButton(self)
         self.new_button.setObjectName("newConversation")
         self.new_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
@@ -205,15 +203,14 @@ class WorksPanel(QWidget):
             action.setData(entry_type)
             self._type_actions[entry_type] = action
         self.new_button.setMenu(self.type_menu)
-        header = QHBoxLayout()
-        header.setContentsMargins(0, 0, 0, 0)
-        header.addWidget(self.title_label)
-        header.addStretch(1)
-        header.addWidget(self.new_button)
-
         self.search = QLineEdit(self)
         self.search.setObjectName("worksSearch")
         self.search.setClearButtonEnabled(True)
+        header = QHBoxLayout()
+        header.setContentsMargins(0, 0, 0, 0)
+        header.setSpacing(6)
+        header.addWidget(self.search, 1)
+        header.addWidget(self.new_button)
         self.search_status = QLabel(self)
         self.search_status.setObjectName("hint")
         self.search_status.hide()
@@ -245,7 +242,6 @@ class WorksPanel(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(6)
         layout.addLayout(header)
-        layout.addWidget(self.search)
         layout.addWidget(self.search_status)
         layout.addLayout(self._list_stack, 1)
 
@@ -275,7 +271,6 @@ class WorksPanel(QWidget):
     # -- texts -------------------------------------------------------------------------------
 
     def retranslate_ui(self) -> None:
-        self.title_label.setText(self.tr("Works"))
         self.new_button.setText(self.tr("+ New"))
         self.new_button.setToolTip(self.tr("New conversation: Chat, Agent or Workflow (Ctrl+Shift+N)"))
         for entry_type, action in self._type_actions.items():

@@ -66,7 +66,7 @@ class SettingsDialog(QDialog):
         super().__init__(parent)
         self.setObjectName("settingsDialog")
         self.setModal(False)
-        self.resize(860, 620)
+        self.resize(880, 680)
         self.setMinimumSize(680, 480)
         self._settings: Settings | None = None
         self._awaiting_save = False
@@ -91,12 +91,13 @@ class SettingsDialog(QDialog):
         self.status = QLabel(footer)
         self.status.setObjectName("footerStatus")
         self.status.setWordWrap(True)
-        self.buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Save
-            | QDialogButtonBox.StandardButton.Apply
-            | QDialogButtonBox.StandardButton.Cancel,
-            footer,
-        )
+        # Own buttons, not standard ones: QDialogButtonBox retranslates standard buttons itself
+        # (after our retranslate_ui, with Qt's wording), and gives them dated stock icons.
+        self.buttons = QDialogButtonBox(footer)
+        self.save_button = self.buttons.addButton("", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.apply_button = self.buttons.addButton("", QDialogButtonBox.ButtonRole.ApplyRole)
+        self.close_button = self.buttons.addButton("", QDialogButtonBox.ButtonRole.RejectRole)
+        self.save_button.setDefault(True)
         footer_layout = QHBoxLayout(footer)
         footer_layout.setContentsMargins(20, 12, 20, 12)
         footer_layout.addWidget(self.status, 1)
@@ -225,15 +226,14 @@ class SettingsDialog(QDialog):
         self.apply()
 
     def _set_busy(self, busy: bool) -> None:
-        for button in (QDialogButtonBox.StandardButton.Save, QDialogButtonBox.StandardButton.Apply):
-            self.buttons.button(button).setEnabled(not busy)
+        for button in (self.save_button, self.apply_button):
+            button.setEnabled(not busy)
 
     @Slot(QAbstractButton)
     def _on_button(self, button: QAbstractButton) -> None:
-        role = self.buttons.standardButton(button)
-        if role == QDialogButtonBox.StandardButton.Save:
+        if button is self.save_button:
             self.save_and_close()
-        elif role == QDialogButtonBox.StandardButton.Apply:
+        elif button is self.apply_button:
             self.apply()
         else:
             self.reject()
@@ -248,9 +248,9 @@ class SettingsDialog(QDialog):
         self.setWindowTitle(self.tr("Settings"))
         for row, page in enumerate(self.pages):
             self.nav.item(row).setText(page.nav_title())
-        self.buttons.button(QDialogButtonBox.StandardButton.Save).setText(self.tr("Save"))
-        self.buttons.button(QDialogButtonBox.StandardButton.Apply).setText(self.tr("Apply"))
-        self.buttons.button(QDialogButtonBox.StandardButton.Cancel).setText(self.tr("Close"))
+        self.save_button.setText(self.tr("Save"))
+        self.apply_button.setText(self.tr("Apply"))
+        self.close_button.setText(self.tr("Close"))
 
     def changeEvent(self, event: QEvent) -> None:
         if event.type() == QEvent.Type.LanguageChange:

@@ -101,6 +101,7 @@ class PageFrame(QScrollArea):
         self.setObjectName("settingsPage")
         self.setWidgetResizable(True)
         self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         body = QWidget(self)
         body.setObjectName("settingsPage")
         self.title = QLabel(body)

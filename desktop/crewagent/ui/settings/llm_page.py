@@ -83,18 +83,6 @@ class LlmPage(SettingsPage):
         provider_group.add_wide(self.key_warning)
         self._provider_group = provider_group
 
-        limits_group = self.add_group()
-        self.timeout = QDoubleSpinBox(limits_group)
-        self.timeout.setRange(1, 3600)
-        self.timeout.setDecimals(0)
-        self.token_budget = QSpinBox(limits_group)
-        self.token_budget.setRange(NO_TOKEN_LIMIT, 10_000_000)
-        self.token_budget.setSingleStep(1024)
-        self.token_budget.setGroupSeparatorShown(True)
-        self.fields["llm.timeoutSeconds"] = limits_group.add_field(self.timeout)
-        self.fields["llm.contextMaxTokens"] = limits_group.add_field(self.token_budget)
-        self._limits_group = limits_group
-
         check_group = self.add_group()
         self.test_button = QPushButton(check_group)
         self.test_button.setObjectName("primaryButton")
@@ -116,6 +104,18 @@ class LlmPage(SettingsPage):
         check_group.add_wide(self.busy)
         check_group.add_wide(self.result)
         self._check_group = check_group
+        limits_group = self.add_group()
+        self.timeout = QDoubleSpinBox(limits_group)
+        self.timeout.setRange(1, 3600)
+        self.timeout.setDecimals(0)
+        self.token_budget = QSpinBox(limits_group)
+        self.token_budget.setRange(NO_TOKEN_LIMIT, 10_000_000)
+        self.token_budget.setSingleStep(1024)
+        self.token_budget.setGroupSeparatorShown(True)
+        self.fields["llm.timeoutSeconds"] = limits_group.add_field(self.timeout)
+        self.fields["llm.contextMaxTokens"] = limits_group.add_field(self.token_budget)
+        self._limits_group = limits_group
+
         self.finish()
 
         self._timeout = QTimer(self)
