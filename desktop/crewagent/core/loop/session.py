@@ -27,7 +27,7 @@ from crewagent.core.tools import ToolContext, ToolRegistry
 log = logging.getLogger(__name__)
 
 #: The summarizer gets a short timeout and no tools (issue: "no tools, short timeout").
-SUMMARIZER_TIMEOUT_S = 60.0
+SUMMARIZER_TIMEOUT_S = 30.0
 
 
 @dataclass
