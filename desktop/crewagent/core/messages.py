@@ -45,6 +45,15 @@ APP_FIELDS: frozenset[str] = frozenset(
         "usage",
         "summaryOf",
         "subagent",
+        # Subagents (issue 6): the parent's link to a sidechain, and every sidechain line's links.
+        "subagentSessionId",
+        "subagentType",
+        "subagentStatus",
+        "subagentSummary",
+        "sessionId",
+        "parentSessionId",
+        "isSidechain",
+        "parentToolCallId",
     }
 )
 

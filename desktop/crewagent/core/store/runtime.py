@@ -44,6 +44,7 @@ from crewagent.core.store.projects import (
     touch_recent,
     write_project_file,
 )
+from crewagent.core.store.sidechain import Sidechains
 
 DEFAULT_TITLE = "New conversation"
 LOCK_TIMEOUT_S = 30.0
@@ -436,3 +437,14 @@ class RuntimeStore:
     def read_full_output(self, project_id: str, message: ConversationMessage) -> str:
         """The complete content of a tool result, from its offload file when it was offloaded."""
         return offload.read_full_output(message, self.state_dir(project_id))
+
+    # -- subagent sidechains (see sidechain.py) -------------------------------------------------
+
+    def sidechains(self, project_id: str, conversation_id: str) -> Sidechains:
+        """The subagent logs of a conversation (``conversations/<cid>/agents/``)."""
+        return Sidechains(
+            self._conversation_dir(project_id, conversation_id),
+            self.state_dir(project_id),
+            conversation_id,
+            lambda: self._project_lock(project_id),
+        )
