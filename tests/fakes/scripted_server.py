@@ -13,6 +13,11 @@ Scripts speak the wire: tool names are what the provider sees (``fs_read``), not
         tool_calls(call("call_1", "fs_read", '{"pa', 'th": "a.txt"}')),
         text("The file ", "says hi."),
     )
+
+Several conversations at once (a parent and its subagents) get separate scripts:
+``server.script_for(marker, *steps)`` answers the requests whose system messages contain
+``marker`` (e.g. ``"description: child-A"``) from their own list, in their own order; every
+other request takes the main script. Each list must be used up.
 """
 
 from __future__ import annotations
@@ -271,6 +276,8 @@ class ScriptedServer:
         self._lock = threading.Lock()
         self._steps: list[Step] = list(steps)
         self._next = 0
+        #: marker → [steps, next index]: scripts of requests routed by their system prompt.
+        self._routes: dict[str, list[Any]] = {}
         self._failures: list[_Failure] = []
         self.used: list[tuple[int, str]] = []  # (request number, step label)
         self._server = LocalServer(self)
@@ -282,10 +289,23 @@ class ScriptedServer:
             self._steps.extend(steps)
         return self
 
+    def script_for(self, marker: str, *steps: Step) -> ScriptedServer:
+        """Steps for the chat requests whose system messages contain ``marker`` (a separate script)."""
+        with self._lock:
+            self._routes.setdefault(marker, [[], 0])[0].extend(steps)
+        return self
+
     @property
     def remaining(self) -> list[str]:
         with self._lock:
-            return [step.label for step in self._steps[self._next :]]
+            left = [step.label for step in self._steps[self._next :]]
+            for marker, (steps, index) in self._routes.items():
+                left += [f"{marker}: {step.label}" for step in steps[index:]]
+            return left
+
+    def bodies_for(self, marker: str) -> list[Any]:
+        """The chat request bodies routed to ``marker``'s script, in order."""
+        return [body for body in self.bodies if _route_of(body, [marker]) == marker]
 
     # lifecycle
 
@@ -349,6 +369,17 @@ class ScriptedServer:
 
     def _answer(self, request: RecordedRequest, endpoint: Endpoint) -> Reply:
         with self._lock:
+            marker = _route_of(request.body, list(self._routes)) if endpoint == "chat" else None
+            if marker is not None:
+                steps, index = self._routes[marker]
+                if index >= len(steps):
+                    problem = f"unexpected request for {marker!r} beyond its script ({len(steps)} steps)"
+                    self._failures.append(_Failure(request.number, problem))
+                    return JsonReply(400, error_body(f"SCRIPTED SERVER: {problem}", code="script_exhausted"))
+                self._routes[marker][1] = index + 1
+                self.used.append((request.number, f"{marker}: {steps[index].label}"))
+                step = steps[index]
+                return step.reply(request) if callable(step.reply) else step.reply
             if self._next >= len(self._steps):
                 problem = f"unexpected {endpoint} request beyond the script ({len(self._steps)} steps)"
                 self._failures.append(_Failure(request.number, problem))
@@ -361,6 +392,16 @@ class ScriptedServer:
             self._next += 1
             self.used.append((request.number, step.label))
         return step.reply(request) if callable(step.reply) else step.reply
+
+
+def _route_of(body: Any, markers: Sequence[str]) -> str | None:
+    """The first marker found in the system messages of a chat request body."""
+    if not markers or not isinstance(body, dict):
+        return None
+    system = "\n".join(
+        str(m.get("content")) for m in body.get("messages") or () if isinstance(m, dict) and m.get("role") == "system"
+    )
+    return next((marker for marker in markers if marker in system), None)
 
 
 __all__ = [

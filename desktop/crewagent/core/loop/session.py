@@ -126,8 +126,16 @@ class ConversationSession:
                 appended.append(stored)
                 messages.append(stored)
             self.store.clear_stream_checkpoint(pid, cid)
-        repair = repair_conversation(messages, lambda m: self.store.append_message(pid, cid, m))
+        # Subagents (issue 6): children a dead process left running are marked interrupted and
+        # their sidechains repaired first; the parent's unanswered Task calls then get the normal
+        # TOOL_INTERRUPTED result, with the link fields. Imported here: the subagents use the loop.
+        from crewagent.core.subagents.recovery import deliver_notices, recover_children
+
+        links = recover_children(self.store, pid, cid)
+        repair = repair_conversation(messages, lambda m: self.store.append_message(pid, cid, links.annotate(m)))
         appended.extend(repair.appended)
+        # Every call is answered now: notices of finished background children can go in.
+        appended.extend(deliver_notices(self.store, pid, cid))
         return appended
 
     # -- a turn -----------------------------------------------------------------------------
@@ -144,6 +152,7 @@ class ConversationSession:
         self._stop_requested = False
         lock = self.store.turn_lock(pid, cid)
         lock.__enter__()  # raises ConversationBusy before anything is written
+        ended = False
         try:
             yield TurnStarted(cid, settings.mode)
             for message in await asyncio.to_thread(self._recover_locked):
@@ -159,7 +168,7 @@ class ConversationSession:
                 tool_context=self.tool_context,
                 build_context=lambda: self._build(messages, settings),
                 on_assistant_message=lambda m: self._append_tracked(m, messages),
-                on_tool_message=lambda m: self._append_tracked(m, messages),
+                on_tool_message=lambda m: self._append_tracked(self._link_subagent(m), messages),
                 checkpoint=self._checkpoint,
                 issued_call_ids=lambda: (call.id for m in messages for call in m.tool_calls or ()),
                 options=LoopOptions(
@@ -173,13 +182,25 @@ class ConversationSession:
             if self._stop_requested:
                 self._loop.request_stop()
             async for event in self._loop.run():
+                if isinstance(event, TurnFinished):
+                    ended = True
                 yield event
         finally:
             self._loop = None
             try:
+                scope = self.tool_context.subagents
+                if ended and scope is not None:
+                    # Subagents: background children that finished during the turn are announced
+                    # now, while the turn lock is still held and no tool call is open.
+                    await scope.turn_ended()
                 await asyncio.to_thread(self.store.flush)
             finally:
                 lock.__exit__(None, None, None)
+
+    def _link_subagent(self, message: ConversationMessage) -> ConversationMessage:
+        """A Task result gets its child's app-only link fields (subagentSessionId ...)."""
+        scope = self.tool_context.subagents
+        return scope.annotate(message) if scope is not None else message
 
     async def _append(self, message: ConversationMessage) -> ConversationMessage:
         return await asyncio.to_thread(self.store.append_message, self.project.id, self.conversation_id, message)

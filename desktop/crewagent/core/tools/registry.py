@@ -42,6 +42,7 @@ from crewagent.core.tools.sandbox import Sandbox
 
 if TYPE_CHECKING:
     from crewagent.core.store import ProjectInfo
+    from crewagent.core.subagents.scope import SubagentScope
 
 log = logging.getLogger(__name__)
 
@@ -116,6 +117,8 @@ class ToolContext:
     conversation_id: str | None = None
     run_id: str | None = None
     frontmatter_guard: FrontmatterGuard | None = None
+    #: How the Task tool reaches the subagent manager (issue 6); None: no subagents here.
+    subagents: SubagentScope | None = field(default=None, compare=False)
     call_id: str | None = None
     cancel_event: threading.Event = field(default_factory=threading.Event, compare=False)
     sandbox: Sandbox = field(init=False, compare=False)

@@ -1,0 +1,101 @@
+"""The tools a model delegates with: ``task`` (start a subagent), ``task.status`` and ``task.result``.
+
+They reach the manager through ``ctx.subagents`` (a :class:`SubagentScope`); without one (a
+session built without a manager) they answer ``TOOL_NOT_AVAILABLE``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from crewagent.core.subagents.types import SubagentTypes
+from crewagent.core.tools import ErrorCode, Tool, ToolContext, error
+
+TASK_TOOL = "task"
+STATUS_TOOL = "task.status"
+RESULT_TOOL = "task.result"
+TOOL_NAMES = (TASK_TOOL, STATUS_TOOL, RESULT_TOOL)
+
+
+class TaskArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    description: str = Field(min_length=1, max_length=200, description="A short label of the task (3-7 words), shown to the user.")
+    prompt: str = Field(
+        min_length=1,
+        description="The complete task for the subagent. It sees nothing of this conversation: include every fact, path and constraint it needs, and say what its answer should contain.",
+    )
+    subagent_type: str = Field(min_length=1, description="Which kind of subagent runs the task (see the list in the tool description).")
+    run_in_background: bool = Field(
+        default=False,
+        description="true: return at once and keep working; a SUBAGENT_NOTICE arrives when it is done. Only honoured at the top level.",
+    )
+
+
+class SessionArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    session_id: str = Field(min_length=1, description="The subagent's session id (agent_...) from the task result.")
+
+
+class StatusArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    session_id: str | None = Field(default=None, description="The subagent's session id (agent_...); leave out to list every subagent of this conversation.")
+
+
+def _no_scope() -> dict[str, Any]:
+    return error(ErrorCode.TOOL_NOT_AVAILABLE, "Subagents are not available in this session.")
+
+
+async def _task(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    if ctx.subagents is None:
+        return _no_scope()
+    return await ctx.subagents.manager.run_task(ctx.subagents, TaskArgs.model_validate(args), ctx)
+
+
+async def _status(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    if ctx.subagents is None:
+        return _no_scope()
+    return await ctx.subagents.manager.status(ctx.subagents, StatusArgs.model_validate(args).session_id)
+
+
+async def _result(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    if ctx.subagents is None:
+        return _no_scope()
+    return await ctx.subagents.manager.result(ctx.subagents, SessionArgs.model_validate(args).session_id)
+
+
+def task_tools(types: SubagentTypes) -> list[Tool]:
+    """The three tools, the Task tool's description listing ``types``."""
+    description = (
+        "Hand a focused, self-contained job to a subagent that works with its own context and tools and "
+        "returns only its final answer (long searches and reads stay out of your context). "
+        "Subagent types:\n" + types.describe()
+    )
+    return [
+        Tool(
+            name=TASK_TOOL,
+            description=description,
+            handler=_task,
+            args_model=TaskArgs,
+            # A child runs as long as its own loop allows; its tools have their own timeouts.
+            timeout_s=math.inf,
+            summarize=lambda a: f"task ({a.get('subagent_type')}): {a.get('description')}",
+        ),
+        Tool(
+            name=STATUS_TOOL,
+            description="The status of a subagent started with task (or of all of them): running or how it ended, steps so far, a summary.",
+            handler=_status,
+            args_model=StatusArgs,
+        ),
+        Tool(
+            name=RESULT_TOOL,
+            description="The complete final answer of a finished subagent (the task result holds only its first 500 characters).",
+            handler=_result,
+            args_model=SessionArgs,
+        ),
+    ]
