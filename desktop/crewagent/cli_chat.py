@@ -24,6 +24,7 @@ from crewagent.core.messages import MODES, Mode
 from crewagent.core.secrets import SecretStore
 from crewagent.core.settings import SettingsStore
 from crewagent.core.store import RuntimeStore
+from crewagent.core.subagents import ChildSettings, SubagentEvent, SubagentManager, SubagentStatusChanged
 from crewagent.core.tools import ApprovalDecision, ApprovalRequest, AutoApprover, default_registry
 
 EXIT_OK, EXIT_FAILED = 0, 1
@@ -86,12 +87,42 @@ async def _chat(args: argparse.Namespace) -> int:
                 "The user did not approve this tool call (crewagent chat without --yes cannot ask). "
                 "Tell the user to re-run with --yes to allow writes."
             )
-        async with LlmAdapter(config) as adapter:
-            session = ConversationSession(store, project, meta.id, adapter=adapter, registry=default_registry(), tool_context=ctx)
-            return await _print_turn(session, args.message, turn_settings(settings, mode, agent_id=meta.agentId), getattr(args, "json", False))
+        # Subagents: the Task tool delegates to children that live as long as this run.
+        subagents = SubagentManager()
+        registry = subagents.register_tools(default_registry())
+        if not getattr(args, "json", False):
+            subagents.add_listener(_print_subagent)
+        try:
+            async with LlmAdapter(config) as adapter:
+                ctx = subagents.bind(
+                    ctx,
+                    store=store,
+                    project=project,
+                    conversation_id=meta.id,
+                    adapter=adapter,
+                    registry=registry,
+                    settings=ChildSettings.from_settings(settings),
+                )
+                session = ConversationSession(store, project, meta.id, adapter=adapter, registry=registry, tool_context=ctx)
+                code = await _print_turn(session, args.message, turn_settings(settings, mode, agent_id=meta.agentId), getattr(args, "json", False))
+            if subagents.running(meta.id):
+                # A background child was asked for: finish it (its notice reaches the next turn); Ctrl-C cancels it.
+                print(f"crewagent: waiting for {len(subagents.running(meta.id))} background subagent(s)…", file=sys.stderr, flush=True)
+                await subagents.wait_background()
+            return code
+        finally:
+            await subagents.shutdown()
     finally:
         if demo is not None:
             demo.stop()
+
+
+def _print_subagent(event: SubagentEvent) -> None:
+    if isinstance(event, SubagentStatusChanged):
+        line = f"🤖 subagent {event.session_id} ({event.subagent_type}) {event.status}: {event.description}"
+        if event.status != "running" and event.summary:
+            line += f" — {' '.join(event.summary.split())[:120]}"
+        print(line, file=sys.stderr, flush=True)
 
 
 async def _print_turn(session: ConversationSession, text: str, settings: Any, as_json: bool) -> int:

@@ -13,6 +13,10 @@ What it does with the last message of a request:
 - ``fail mid-stream`` (or ``中途失败``) -> streams part of an answer, then drops the connection;
 - ``fail`` / ``error`` (``失败``, ``出错``) -> HTTP 500 (retried by the adapter, then an error);
 - ``continue`` / ``继续`` -> resumes: the rest of a cut answer, or a note after a failed request;
+- ``delegate: <task>`` (``用子代理 <task>``; add ``in the background`` / ``后台`` to not wait) -> a
+  ``task`` call that hands ``<task>`` to an ``explore`` subagent;
+- a subagent's request (its system prompt has a ``SUBAGENT`` block) -> lists the project, reads the
+  README (or a file the task names), then reports what it found;
 - anything else -> a short help text.
 
 Tools are called by their wire names (``fs_list``) as offered in the request's ``tools``; when a
@@ -61,6 +65,7 @@ _HELP = (
     "- \"fail\" (the request fails with HTTP 500)\n"
     "- \"fail mid-stream\" (the connection drops halfway through an answer)\n"
     "- \"continue\" after an error (resumes)\n"
+    "- \"delegate: summarise the README\" (hands the job to a read-only subagent)\n"
     "Configure a real provider in Settings to talk to a model."
 )
 
@@ -70,6 +75,11 @@ _FAIL = re.compile(r"\bfail\b|\berror\b|失败|出错|报错", re.IGNORECASE)
 _READ = re.compile(r"(?:\bread\b|读取|读)\s*[\"'`]?([^\s\"'`]+)", re.IGNORECASE)
 _NOT_A_FILE = frozenset({"me", "the", "a", "an", "my", "this", "that", "it", "all", "files", "file"})
 _LIST = re.compile(r"\blist\b|\bfiles?\b|列出|文件", re.IGNORECASE)
+_DELEGATE = re.compile(r"^\s*(?:please\s+)?(?:delegate|用子代理|子代理)\s*(?:in the background|后台)?\s*[:：,，]?\s*", re.IGNORECASE)
+_BACKGROUND = re.compile(r"\bbackground\b|后台", re.IGNORECASE)
+_SUBAGENT_MARK = "SUBAGENT\n- session:"
+_FILE_NAME = re.compile(r"[\w.-]+\.(?:md|txt|py|json|toml|rst|yaml|yml|cfg|ini)\b", re.IGNORECASE)
+_README = re.compile(r"readme|summar|总结|概括|概述", re.IGNORECASE)
 
 
 @dataclass
@@ -108,6 +118,8 @@ def plan_answer(body: Mapping[str, Any]) -> _Plan:
     if not messages:
         return _Plan(text=_HELP)
     last = messages[-1]
+    if any(m.get("role") == "system" and _SUBAGENT_MARK in _text_of(m) for m in messages):
+        return _plan_subagent(body, messages)
     if last.get("role") == "tool":
         return _Plan(text=_summarise_tool_results(messages))
     if last.get("role") != "user":
@@ -116,6 +128,17 @@ def plan_answer(body: Mapping[str, Any]) -> _Plan:
     turn = sum(1 for m in messages if m.get("role") == "assistant")
     if _CONTINUE.search(said):
         return _Plan(text=_resume(messages[:-1]))
+    delegate = _DELEGATE.match(said)
+    if delegate and said[delegate.end() :].strip():
+        task = said[delegate.end() :].strip()
+        words = task.split()
+        arguments = {
+            "description": " ".join(words[:6]) if len(words) > 1 else task[:40],
+            "prompt": task,
+            "subagent_type": "explore",
+            "run_in_background": bool(_BACKGROUND.search(said[: delegate.end()] + " " + " ".join(words[:4]))),
+        }
+        return _tool_plan(body, "task", arguments, turn, "The user wants this delegated; I will start an explore subagent.")
     read = _READ.search(said)
     if read and read.group(1).lower() not in _NOT_A_FILE:
         name = read.group(1).rstrip(".,;:!?。，")
@@ -130,6 +153,55 @@ def plan_answer(body: Mapping[str, Any]) -> _Plan:
             body, "fs.list", {"path": "@project"}, turn, "The user wants the project's files; I will call fs.list."
         )
     return _Plan(text=_HELP)
+
+
+def _plan_subagent(body: Mapping[str, Any], messages: Sequence[Mapping[str, Any]]) -> _Plan:
+    """A subagent's steps: list the project (or read the file the task names), read the README, report."""
+    task = next((_text_of(m) for m in messages if m.get("role") == "user"), "")
+    turn = sum(1 for m in messages if m.get("role") == "assistant")
+    called = [
+        (str((call.get("function") or {}).get("name", "")), str((call.get("function") or {}).get("arguments", "")))
+        for m in messages
+        for call in m.get("tool_calls") or ()
+        if isinstance(call, Mapping)
+    ]
+    if messages[-1].get("role") == "user":
+        named = _FILE_NAME.search(task)
+        if named:
+            return _tool_plan(body, "fs.read", {"path": f"@project/{named.group(0)}"}, turn, f"The task names {named.group(0)}; I will read it.")
+        return _tool_plan(body, "fs.list", {"path": "@project"}, turn, "I will look at the project's files first.")
+    read_before = any("read" in name for name, _ in called)
+    if not read_before and _README.search(task):
+        readme = _readme_in(messages)
+        if readme is not None:
+            return _tool_plan(body, "fs.read", {"path": f"@project/{readme}"}, turn, f"The task is about the README; I will read {readme}.")
+    lines = [f"{LABEL} Subagent report on \"{task.strip()[:200]}\" (a script, not a model):"]
+    names = {}
+    for m in messages:
+        for call in m.get("tool_calls") or ():
+            if isinstance(call, Mapping):
+                names[str(call.get("id"))] = str((call.get("function") or {}).get("name", "tool")).replace("_", ".", 1)
+    for m in messages:
+        if m.get("role") == "tool":
+            lines.append(f"- {names.get(str(m.get('tool_call_id')), 'tool')}: {_summarise_one(_text_of(m))}")
+    return _Plan(text="\n".join(lines))
+
+
+def _readme_in(messages: Sequence[Mapping[str, Any]]) -> str | None:
+    """The README's name from an earlier fs.list result, if there is one."""
+    for m in messages:
+        if m.get("role") != "tool":
+            continue
+        try:
+            data = json.loads(_text_of(m))
+        except ValueError:
+            continue
+        entries = data.get("entries") if isinstance(data, Mapping) else None
+        for entry in entries if isinstance(entries, list) else ():
+            name = _entry_name(entry)
+            if name.lower().startswith("readme") and not name.endswith("/"):
+                return name
+    return None
 
 
 def _tool_plan(body: Mapping[str, Any], tool: str, arguments: dict[str, Any], turn: int, why: str) -> _Plan:
@@ -186,6 +258,12 @@ def _summarise_one(content: str) -> str:
     if data.get("ok") is False:
         error: Mapping[str, Any] = data["error"] if isinstance(data.get("error"), Mapping) else {}
         return f"failed with {error.get('code', 'an error')}: {error.get('message', '')}".rstrip(": ")
+    if isinstance(data.get("subagentSessionId"), str):
+        who = f"subagent {data['subagentSessionId']} ({data.get('type', 'subagent')})"
+        if data.get("status") == "running":
+            return f"{who} is working in the background; a notice will follow when it is done."
+        answer = str(data.get("answer") or "").strip().replace("\n", " ")
+        return f"{who} answered: {answer[:300]}{'…' if len(answer) > 300 else ''}"
     for key in ("entries", "items", "files", "children", "matches", "results"):
         entries = data.get(key)
         if isinstance(entries, list):
