@@ -17,9 +17,16 @@ from crewagent.core.errors import (
     ProjectError,
     StoreWriteError,
 )
-from crewagent.core.export import export_jsonl, export_markdown, export_openai, parse_openai_messages
+from crewagent.core.export import (
+    export_jsonl,
+    export_markdown,
+    export_openai,
+    export_openai_with_subagents,
+    parse_openai_messages,
+)
 from crewagent.core.store import RuntimeStore
 from crewagent.core.store.index import title_from_text
+from crewagent.core.subagents.export import subagent_tree
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -65,6 +72,11 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument("--conversation", required=True)
     exp.add_argument("--format", choices=("openai", "markdown", "jsonl"), default="openai")
     exp.add_argument("-o", "--output", help="write to this file instead of stdout")
+    exp.add_argument(
+        "--include-subagents",
+        action="store_true",
+        help="nest subagent conversations under their Task calls (openai: an object {messages, subagents})",
+    )
     exp.set_defaults(handler=cmd_export)
 
     from crewagent import cli_chat
@@ -155,13 +167,21 @@ def cmd_export(args: argparse.Namespace) -> int:
     def full(message: Any) -> str:
         return store.read_full_output(project.id, message)
 
-    if args.format == "openai":
+    subagents = None
+    if args.include_subagents:
+        subagents, damaged = subagent_tree(store, project.id, meta.id)
+        warnings.extend(damaged)
+    payload: Any
+    if args.format == "openai" and subagents is not None:
+        payload, more = export_openai_with_subagents(loaded.messages, full, subagents)
+        text = json.dumps(payload, ensure_ascii=False, indent=2) + "\n"
+    elif args.format == "openai":
         payload, more = export_openai(loaded.messages, full)
         text = json.dumps(payload, ensure_ascii=False, indent=2) + "\n"
     elif args.format == "jsonl":
-        text, more = export_jsonl(loaded.messages), []
+        text, more = export_jsonl(loaded.messages, subagents), []
     else:
-        text, more = export_markdown(meta, loaded.messages, full)
+        text, more = export_markdown(meta, loaded.messages, full, subagents)
     warnings.extend(more)
     if args.output:
         try:
