@@ -237,12 +237,20 @@ class SubagentManager:
             updatedAt=now,
         )
         chains = scope.store.sidechains(scope.project.id, scope.conversation_id)
+        # The lock is taken before the meta says "running": a recovery elsewhere never sees a
+        # running child nobody holds. Held until the child ends; a process that dies releases it.
+        lock = chains.lock(meta.sessionId)
+        try:
+            lock.__enter__()
+        except OSError as exc:
+            return error("E_SUBAGENT_STORE", f"The subagent could not be started: {exc}")
         try:
             await asyncio.to_thread(chains.create, meta)
-        except CrewAgentError as exc:
-            return error("E_SUBAGENT_STORE", f"The subagent could not be started: {exc}")
-        lock = chains.lock(meta.sessionId)
-        lock.__enter__()  # held until the child ends; a process that dies releases it (recovery)
+        except BaseException as exc:  # a store failure is the model's to read; a cancel propagates
+            lock.__exit__(None, None, None)
+            if isinstance(exc, CrewAgentError):
+                return error("E_SUBAGENT_STORE", f"The subagent could not be started: {exc}")
+            raise
         adapter = LlmAdapter(scope.adapter.config) if background else scope.adapter
         run = self._new_run(scope, meta, subagent_type, ctx, adapter, chains)
         self._runs[meta.sessionId] = run
