@@ -2,6 +2,42 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
+    <name>AgentMenuPanel</name>
+    <message>
+        <source>Needs a package (not available yet)</source>
+        <extracomment>Rows shown before the list scrolls. ``(number)``: the user picked this item (1-based, as typed).</extracomment>
+        <translation>需要软件包（暂不可用）</translation>
+    </message>
+    <message>
+        <source>Close the menu</source>
+        <translation>关闭菜单</translation>
+    </message>
+    <message>
+        <source>“{query}” matches several items of {name}&apos;s menu. Which one?</source>
+        <translation>“{query}”与 {name} 菜单中的多个条目匹配。要选哪一个？</translation>
+    </message>
+    <message>
+        <source>{name}: {trigger}</source>
+        <translation>{name}：{trigger}</translation>
+    </message>
+    <message>
+        <source>{name}&apos;s menu has no item {query}. Pick one, or type its number or trigger:</source>
+        <translation>{name} 的菜单中没有条目 {query}。请选择一项，或输入其编号或触发词：</translation>
+    </message>
+    <message>
+        <source>{name}&apos;s menu: pick one, or type its number or trigger</source>
+        <translation>{name} 的菜单：选择一项，或输入其编号或触发词</translation>
+    </message>
+    <message>
+        <source>This item starts a workflow. Workflow packages are not available yet: Run mode comes with packages in a later version.</source>
+        <translation>此条目会启动一个工作流。工作流软件包暂不可用：运行模式将在后续版本中随软件包一同提供。</translation>
+    </message>
+    <message>
+        <source>This item runs a file from its package. Packages are not available yet.</source>
+        <translation>此条目会运行其软件包中的文件。软件包暂不可用。</translation>
+    </message>
+</context>
+<context>
     <name>AppearancePage</name>
     <message>
         <source>Appearance</source>
@@ -83,12 +119,32 @@
         <source>Fill in: {fields}</source>
         <translation>请填写：{fields}</translation>
     </message>
+    <message>
+        <source>Confirmed</source>
+        <translation>已确认</translation>
+    </message>
+    <message>
+        <source>Declined</source>
+        <translation>已拒绝</translation>
+    </message>
+    <message>
+        <source>yes</source>
+        <translation>是</translation>
+    </message>
+    <message>
+        <source>no</source>
+        <translation>否</translation>
+    </message>
 </context>
 <context>
     <name>Composer</name>
     <message>
+        <source>Message the agent, or press Enter on an empty line for its menu</source>
+        <extracomment>Cells of the context meter ``[●●●○○]``. The meter&apos;s ``status`` property: the stylesheet colours each (app.qss, ``#contextMeter[status=...]``). ``(text)``: the user sent a message (empty only in Agent mode: the menu, see ``set_accepts_empty``). The user asked to stop the running turn (Stop button or Esc). Agent mode: an empty Enter is sent too (it asks for the agent&apos;s menu).</extracomment>
+        <translation>给智能体发消息，或在空行按 Enter 查看其菜单</translation>
+    </message>
+    <message>
         <source>Message the assistant — Enter to send, Shift+Enter for a new line</source>
-        <extracomment>Cells of the context meter ``[●●●○○]``. ``(text)``: the user sent a message (never empty). The user asked to stop the running turn (Stop button or Esc).</extracomment>
         <translation>给助手发消息 — Enter 发送，Shift+Enter 换行</translation>
     </message>
     <message>
@@ -122,6 +178,22 @@
     <message>
         <source>Context: {used} of {total} tokens ({status})</source>
         <translation>上下文：已用 {used} / {total} 个 token（{status}）</translation>
+    </message>
+    <message>
+        <source>normal</source>
+        <translation>正常</translation>
+    </message>
+    <message>
+        <source>getting full</source>
+        <translation>接近上限</translation>
+    </message>
+    <message>
+        <source>nearly full</source>
+        <translation>即将占满</translation>
+    </message>
+    <message>
+        <source>compressing</source>
+        <translation>正在压缩</translation>
     </message>
 </context>
 <context>
@@ -183,11 +255,12 @@
     <name>ConversationHeader</name>
     <message>
         <source>No agents available yet</source>
+        <extracomment>``(agent_id)``: the user picked an agent (not emitted by ``show_agent``).</extracomment>
         <translation>暂无可用的智能体</translation>
     </message>
     <message>
-        <source>The agent persona Agent mode answers with</source>
-        <translation>智能体模式使用的角色</translation>
+        <source>The agent persona Agent mode answers with; saved with the conversation</source>
+        <translation>智能体模式下用来回答的智能体角色；随对话保存</translation>
     </message>
     <message>
         <source>Agent:</source>
@@ -222,7 +295,7 @@
     <name>ConversationView</name>
     <message>
         <source>↓ Latest</source>
-        <extracomment>``(project_id, conversation_id)``: load this conversation for the timeline. ``(project_id, conversation_id, text, mode)``: run a turn with this user message. ``(project_id, conversation_id, mode)``: go on after an error or a Stop. ``(project_id, conversation_id, mode)``: send the last user message again. ``(conversation_id)``: stop the running turn. ``(project_id, conversation_id, mode)``: switch the conversation&apos;s active mode in place. ``(project_id, conversation_id, message_id)``: load an offloaded tool result in full. ``(request_id, payload)``: an ask-user widget&apos;s WIDGET_SUBMIT payload (None: dismissed). ``(text)``: a short notice for the status bar.</extracomment>
+        <extracomment>``(project_id, conversation_id)``: load this conversation for the timeline. ``(project_id, conversation_id, text, mode)``: run a turn with this user message. ``(project_id, conversation_id, mode)``: go on after an error or a Stop. ``(project_id, conversation_id, mode)``: send the last user message again. ``(conversation_id)``: stop the running turn. ``(project_id, conversation_id, mode)``: switch the conversation&apos;s active mode in place. ``(project_id, conversation_id, agent_id)``: the agent Agent mode answers with (saved). ``(project_id, conversation_id, message_id)``: load an offloaded tool result in full. ``(request_id, payload)``: an ask-user widget&apos;s WIDGET_SUBMIT payload (None: dismissed). ``(text)``: a short notice for the status bar.</extracomment>
         <translation>↓ 最新</translation>
     </message>
     <message>
@@ -484,7 +557,7 @@ Files the model writes will appear here.</source>
     <name>MainWindow</name>
     <message>
         <source>&amp;New Project…</source>
-        <extracomment>Milliseconds a close waits for running turns to stop and persist what they stopped. Ask the worker for the settings (once at start; ``settings_changed`` answers). Stop every running turn (the window is closing). Ask the turn worker which provider and model the next turn uses (``provider_changed``).</extracomment>
+        <extracomment>Milliseconds a close waits for running turns to stop and persist what they stopped. Ask the worker for the settings (once at start; ``settings_changed`` answers). Stop every running turn (the window is closing). Ask the turn worker which provider and model the next turn uses (``provider_changed``). Ask the worker for the agents Agent mode offers (``agents_loaded``).</extracomment>
         <translation>新建项目(&amp;N)…</translation>
     </message>
     <message>
@@ -766,6 +839,123 @@ Create a project or open an existing one to see it here.</source>
     </message>
 </context>
 <context>
+    <name>TimelineDelegate</name>
+    <message>
+        <source>waiting</source>
+        <extracomment>Rows within this many of the end are always measured exactly (the view opens there). Characters of a tool result shown expanded (the rest: &quot;Open full output&quot; or &quot;… more&quot;). Labels are translated as rows are painted (a language switch only repaints); lupdate finds ``translate(&quot;TimelineDelegate&quot;, &quot;...&quot;)`` calls by this name. Code blocks in Markdown (``markdown.render``): ``light`` or ``dark``.</extracomment>
+        <translation>等待中</translation>
+    </message>
+    <message>
+        <source>running</source>
+        <translation>运行中</translation>
+    </message>
+    <message>
+        <source>ok</source>
+        <translation>成功</translation>
+    </message>
+    <message>
+        <source>failed</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <source>interrupted</source>
+        <translation>已中断</translation>
+    </message>
+    <message>
+        <source>Assistant</source>
+        <extracomment>``(key)``: the user clicked a tool part&apos;s header. ``(key)``: the user clicked &quot;Thought for N s&quot; (or a notice&apos;s header). ``(action, index)``: a button of a row: &quot;retry&quot;, &quot;continue&quot; or &quot;open_output&quot;. ``(href)``: a link in a message was clicked (safe schemes only reach here). ``(code)``: a code block&apos;s Copy link was clicked; the text is on the clipboard. A row&apos;s exact height differs from the estimate it was laid out with: measure it again. ``(request_id, call_id, payload)``: an ask-user widget was submitted (payload None: dismissed).</extracomment>
+        <translation>助手</translation>
+    </message>
+    <message>
+        <source>streaming…</source>
+        <translation>生成中…</translation>
+    </message>
+    <message>
+        <source>Interrupted</source>
+        <translation>已中断</translation>
+    </message>
+    <message>
+        <source>Synthetic</source>
+        <translation>系统补全</translation>
+    </message>
+    <message>
+        <source>Retry</source>
+        <translation>重试</translation>
+    </message>
+    <message>
+        <source>Continue</source>
+        <translation>继续</translation>
+    </message>
+    <message>
+        <source>Thinking…</source>
+        <translation>思考中…</translation>
+    </message>
+    <message>
+        <source>Thought for {n} s</source>
+        <translation>思考了 {n} 秒</translation>
+    </message>
+    <message>
+        <source>Thoughts</source>
+        <translation>思考过程</translation>
+    </message>
+    <message>
+        <source>The model call failed</source>
+        <translation>模型调用失败</translation>
+    </message>
+    <message>
+        <source>The turn ended with an error</source>
+        <translation>本轮因错误而结束</translation>
+    </message>
+    <message>
+        <source>Arguments</source>
+        <translation>参数</translation>
+    </message>
+    <message>
+        <source>… {n} more characters</source>
+        <translation>… 还有 {n} 个字符</translation>
+    </message>
+    <message>
+        <source>Result</source>
+        <translation>结果</translation>
+    </message>
+    <message>
+        <source>Showing the full output ({size}).</source>
+        <translation>正在显示完整输出（{size}）。</translation>
+    </message>
+    <message>
+        <source>Loading the full output…</source>
+        <translation>正在加载完整输出…</translation>
+    </message>
+    <message>
+        <source>Open full output</source>
+        <translation>打开完整输出</translation>
+    </message>
+    <message>
+        <source>The result was {size}; above is its beginning.</source>
+        <translation>结果大小为 {size}；上面是它的开头部分。</translation>
+    </message>
+    <message>
+        <source>A question</source>
+        <translation>一个问题</translation>
+    </message>
+    <message>
+        <source>Not answered: the turn was stopped.</source>
+        <translation>未回答：本轮已停止。</translation>
+    </message>
+    <message>
+        <source>Not answered.</source>
+        <translation>未回答。</translation>
+    </message>
+    <message>
+        <source>Waiting for your answer…</source>
+        <translation>等待你的回答…</translation>
+    </message>
+    <message>
+        <source>Summary of the earlier conversation</source>
+        <translation>之前对话的摘要</translation>
+    </message>
+</context>
+<context>
     <name>TimelineView</name>
     <message>
         <source>Code copied to the clipboard.</source>
@@ -992,6 +1182,14 @@ Start one with “+ New”.</source>
     <message>
         <source>Dark</source>
         <translation>深色</translation>
+    </message>
+</context>
+<context>
+    <name>markdown</name>
+    <message>
+        <source>Copy</source>
+        <extracomment>The href prefix of a code block&apos;s Copy link; the rest is the block&apos;s index. Link schemes a click may open; anything else is shown as text. The Pygments style of highlighted code. By theme name, from the theme&apos;s tokens.</extracomment>
+        <translation>复制</translation>
     </message>
 </context>
 </TS>

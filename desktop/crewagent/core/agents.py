@@ -181,6 +181,15 @@ def find_agent(agents: Sequence[Agent], agent_id: str) -> Agent | None:
     return next((agent for agent in agents if agent.id == agent_id), None)
 
 
+def effective_agent(agents: Sequence[Agent], agent_id: str | None) -> Agent | None:
+    """The conversation's agent: the one it chose, else the first (what the selector shows first).
+
+    None only when there are no agents at all.
+    """
+    chosen = find_agent(agents, agent_id) if agent_id else None
+    return chosen or (agents[0] if agents else None)
+
+
 def agent_persona(agent: Agent) -> str:
     """The persona block of the system prefix (Agent and Run modes): ``systemPrompt`` or the rendering."""
     return render_persona(agent.model_dump(mode="json", exclude_none=True))

@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 from typing import Protocol
 
-from PySide6.QtCore import QObject, Qt, Signal, Slot
+from PySide6.QtCore import QEvent, QObject, Qt, Signal, Slot
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
 
@@ -34,10 +34,10 @@ class ApprovalDialog(QDialog):
     def __init__(self, prompt: ApprovalPrompt, parent: QWidget | None = None):
         super().__init__(parent)
         self.setObjectName("approvalDialog")
-        self.setWindowTitle(self.tr("Allow {tool}?").format(tool=prompt.tool))
         self.setMinimumWidth(520)
-        title = QLabel(self.tr("The assistant wants to run <b>{tool}</b>").format(tool=prompt.tool), self)
-        title.setObjectName("approvalTitle")
+        self._tool = prompt.tool
+        self.title = QLabel(self)
+        self.title.setObjectName("approvalTitle")
         summary = QLabel(prompt.summary, self)
         summary.setWordWrap(True)
         summary.setObjectName("hint")
@@ -50,12 +50,11 @@ class ApprovalDialog(QDialog):
         arguments.setPlainText(text)
         arguments.setMaximumHeight(220)
 
-        self.deny_button = QPushButton(self.tr("Deny"), self)
-        self.once_button = QPushButton(self.tr("Allow once"), self)
+        self.deny_button = QPushButton(self)
+        self.once_button = QPushButton(self)
         self.once_button.setObjectName("primaryButton")
-        self.conversation_button = QPushButton(self.tr("Allow in this conversation"), self)
-        self.always_button = QPushButton(self.tr("Always allow {tool}").format(tool=prompt.tool), self)
-        self.always_button.setToolTip(self.tr("Saved in Settings → Tools; you can take it back there."))
+        self.conversation_button = QPushButton(self)
+        self.always_button = QPushButton(self)
         buttons = QHBoxLayout()
         buttons.addWidget(self.deny_button)
         buttons.addStretch(1)
@@ -66,7 +65,7 @@ class ApprovalDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(20, 18, 20, 16)
         layout.setSpacing(10)
-        layout.addWidget(title)
+        layout.addWidget(self.title)
         layout.addWidget(summary)
         layout.addWidget(arguments)
         layout.addLayout(buttons)
@@ -81,6 +80,23 @@ class ApprovalDialog(QDialog):
             button.clicked.connect(lambda _checked=False, d=decision: self._choose(d))
         self.once_button.setDefault(True)
         self.finished.connect(lambda _result: self.decided.emit(self._decision))
+        self.retranslate_ui()
+
+    def retranslate_ui(self) -> None:
+        """Every text the dialog sets itself; called again on a language switch."""
+        tool = self._tool
+        self.setWindowTitle(self.tr("Allow {tool}?").format(tool=tool))
+        self.title.setText(self.tr("The assistant wants to run <b>{tool}</b>").format(tool=tool))
+        self.deny_button.setText(self.tr("Deny"))
+        self.once_button.setText(self.tr("Allow once"))
+        self.conversation_button.setText(self.tr("Allow in this conversation"))
+        self.always_button.setText(self.tr("Always allow {tool}").format(tool=tool))
+        self.always_button.setToolTip(self.tr("Saved in Settings → Tools; you can take it back there."))
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.LanguageChange:
+            self.retranslate_ui()
+        super().changeEvent(event)
 
     def _choose(self, decision: str) -> None:
         self._decision = decision

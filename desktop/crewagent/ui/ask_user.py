@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from PySide6.QtCore import Signal, Slot
+from PySide6.QtCore import QCoreApplication, QEvent, Signal, Slot
 from PySide6.QtWidgets import (
     QButtonGroup,
     QCheckBox,
@@ -65,10 +65,10 @@ class AskUserForm(QFrame):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(14, 12, 14, 12)
         layout.setSpacing(8)
-        title = QLabel(str(widget.get("title") or self.tr("The assistant asks")), self)
-        title.setObjectName("askUserTitle")
-        title.setWordWrap(True)
-        layout.addWidget(title)
+        self.title = QLabel(self)
+        self.title.setObjectName("askUserTitle")
+        self.title.setWordWrap(True)
+        layout.addWidget(self.title)
         details = widget.get("description") or widget.get("message")
         if details:
             text = QLabel(str(details), self)
@@ -78,19 +78,13 @@ class AskUserForm(QFrame):
 
         if self.widget_type == "form":
             layout.addLayout(self._form(widget.get("fields") or ()))
-            submit_label = str(widget.get("submitLabel") or self.tr("Submit"))
-            cancel_label = self.tr("Dismiss")
         elif self.widget_type == "selection":
             layout.addWidget(self._selection(widget))
-            submit_label, cancel_label = self.tr("Submit"), self.tr("Dismiss")
-        else:
-            submit_label = str(widget.get("confirmLabel") or self.tr("Confirm"))
-            cancel_label = str(widget.get("cancelLabel") or self.tr("Cancel"))
 
         buttons = QHBoxLayout()
         buttons.addStretch(1)
-        self.cancel_button = QPushButton(cancel_label, self)
-        self.submit_button = QPushButton(submit_label, self)
+        self.cancel_button = QPushButton(self)
+        self.submit_button = QPushButton(self)
         self.submit_button.setObjectName("primaryButton")
         self.submit_button.setDefault(True)
         buttons.addWidget(self.cancel_button)
@@ -99,6 +93,26 @@ class AskUserForm(QFrame):
         self.submit_button.clicked.connect(self._submit)
         self.cancel_button.clicked.connect(self._cancel)
         self._done = False
+        self.retranslate_ui()
+
+    def retranslate_ui(self) -> None:
+        """The form's own texts (labels the model chose stay as it wrote them); again on a language switch."""
+        spec = self._spec
+        self.title.setText(str(spec.get("title") or self.tr("The assistant asks")))
+        if self.widget_type == "form":
+            submit, cancel = str(spec.get("submitLabel") or self.tr("Submit")), self.tr("Dismiss")
+        elif self.widget_type == "selection":
+            submit, cancel = self.tr("Submit"), self.tr("Dismiss")
+        else:
+            submit = str(spec.get("confirmLabel") or self.tr("Confirm"))
+            cancel = str(spec.get("cancelLabel") or self.tr("Cancel"))
+        self.submit_button.setText(submit)
+        self.cancel_button.setText(cancel)
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.LanguageChange:
+            self.retranslate_ui()
+        super().changeEvent(event)
 
     def _form(self, fields: Sequence[Any]) -> QFormLayout:
         form = QFormLayout()
@@ -247,13 +261,15 @@ def answer_lines(widget: Mapping[str, Any] | None, response: Any) -> list[str]:
         values = selected if isinstance(selected, list) else [selected]
         return ["✓ " + ", ".join(labels.get(str(v), str(v)) for v in values if v is not None)]
     if "confirmed" in response:
-        return ["✓ Confirmed" if response["confirmed"] else "✗ Declined"]
+        if response["confirmed"]:
+            return ["✓ " + QCoreApplication.translate("AskUserForm", "Confirmed")]
+        return ["✗ " + QCoreApplication.translate("AskUserForm", "Declined")]
     return [f"{key}: {_shown(value)}" for key, value in response.items() if key != "type"]
 
 
 def _shown(value: Any) -> str:
     if isinstance(value, bool):
-        return "yes" if value else "no"
+        return QCoreApplication.translate("AskUserForm", "yes") if value else QCoreApplication.translate("AskUserForm", "no")
     if isinstance(value, (list, tuple)):
         return ", ".join(str(v) for v in value)
     return "" if value is None else str(value)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QMimeData, QSize, Qt, Signal, Slot
+from PySide6.QtCore import QEvent, QMimeData, QSize, Qt, Signal, Slot
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QFontMetrics, QKeyEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
 
@@ -12,7 +12,8 @@ from crewagent.worker.turn_values import ContextUsage
 
 #: Cells of the context meter ``[●●●○○]``.
 METER_CELLS = 5
-METER_COLORS = {"normal": "#16a34a", "warning": "#d97706", "critical": "#dc2626", "compressing": "#2563eb"}
+#: The meter's ``status`` property: the stylesheet colours each (app.qss, ``#contextMeter[status=...]``).
+METER_STATUSES = ("empty", "normal", "warning", "critical", "compressing")
 MAX_INPUT_LINES = 8
 
 
@@ -126,7 +127,7 @@ class Composer(QFrame):
     turn finishes, whatever happened.
     """
 
-    #: ``(text)``: the user sent a message (never empty).
+    #: ``(text)``: the user sent a message (empty only in Agent mode: the menu, see ``set_accepts_empty``).
     submitted = Signal(str)
 
     #: The user asked to stop the running turn (Stop button or Esc).
@@ -136,17 +137,14 @@ class Composer(QFrame):
         super().__init__(parent)
         self.setObjectName("composer")
         self.input = _Input(self)
-        self.input.setPlaceholderText(self.tr("Message the assistant — Enter to send, Shift+Enter for a new line"))
-        self.send_button = QPushButton(self.tr("Send"), self)
+        self.send_button = QPushButton(self)
         self.send_button.setObjectName("primaryButton")
-        self.send_button.setToolTip(self.tr("Send (Enter)"))
-        self.stop_button = QPushButton(self.tr("■ Stop"), self)
+        self.stop_button = QPushButton(self)
         self.stop_button.setObjectName("stopButton")
-        self.stop_button.setToolTip(self.tr("Stop the answer (Esc)"))
         self.stop_button.hide()
         self.meter = QLabel(self)
         self.meter.setObjectName("contextMeter")
-        self.meter.setProperty("status", "normal")
+        self.meter.setProperty("status", "empty")
         self.hint = QLabel(self)
         self.hint.setObjectName("composerHint")
 
@@ -169,15 +167,44 @@ class Composer(QFrame):
         layout.addLayout(footer)
 
         self._busy = False
+        self._stopping = False
+        self._usage: ContextUsage | None = None
+        #: Agent mode: an empty Enter is sent too (it asks for the agent's menu).
+        self._accepts_empty = False
         self.input.submit.connect(self.submit)
         self.input.escape.connect(self._on_escape)
         self.send_button.clicked.connect(self.submit)
         self.stop_button.clicked.connect(self._request_stop)
-        self.set_usage(None)
+        self.retranslate_ui()
+
+    def retranslate_ui(self) -> None:
+        """Every text the composer sets itself; called again on a language switch."""
+        if self._accepts_empty:
+            self.input.setPlaceholderText(self.tr("Message the agent, or press Enter on an empty line for its menu"))
+        else:
+            self.input.setPlaceholderText(self.tr("Message the assistant — Enter to send, Shift+Enter for a new line"))
+        self.send_button.setText(self.tr("Send"))
+        self.send_button.setToolTip(self.tr("Send (Enter)"))
+        self.stop_button.setText(self.tr("■ Stop"))
+        self.stop_button.setToolTip(self.tr("Stop the answer (Esc)"))
+        if self._busy:
+            self.hint.setText(self.tr("Stopping…") if self._stopping else self.tr("Answering… press Esc or Stop to interrupt."))
+        self.set_usage(self._usage)
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.LanguageChange:
+            self.retranslate_ui()
+        super().changeEvent(event)
 
     @property
     def busy(self) -> bool:
         return self._busy
+
+    def set_accepts_empty(self, accepts: bool) -> None:
+        """Agent mode: Enter on an empty line is sent (as "", which shows the agent's menu)."""
+        if accepts != self._accepts_empty:
+            self._accepts_empty = accepts
+            self.retranslate_ui()
 
     def set_project_root(self, root: str) -> None:
         """Files dropped from inside this folder become ``@project/...`` references."""
@@ -186,6 +213,7 @@ class Composer(QFrame):
     @Slot(bool)
     def set_busy(self, busy: bool) -> None:
         self._busy = busy
+        self._stopping = False
         self.send_button.setVisible(not busy)
         self.stop_button.setVisible(busy)
         self.stop_button.setEnabled(busy)
@@ -197,7 +225,7 @@ class Composer(QFrame):
     @Slot()
     def submit(self) -> None:
         text = self.input.toPlainText().strip()
-        if self._busy or not text or not self.isEnabled():
+        if self._busy or not (text or self._accepts_empty) or not self.isEnabled():
             return
         self.input.clear()
         self.submitted.emit(text)
@@ -211,11 +239,13 @@ class Composer(QFrame):
     def _request_stop(self) -> None:
         if self._busy:
             self.stop_button.setEnabled(False)  # once; re-enabled with the next busy state
+            self._stopping = True
             self.hint.setText(self.tr("Stopping…"))
             self.stop_requested.emit()
 
     def set_usage(self, usage: ContextUsage | None) -> None:
         """The context meter: normal / warning / critical / compressing, or empty before the first call."""
+        self._usage = usage
         if usage is None:
             self.meter.setText(f"[{'○' * METER_CELLS}] —")
             self.meter.setToolTip(self.tr("How full the model's context is; shown after the first answer."))
@@ -224,11 +254,26 @@ class Composer(QFrame):
             self.meter.setText(meter_text(usage))
             self.meter.setToolTip(
                 self.tr("Context: {used} of {total} tokens ({status})").format(
-                    used=f"{usage.used_tokens:,}", total=f"{usage.total_budget:,}", status=usage.status
+                    used=f"{usage.used_tokens:,}", total=f"{usage.total_budget:,}", status=self._status_label(usage.status)
                 )
             )
             status = usage.status
-        self.meter.setProperty("status", status)
-        color = METER_COLORS.get(status, METER_COLORS["normal"]) if usage is not None else "#9ca3af"
-        self.meter.setStyleSheet(f"color: {color};")
+        self._set_meter_status(status if usage is not None else "empty")
+
+    def _status_label(self, status: str) -> str:
+        labels = {
+            "normal": self.tr("normal"),
+            "warning": self.tr("getting full"),
+            "critical": self.tr("nearly full"),
+            "compressing": self.tr("compressing"),
+        }
+        return labels.get(status, status)
+
+    def _set_meter_status(self, status: str) -> None:
+        status = status if status in METER_STATUSES else "normal"
+        if self.meter.property("status") != status:
+            self.meter.setProperty("status", status)
+            # A dynamic property in a selector only takes effect once the widget is polished again.
+            self.meter.style().unpolish(self.meter)
+            self.meter.style().polish(self.meter)
 

@@ -10,24 +10,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal, Slot
-from PySide6.QtWidgets import (
-    QButtonGroup,
-    QComboBox,
-    QFrame,
-    QHBoxLayout,
-    QLabel,
-    QPushButton,
-    QStackedWidget,
-    QToolButton,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtCore import QEvent, Qt, Signal, Slot
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QStackedWidget, QToolButton, QVBoxLayout, QWidget
 
 from crewagent.ui import formatting
+from crewagent.ui.agent_menu_panel import AgentMenuPanel
 from crewagent.ui.composer import Composer
+from crewagent.ui.conversation_header import ConversationHeader
 from crewagent.ui.timeline import TimelineModel, TimelineRole, TimelineView
 from crewagent.worker.turn_values import (
+    AgentMenu,
     AskUserPrompt,
     ContextUsage,
     FullOutput,
@@ -37,143 +29,6 @@ from crewagent.worker.turn_values import (
     ToolFinish,
 )
 from crewagent.worker.values import ConversationSummary, ProjectRef
-
-#: The switcher's segments, in order (``run`` is shown as Workflow).
-SWITCHER_MODES = ("agent", "run", "chat")
-
-STYLE = """
-#conversationView { background: #fbfbfd; }
-#conversationHeader { background: #ffffff; border-bottom: 1px solid #e5e7eb; }
-#conversationTitle { font-size: 12pt; font-weight: 600; color: #111827; }
-#modeSwitcher { background: #f1f3f9; border-radius: 9px; }
-#modeSwitcher QToolButton {
-    border: none; border-radius: 7px; padding: 5px 14px; color: #4b5563; background: transparent;
-}
-#modeSwitcher QToolButton:checked { background: #ffffff; color: #111827; font-weight: 600; }
-#modeSwitcher QToolButton:hover:!checked { color: #111827; }
-#modeSwitcher QToolButton:disabled { color: #9ca3af; }
-#modeDetails QLabel#hint { color: #6b7280; }
-QTreeView#timeline { background: #fbfbfd; border: none; }
-QTreeView#timeline::item, QTreeView#timeline::item:hover, QTreeView#timeline::branch {
-    background: transparent; border: none;
-}
-#composer { background: #fbfbfd; }
-#composerBox { background: #ffffff; border: 1px solid #d1d5db; border-radius: 12px; }
-#composerInput { background: transparent; font-size: 10.5pt; }
-QPushButton#stopButton { background: #fef2f2; color: #b91c1c; border-color: #fecaca; font-weight: 600; }
-QPushButton#stopButton:hover { background: #fee2e2; }
-#composerHint { color: #6b7280; font-size: 9pt; }
-#contextMeter { font-family: monospace; font-size: 9pt; }
-#askUserForm { background: #ffffff; border: 1px solid #ddd6fe; border-radius: 10px; }
-#askUserTitle { font-weight: 600; color: #5b21b6; }
-QToolButton#jumpToLatest {
-    background: #4f46e5; color: white; border: none; border-radius: 14px; padding: 5px 12px; font-weight: 600;
-}
-#emptyConversation QLabel#workspaceTitle { font-size: 16pt; font-weight: 600; color: #111827; }
-"""
-
-
-class ModeSwitcher(QFrame):
-    """Segmented Agent / Workflow / Chat buttons."""
-
-    #: ``(mode)``: the user picked a mode (chat, agent or run); not emitted by ``set_mode``.
-    mode_selected = Signal(str)
-
-    def __init__(self, parent: QWidget | None = None):
-        super().__init__(parent)
-        self.setObjectName("modeSwitcher")
-        self._group = QButtonGroup(self)
-        self._group.setExclusive(True)
-        self.buttons: dict[str, QToolButton] = {}
-        row = QHBoxLayout(self)
-        row.setContentsMargins(3, 3, 3, 3)
-        row.setSpacing(2)
-        for mode in SWITCHER_MODES:
-            button = QToolButton(self)
-            button.setText(formatting.mode_label(mode))
-            button.setCheckable(True)
-            button.setObjectName(f"mode-{mode}")
-            button.setToolTip(self.tr("Switch this conversation to {mode}; its history stays").format(mode=formatting.mode_label(mode)))
-            self._group.addButton(button)
-            self.buttons[mode] = button
-            row.addWidget(button)
-            button.clicked.connect(lambda _checked=False, m=mode: self.mode_selected.emit(m))
-
-    def set_mode(self, mode: str) -> None:
-        button = self.buttons.get(mode)
-        if button is not None:
-            button.setChecked(True)
-
-    def mode(self) -> str:
-        return next((mode for mode, button in self.buttons.items() if button.isChecked()), "chat")
-
-
-class ConversationHeader(QFrame):
-    """Title, mode switcher, and what the mode offers: an agent picker or the workflows."""
-
-    def __init__(self, parent: QWidget | None = None):
-        super().__init__(parent)
-        self.setObjectName("conversationHeader")
-        self.title = QLabel(self)
-        self.title.setObjectName("conversationTitle")
-        self.switcher = ModeSwitcher(self)
-
-        self.details = QStackedWidget(self)
-        self.details.setObjectName("modeDetails")
-        agent_panel = QWidget(self.details)
-        agent_row = QHBoxLayout(agent_panel)
-        agent_row.setContentsMargins(0, 0, 0, 0)
-        self.agent_selector = QComboBox(agent_panel)
-        self.agent_selector.setObjectName("agentSelector")
-        self.agent_selector.setMinimumWidth(200)
-        self.agent_selector.setPlaceholderText(self.tr("No agents available yet"))
-        self.agent_selector.setToolTip(self.tr("The agent persona Agent mode answers with"))
-        agent_row.addWidget(QLabel(self.tr("Agent:"), agent_panel))
-        agent_row.addWidget(self.agent_selector)
-        agent_row.addStretch(1)
-        workflow_panel = QWidget(self.details)
-        workflow_row = QHBoxLayout(workflow_panel)
-        workflow_row.setContentsMargins(0, 0, 0, 0)
-        self.workflow_selector = QComboBox(workflow_panel)
-        self.workflow_selector.setObjectName("workflowSelector")
-        self.workflow_selector.setEnabled(False)
-        self.workflow_selector.setPlaceholderText(self.tr("No workflows"))
-        self.workflow_note = QLabel(self.tr("No installed package provides workflows yet."), workflow_panel)
-        self.workflow_note.setObjectName("hint")
-        self.start_workflow = QPushButton(self.tr("Start"), workflow_panel)
-        self.resume_workflow = QPushButton(self.tr("Resume"), workflow_panel)
-        for button in (self.start_workflow, self.resume_workflow):
-            button.setEnabled(False)
-            button.setToolTip(self.tr("Import a workflow package first."))
-        workflow_row.addWidget(self.workflow_selector)
-        workflow_row.addWidget(self.start_workflow)
-        workflow_row.addWidget(self.resume_workflow)
-        workflow_row.addWidget(self.workflow_note, 1)
-        chat_panel = QLabel(self.tr("Plain chat with the model and the project's tools."), self.details)
-        chat_panel.setObjectName("hint")
-        self._panels = {"agent": agent_panel, "run": workflow_panel, "chat": chat_panel}
-        for panel in self._panels.values():
-            self.details.addWidget(panel)
-
-        top = QHBoxLayout()
-        top.addWidget(self.title, 1)
-        top.addWidget(self.switcher, 0)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(20, 10, 20, 8)
-        layout.setSpacing(6)
-        layout.addLayout(top)
-        layout.addWidget(self.details)
-
-    def show_mode(self, mode: str) -> None:
-        self.switcher.set_mode(mode)
-        self.details.setCurrentWidget(self._panels.get(mode, self._panels["chat"]))
-
-    def set_agents(self, agents: Iterable[Any]) -> None:
-        """Fill the agent picker: items with ``id`` and ``name`` (e.g. the worker's AgentSummary)."""
-        self.agent_selector.clear()
-        for agent in agents:
-            self.agent_selector.addItem(str(getattr(agent, "name", agent)), str(getattr(agent, "id", agent)))
-
 
 class ConversationView(QFrame):
     """One conversation: header, timeline, composer (see the module docstring)."""
@@ -196,6 +51,9 @@ class ConversationView(QFrame):
     #: ``(project_id, conversation_id, mode)``: switch the conversation's active mode in place.
     mode_change_requested = Signal(str, str, str)
 
+    #: ``(project_id, conversation_id, agent_id)``: the agent Agent mode answers with (saved).
+    agent_change_requested = Signal(str, str, str)
+
     #: ``(project_id, conversation_id, message_id)``: load an offloaded tool result in full.
     full_output_requested = Signal(str, str, str)
 
@@ -208,15 +66,14 @@ class ConversationView(QFrame):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.setObjectName("conversationView")
-        self.setStyleSheet(STYLE)
         self.model = TimelineModel(self)
         self.header = ConversationHeader(self)
         self.timeline = TimelineView(self)
         self.timeline.set_timeline(self.model)
         self.composer = Composer(self)
+        self.agent_menu = AgentMenuPanel(self)
         self.jump_button = QToolButton(self.timeline)
         self.jump_button.setObjectName("jumpToLatest")
-        self.jump_button.setText(self.tr("↓ Latest"))
         self.jump_button.hide()
 
         content = QWidget(self)
@@ -226,6 +83,10 @@ class ConversationView(QFrame):
         column.setSpacing(0)
         column.addWidget(self.header)
         column.addWidget(self.timeline, 1)
+        menu_row = QHBoxLayout()
+        menu_row.setContentsMargins(20, 6, 20, 0)
+        menu_row.addWidget(self.agent_menu)
+        column.addLayout(menu_row)
         column.addWidget(self.composer)
 
         self.empty = QFrame(self)
@@ -257,17 +118,38 @@ class ConversationView(QFrame):
         self._busy: set[str] = set()  # conversations with a running turn (any, not just this one)
         self._sending = False  # a send was requested and its turn has not started yet
         self._prompts: dict[str, str] = {}  # ask-user request id -> call id
+        self._has_conversations = False
 
         self.composer.submitted.connect(self._on_submitted)
         self.composer.stop_requested.connect(self._on_stop)
         self.header.switcher.mode_selected.connect(self._on_mode_selected)
+        self.header.agent_selected.connect(self._on_agent_selected)
+        self.agent_menu.item_chosen.connect(self._on_menu_item_chosen)
         self.timeline.action_requested.connect(self._on_action)
         self.timeline.widget_answered.connect(self._on_widget_answered)
         self.timeline.notice.connect(self.notice)
         self.timeline.verticalScrollBar().valueChanged.connect(self._update_jump_button)
         self.timeline.verticalScrollBar().rangeChanged.connect(self._update_jump_button)
         self.jump_button.clicked.connect(self.timeline.scroll_to_end)
+        self.model.modelReset.connect(self._update_jump_button)  # another conversation: follow again
         self.show_summary(None, has_conversations=False)
+        self.retranslate_ui()
+
+    def retranslate_ui(self) -> None:
+        """Every text this view sets itself; called again on a language switch (the header,
+        composer, menu and timeline retranslate themselves)."""
+        self.jump_button.setText(self.tr("↓ Latest"))
+        if self._summary is None:
+            self._show_empty_texts()
+        else:
+            self._show_title_tooltip(self._summary)
+            if not self._loaded:
+                self.composer.set_hint(self.tr("Loading…"))
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.LanguageChange:
+            self.retranslate_ui()
+        super().changeEvent(event)
 
     # -- what is shown ----------------------------------------------------------------------------
 
@@ -305,6 +187,7 @@ class ConversationView(QFrame):
         self._loaded = False
         self._sending = False
         self._prompts.clear()
+        self.agent_menu.dismiss()
         self.model.clear()
         self.composer.set_usage(None)
         self.composer.set_project_root(project.root if project else "")
@@ -318,28 +201,50 @@ class ConversationView(QFrame):
         if summary is None or (self._summary is not None and summary.id != self._summary.id):
             if summary is None:
                 self._summary = None
+                self._has_conversations = has_conversations
                 self.pages.setCurrentWidget(self.empty)
-                self.empty_title.setText(self.tr("Pick a conversation") if has_conversations else self.tr("Start a conversation"))
-                self.empty_details.setText(
-                    self.tr("Select one in the Works list on the left.")
-                    if has_conversations
-                    else self.tr("Use “+ New” or press Ctrl+Shift+N: Chat, Agent or Workflow.")
-                )
+                self._show_empty_texts()
             return
         self._summary = summary
         self.pages.setCurrentWidget(self._content)
         self.header.title.setText(summary.title)
+        self._show_title_tooltip(summary)
+        self._set_mode(summary.active_type)
+        self.header.show_agent(summary.agent_id)
+        self._update_busy()
+
+    def _show_empty_texts(self) -> None:
+        has = self._has_conversations
+        self.empty_title.setText(self.tr("Pick a conversation") if has else self.tr("Start a conversation"))
+        self.empty_details.setText(
+            self.tr("Select one in the Works list on the left.") if has else self.tr("Use “+ New” or press Ctrl+Shift+N: Chat, Agent or Workflow.")
+        )
+
+    def _show_title_tooltip(self, summary: ConversationSummary) -> None:
         self.header.title.setToolTip(
             self.tr("{count} · created {created}").format(
                 count=formatting.message_count(summary.message_count), created=formatting.full_time(summary.created_at)
             )
         )
-        self._mode = summary.active_type
-        self.header.show_mode(self._mode)
-        self._update_busy()
 
+    def _set_mode(self, mode: str) -> None:
+        self._mode = mode
+        self.header.show_mode(mode)
+        self.composer.set_accepts_empty(mode == "agent")
+        if mode != "agent":
+            self.agent_menu.dismiss()
+
+    @Slot(object)
     def set_agents(self, agents: Iterable[Any]) -> None:
+        """The agents Agent mode offers (the worker's ``agents_loaded``)."""
         self.header.set_agents(agents)
+        if self._summary is not None:
+            self.header.show_agent(self._summary.agent_id)
+
+    @property
+    def agent_id(self) -> str:
+        """The agent the header shows for this conversation ("" when there are none)."""
+        return self.header.agent_id()
 
     # -- user requests ----------------------------------------------------------------------------
 
@@ -351,8 +256,9 @@ class ConversationView(QFrame):
     @Slot(str)
     def _on_submitted(self, text: str) -> None:
         ids = self._ids()
-        if ids is None or self.busy:
+        if ids is None or self.busy or (not text and self._mode != "agent"):
             return
+        self.agent_menu.dismiss()
         self._sending = True
         self._update_busy()
         self.timeline.scroll_to_end()
@@ -368,9 +274,21 @@ class ConversationView(QFrame):
         ids = self._ids()
         if ids is None or mode == self._mode:
             return
-        self._mode = mode
-        self.header.show_mode(mode)
+        self._set_mode(mode)
         self.mode_change_requested.emit(*ids, mode)
+
+    @Slot(str)
+    def _on_agent_selected(self, agent_id: str) -> None:
+        ids = self._ids()
+        if ids is not None and self._summary is not None and agent_id != self._summary.agent_id:
+            self.agent_menu.dismiss()
+            self.agent_change_requested.emit(*ids, agent_id)
+
+    @Slot(int)
+    def _on_menu_item_chosen(self, number: int) -> None:
+        # The worker routes a number exactly as if it had been typed.
+        if self._mode == "agent":
+            self._on_submitted(str(number))
 
     @Slot(str, str, str)
     def _on_action(self, action: str, key: str, message_id: str) -> None:
@@ -426,7 +344,19 @@ class ConversationView(QFrame):
         self._busy.add(conversation_id)
         if conversation_id == self.conversation_id:
             self._sending = False
+            self.agent_menu.dismiss()
         self._update_busy()
+
+    @Slot(object)
+    def on_agent_menu(self, menu: AgentMenu) -> None:
+        """Agent-mode input answered with the agent's menu (no turn was started)."""
+        if menu.conversation_id != self.conversation_id:
+            return
+        self._sending = False
+        self._update_busy()
+        if self._mode == "agent":
+            self.agent_menu.show_menu(menu)
+            self.agent_menu.list.setFocus()
 
     @Slot(str, str, object)
     def on_turn_finished(self, conversation_id: str, reason: str, error: object) -> None:
@@ -444,7 +374,7 @@ class ConversationView(QFrame):
     @Slot(str, str)
     def on_worker_error(self, request: str, message: str) -> None:
         """A request failed before its turn started: nothing runs, so the composer is usable again."""
-        if request in ("send", "retry", "continue_turn") and self._sending:
+        if request in ("send", "retry", "continue_turn", "set_agent") and self._sending:
             self._sending = False
             self._update_busy()
 

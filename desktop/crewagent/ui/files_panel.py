@@ -70,7 +70,8 @@ class ProjectFilesFilter(QSortFilterProxyModel):
 
 
 class FilesPanel(QWidget):
-    """A tree of the project folder. Double-click or Enter on a file asks for it to open in a tab."""
+    """A tree of the project folder. Double-click or Enter on a file asks for it to open in a tab;
+    dragging a file onto the composer references it."""
 
     #: ``path``: open this file in a workspace tab (absolute path).
     file_open_requested = Signal(str)
@@ -116,6 +117,10 @@ class FilesPanel(QWidget):
         self.tree.setIndentation(16)
         self.tree.setUniformRowHeights(True)
         self.tree.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        # A file dragged out carries its file URL (QFileSystemModel.mimeData: text/uri-list);
+        # the composer turns URLs inside the project into @project/... references.
+        self.tree.setDragEnabled(True)
+        self.tree.setDragDropMode(QAbstractItemView.DragDropMode.DragOnly)
         self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.empty_label = QLabel(self)
         self.empty_label.setObjectName("emptyState")

@@ -46,6 +46,9 @@ class MainWindow(QMainWindow):
     #: Ask the turn worker which provider and model the next turn uses (``provider_changed``).
     describe_provider_requested = Signal()
 
+    #: Ask the worker for the agents Agent mode offers (``agents_loaded``).
+    load_agents_requested = Signal()
+
     def __init__(
         self,
         worker: Worker,
@@ -97,6 +100,7 @@ class MainWindow(QMainWindow):
         self._close_timer.setInterval(CLOSE_TIMEOUT_MS)
         self._close_timer.timeout.connect(self._close_now)
         self._restore_conversation = ""
+        self._provider: ProviderInfo | None = None
 
         self._create_actions()
         self._create_menus()
@@ -160,6 +164,7 @@ class MainWindow(QMainWindow):
         self.file_menu.setTitle(self.tr("&File"))
         self.help_menu.setTitle(self.tr("&Help"))
         self._update_title()
+        self._show_provider()
         if self._settings is not None:  # the provider's name is translated here, not by the page
             self.start_page.set_provider(provider_label(self._settings.llm.provider), self._settings.llm.model)
 
@@ -233,11 +238,13 @@ class MainWindow(QMainWindow):
         conversation.retry_requested.connect(turns.retry, queued)
         conversation.stop_requested.connect(turns.stop, queued)
         conversation.mode_change_requested.connect(turns.set_mode, queued)
+        conversation.agent_change_requested.connect(turns.set_agent, queued)
         conversation.full_output_requested.connect(turns.load_full_output, queued)
         conversation.ask_user_answered.connect(turns.answer_ask_user, queued)
         self.approvals.answered.connect(turns.answer_approval, queued)
         self.stop_all_requested.connect(turns.stop_all, queued)
         self.describe_provider_requested.connect(turns.describe_provider, queued)
+        self.load_agents_requested.connect(self._worker.load_agents, queued)
         self._worker.settings_changed.connect(lambda _settings: self.describe_provider_requested.emit())
 
         turns.conversation_loaded.connect(conversation.on_loaded)
@@ -257,6 +264,7 @@ class MainWindow(QMainWindow):
         turns.prompt_withdrawn.connect(self.approvals.withdraw)
         turns.approval_requested.connect(self.approvals.ask)
         turns.full_output_loaded.connect(conversation.on_full_output)
+        turns.agent_menu.connect(conversation.on_agent_menu)
         turns.conversation_changed.connect(project.add_conversation)
         turns.provider_changed.connect(self._on_provider_changed)
         turns.error.connect(conversation.on_worker_error)
@@ -265,6 +273,7 @@ class MainWindow(QMainWindow):
         conversation.notice.connect(lambda text: self.statusBar().showMessage(text, 5000))
         project.current_conversation_changed.connect(self._remember_conversation)
         self._worker.conversations_loaded.connect(self._reopen_conversation)
+        self.load_agents_requested.emit()
 
     # -- navigation --------------------------------------------------------------------------
 
@@ -327,7 +336,16 @@ class MainWindow(QMainWindow):
 
     @Slot(object)
     def _on_provider_changed(self, info: ProviderInfo) -> None:
-        self.status_provider.setText(info.label if not info.problem else self.tr("{label} (not ready)").format(label=info.label))
+        self._provider = info
+        self._show_provider()
+
+    def _show_provider(self) -> None:
+        info = self._provider
+        if info is None:
+            return
+        # The worker names the demo in English; its name is translated here, as on the Start page.
+        label = provider_label(info.provider) if info.provider == "demo" else info.label
+        self.status_provider.setText(label if not info.problem else self.tr("{label} (not ready)").format(label=label))
         self.status_provider.setToolTip(info.problem or f"{info.provider} · {info.model}")
 
     def _update_title(self) -> None:

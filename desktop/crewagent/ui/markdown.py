@@ -22,16 +22,35 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
+from PySide6.QtCore import QCoreApplication
+
+from crewagent.ui.theme import TOKENS
 
 #: The href prefix of a code block's Copy link; the rest is the block's index.
 COPY_SCHEME = "copy:"
 #: Link schemes a click may open; anything else is shown as text.
 SAFE_SCHEMES = ("http:", "https:", "mailto:", "file:")
 
-CODE_BACKGROUND = "#f6f8fa"
-CODE_HEADER = "#6b7280"
-INLINE_CODE_BACKGROUND = "#eef0f4"
-LINK_COLOR = "#4f46e5"
+
+
+@dataclass(frozen=True)
+class CodeColors:
+    """The colours the HTML carries inline (QTextDocument has no stylesheet cascade to theme it)."""
+
+    background: str
+    header: str
+    inline_background: str
+    link: str
+    #: The Pygments style of highlighted code.
+    pygments_style: str
+
+
+_PYGMENTS_STYLES = {"light": "default", "dark": "github-dark"}
+#: By theme name, from the theme's tokens.
+CODE_COLORS: dict[str, CodeColors] = {
+    name: CodeColors(tokens["code_bg"], tokens["text_muted"], tokens["inline_code_bg"], tokens["link"], _PYGMENTS_STYLES[name])
+    for name, tokens in TOKENS.items()
+}
 _MONO = "'JetBrains Mono', 'Cascadia Code', 'Fira Code', Menlo, Consolas, 'DejaVu Sans Mono', monospace"
 
 
@@ -46,7 +65,8 @@ class Rendered:
 class _Renderer:
     """Renderer rules over markdown-it's default HTML renderer."""
 
-    def __init__(self) -> None:
+    def __init__(self, colors: CodeColors) -> None:
+        self.colors = colors
         self.md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
         self.md.enable(["table", "strikethrough"])
         self.md.validateLink = _valid_link  # type: ignore[method-assign]
@@ -55,7 +75,7 @@ class _Renderer:
         rules["code_block"] = self._fence
         rules["code_inline"] = self._code_inline
         rules["link_open"] = self._link_open
-        self._formatter = HtmlFormatter(noclasses=True, nowrap=True, style="default")
+        self._formatter = HtmlFormatter(noclasses=True, nowrap=True, style=colors.pygments_style)
 
     def render(self, text: str) -> Rendered:
         env: dict[str, Any] = {"code": []}
@@ -71,13 +91,15 @@ class _Renderer:
         blocks.append(code)
         body = self._highlight(code.rstrip("\n"), language)
         label = html.escape(language) if language else "code"
+        colors = self.colors
+        copy = QCoreApplication.translate("markdown", "Copy")
         return (
-            f'<table width="100%" cellspacing="0" cellpadding="8" bgcolor="{CODE_BACKGROUND}" '
+            f'<table width="100%" cellspacing="0" cellpadding="8" bgcolor="{colors.background}" '
             'style="margin-top: 4px; margin-bottom: 8px;">'
             f'<tr><td><table width="100%" cellspacing="0" cellpadding="0"><tr>'
-            f'<td><span style="color: {CODE_HEADER}; font-size: small;">{label}</span></td>'
-            f'<td align="right"><a href="{COPY_SCHEME}{number}" style="color: {CODE_HEADER}; '
-            f'font-size: small; text-decoration: none;">Copy</a></td></tr></table>'
+            f'<td><span style="color: {colors.header}; font-size: small;">{label}</span></td>'
+            f'<td align="right"><a href="{COPY_SCHEME}{number}" style="color: {colors.header}; '
+            f'font-size: small; text-decoration: none;">{html.escape(copy)}</a></td></tr></table>'
             f'<pre style="font-family: {_MONO}; margin-top: 6px;">{body}</pre></td></tr></table>\n'
         )
 
@@ -92,11 +114,11 @@ class _Renderer:
 
     def _code_inline(self, tokens: Sequence[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
         content = html.escape(tokens[idx].content)
-        return f'<code style="font-family: {_MONO}; background-color: {INLINE_CODE_BACKGROUND};">&nbsp;{content}&nbsp;</code>'
+        return f'<code style="font-family: {_MONO}; background-color: {self.colors.inline_background};">&nbsp;{content}&nbsp;</code>'
 
     def _link_open(self, tokens: Sequence[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
         href = html.escape(str(tokens[idx].attrGet("href") or ""), quote=True)
-        return f'<a href="{href}" style="color: {LINK_COLOR};">'
+        return f'<a href="{href}" style="color: {self.colors.link};">'
 
 
 def _valid_link(url: str) -> bool:
@@ -104,14 +126,15 @@ def _valid_link(url: str) -> bool:
     return lowered.startswith(SAFE_SCHEMES) or lowered.startswith(("#", "/", "./", "../")) or ":" not in lowered.split("/")[0]
 
 
-@lru_cache(maxsize=1)
-def _renderer() -> _Renderer:
-    return _Renderer()
+@lru_cache(maxsize=len(CODE_COLORS))
+def _renderer(theme: str) -> _Renderer:
+    return _Renderer(CODE_COLORS.get(theme, CODE_COLORS["light"]))
 
 
-def render(text: str) -> Rendered:
-    """Markdown ``text`` as QTextDocument HTML (GUI thread only: the renderer is not shared)."""
-    return _renderer().render(text)
+def render(text: str, theme: str = "light") -> Rendered:
+    """Markdown ``text`` as QTextDocument HTML in a theme's code colours (GUI thread only: the
+    renderer is not shared)."""
+    return _renderer(theme).render(text)
 
 
 def plain_html(text: str) -> str:

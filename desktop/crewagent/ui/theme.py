@@ -62,6 +62,23 @@ LIGHT: dict[str, str] = {
     "tooltip_bg": "#111827",
     "tooltip_text": "#f9fafb",
     "link": "#4f46e5",
+    # the Conversation tab: timeline canvas, bubbles, tool cards, states, ask-user, code
+    "canvas": "#fbfbfd",
+    "user_bubble": "#eef2ff",
+    "user_bubble_text": "#1e1b4b",
+    "card": "#f9fafb",
+    "card_hover": "#f3f4f6",
+    "running": "#2563eb",
+    "ok": "#16a34a",
+    "warning": "#d97706",
+    "interrupted": "#b45309",
+    "synthetic": "#475569",
+    "ask_bg": "#f5f3ff",
+    "ask_border": "#ddd6fe",
+    "ask_text": "#5b21b6",
+    "code_bg": "#f6f8fa",
+    "inline_code_bg": "#eef0f4",
+    "segment_checked": "#ffffff",
 }
 
 DARK: dict[str, str] = {
@@ -102,6 +119,23 @@ DARK: dict[str, str] = {
     "tooltip_bg": "#e6e8ee",
     "tooltip_text": "#111827",
     "link": "#a5b4fc",
+    # the Conversation tab: timeline canvas, bubbles, tool cards, states, ask-user, code
+    "canvas": "#12151c",
+    "user_bubble": "#262a4d",
+    "user_bubble_text": "#e0e7ff",
+    "card": "#1a1e27",
+    "card_hover": "#222734",
+    "running": "#60a5fa",
+    "ok": "#34d399",
+    "warning": "#fbbf24",
+    "interrupted": "#fbbf24",
+    "synthetic": "#94a3b8",
+    "ask_bg": "#1e1a30",
+    "ask_border": "#4c3d84",
+    "ask_text": "#c4b5fd",
+    "code_bg": "#0d1117",
+    "inline_code_bg": "#262b36",
+    "segment_checked": "#2b3140",
 }
 
 TOKENS: dict[ThemeName, dict[str, str]] = {"light": LIGHT, "dark": DARK}
@@ -160,6 +194,24 @@ def palette(name: ThemeName) -> QPalette:
 
 def light_palette() -> QPalette:
     return palette("light")
+
+
+def theme_of(colors: QPalette) -> ThemeName:
+    """Which theme a palette belongs to (by its window colour; a foreign palette by its lightness).
+
+    Widgets that paint themselves (the timeline delegate) ask this on a palette or style change,
+    so they follow the theme the same way the stylesheet does, with no extra wiring.
+    """
+    window = colors.color(QPalette.ColorRole.Window)
+    for name, tokens in TOKENS.items():
+        if window == QColor(tokens["window"]):
+            return name
+    return "dark" if window.lightness() < 128 else "light"
+
+
+def tokens_of(colors: QPalette) -> dict[str, str]:
+    """The token table of the theme ``colors`` belongs to (see :func:`theme_of`)."""
+    return TOKENS[theme_of(colors)]
 
 
 def system_theme() -> ThemeName:

@@ -206,3 +206,34 @@ class FullOutput:
     message_id: str
     text: str
     error: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class AgentMenuEntry:
+    """One item of an agent's menu; ``number`` is what the user types (1-based).
+
+    ``kind`` is ``menu`` (shows the menu), ``prompt`` (sends an instruction), ``workflow`` or
+    ``exec`` (need a package).
+    """
+
+    number: int
+    trigger: str
+    description: str
+    kind: str
+
+
+@dataclass(frozen=True, slots=True)
+class AgentMenu:
+    """Agent-mode input that did not start a turn: show the agent's menu, or ask which item.
+
+    ``reason``: ``menu`` (asked for, or a number out of range: ``query``), ``ambiguous``
+    (``query`` matches every item in ``entries``), or ``needs_package`` (the picked item, alone in
+    ``entries``, is a workflow or a package file, and packages are not available yet).
+    """
+
+    conversation_id: str
+    agent_id: str
+    agent_name: str
+    reason: str
+    entries: tuple[AgentMenuEntry, ...]
+    query: str = ""

@@ -19,6 +19,8 @@ from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
+from crewagent.core import agent_menu
+from crewagent.core.agents import Agent, agent_persona, builtin_agents, effective_agent, find_agent
 from crewagent.core.errors import CrewAgentError
 from crewagent.core.llm import LlmAdapter, ProviderConfig
 from crewagent.core.llm.demo import start_demo_server
@@ -37,7 +39,7 @@ from crewagent.core.loop import (
     TurnStarted,
 )
 from crewagent.core.loop.factory import provider_config, tool_context, turn_settings
-from crewagent.core.messages import MODES, ConversationMessage, Mode
+from crewagent.core.messages import MODES, ConversationMessage, ConversationMeta, Mode
 from crewagent.core.secrets import SecretStore
 from crewagent.core.settings import Settings, SettingsStore
 from crewagent.core.store import ProjectInfo, RuntimeStore
@@ -45,6 +47,8 @@ from crewagent.core.tools import default_registry
 from crewagent.worker.asyncloop import AsyncLoopThread
 from crewagent.worker.prompts import PromptBroker
 from crewagent.worker.turn_values import (
+    AgentMenu,
+    AgentMenuEntry,
     ContextUsage,
     FullOutput,
     LoadedConversation,
@@ -119,9 +123,15 @@ class TurnWorker(QObject):
     Requests (slots, queued onto the worker thread): ``open_conversation(project_id, cid)``,
     ``send(project_id, cid, text, mode)``, ``continue_turn(project_id, cid, mode)``,
     ``retry(project_id, cid, mode)``, ``stop(cid)``, ``stop_all()``,
-    ``set_mode(project_id, cid, mode)``, ``load_full_output(project_id, cid, message_id)``,
+    ``set_mode(project_id, cid, mode)``, ``set_agent(project_id, cid, agent_id)``,
+    ``load_full_output(project_id, cid, message_id)``,
     ``answer_approval(request_id, decision)``, ``answer_ask_user(request_id, payload)``,
     ``describe_provider()``.
+
+    In Agent mode ``send`` first routes the text through the agent's menu (core.agent_menu): the
+    menu, a question which item, or an item that needs a package is answered with ``agent_menu``
+    and no turn; a picked prompt runs as the user message. Agent and Run turns carry the
+    conversation's agent: its persona in the system prefix, its id on the messages.
 
     A turn reports, in order: ``turn_started``; per model call ``context_usage``,
     ``stream_started``, ``stream_chunk``/``reasoning_chunk``, ``stream_ended``; then
@@ -177,6 +187,9 @@ class TurnWorker(QObject):
 
     #: A :class:`FullOutput`: the complete content of an offloaded tool result.
     full_output_loaded = Signal(object)
+
+    #: An :class:`AgentMenu`: Agent-mode input showed the agent's menu instead of starting a turn.
+    agent_menu = Signal(object)
 
     #: A :class:`ProviderInfo`: the provider and model the next turn uses.
     provider_changed = Signal(object)
@@ -257,9 +270,15 @@ class TurnWorker(QObject):
     @Slot(str, str, str, str)
     @_request
     def send(self, project_id: str, conversation_id: str, text: str, mode: str) -> None:
-        """Run a turn with ``text`` as the user message, in ``mode`` (chat, agent or run)."""
+        """Run a turn with ``text`` as the user message, in ``mode`` (chat, agent or run).
+
+        In Agent mode the text goes through the agent's menu first (``agent_menu`` may answer).
+        """
         store = self._store_of()
-        self._start("send", lambda: self._turn(store, project_id, conversation_id, text, mode))
+        if mode == "agent":
+            self._start("send", lambda: self._agent_send(store, project_id, conversation_id, text))
+        else:
+            self._start("send", lambda: self._turn(store, project_id, conversation_id, text, mode))
 
     @Slot(str, str, str)
     @_request
@@ -293,6 +312,13 @@ class TurnWorker(QObject):
             raise ValueError(f"Unknown mode {mode!r}; expected one of {MODES}")
         store = self._store_of()
         self._start("set_mode", lambda: self._set_mode(store, project_id, conversation_id, cast(Mode, mode)))
+
+    @Slot(str, str, str)
+    @_request
+    def set_agent(self, project_id: str, conversation_id: str, agent_id: str) -> None:
+        """Choose the agent Agent mode (and a run) answers with; saved with the conversation."""
+        store = self._store_of()
+        self._start("set_agent", lambda: self._set_agent(store, project_id, conversation_id, agent_id))
 
     @Slot(str, str, str)
     @_request
@@ -387,6 +413,36 @@ class TurnWorker(QObject):
             return
         await self._turn(store, project_id, conversation_id, last.text, mode)
 
+    async def _agent_send(self, store: RuntimeStore, project_id: str, conversation_id: str, text: str) -> None:
+        """Agent-mode input: the menu's answer, a picked prompt's turn, or chat with the persona."""
+        if conversation_id in self._turns:
+            self.error.emit("send", "This conversation is still answering; stop it or wait for it.")
+            return
+        try:
+            self._project(project_id)
+            meta = await asyncio.to_thread(store.get_conversation, project_id, conversation_id)
+            agent = effective_agent(await asyncio.to_thread(builtin_agents), meta.agentId)
+        except CrewAgentError as exc:
+            self.error.emit("send", str(exc))
+            return
+        if agent is None:  # no agents at all: Agent mode is chat with no persona
+            await self._turn(store, project_id, conversation_id, text, "agent")
+            return
+        outcome = agent_menu.resolve(agent, text)
+        if isinstance(outcome, (agent_menu.Chat, agent_menu.SendPrompt)):
+            await self._turn(store, project_id, conversation_id, outcome.text, "agent")
+            return
+        entries = _menu_entries(agent)
+        if isinstance(outcome, agent_menu.ShowMenu):
+            menu = AgentMenu(conversation_id, agent.id, agent.metadata.name, "menu", entries, outcome.query)
+        elif isinstance(outcome, agent_menu.AskWhich):
+            chosen = tuple(entries[index] for index in outcome.candidates)
+            menu = AgentMenu(conversation_id, agent.id, agent.metadata.name, "ambiguous", chosen, outcome.query)
+        else:
+            picked = next(entry for entry, item in zip(entries, agent.menu, strict=True) if item is outcome.item)
+            menu = AgentMenu(conversation_id, agent.id, agent.metadata.name, "needs_package", (picked,), text)
+        self.agent_menu.emit(menu)
+
     async def _turn(self, store: RuntimeStore, project_id: str, conversation_id: str, text: str | None, mode: str) -> None:
         if conversation_id in self._turns:
             self.error.emit("send", "This conversation is still answering; stop it or wait for it.")
@@ -419,12 +475,14 @@ class TurnWorker(QObject):
         config = await self._config(settings)
         self.provider_changed.emit(_provider_info(config))
         meta = await asyncio.to_thread(store.get_conversation, project.id, turn.conversation_id)
+        agent = await asyncio.to_thread(_turn_agent, meta, mode)
         context = tool_context(
             project,
             settings,
             conversation_id=turn.conversation_id,
             approver=self._prompts,
             ask_user=self._prompts.ask_user_for(turn.conversation_id),
+            agent_tools=agent.tool_policy() if agent is not None else None,
         )
         if context.approval is not None:
             context.approval.persist_always = functools.partial(_persist_always, settings_store)
@@ -433,7 +491,13 @@ class TurnWorker(QObject):
                 store, project, turn.conversation_id, adapter=adapter, registry=default_registry(), tool_context=context
             )
             turn.session = session
-            settings_for_turn = turn_settings(settings, mode, agent_id=meta.agentId)
+            # Chat has no persona (PACKAGE-FORMAT.md, prompt layers); Agent and Run use the agent's.
+            settings_for_turn = turn_settings(
+                settings,
+                mode,
+                agent_id=agent.id if agent is not None else None,
+                persona=agent_persona(agent) if agent is not None else None,
+            )
             async with aclosing(session.send(text, settings_for_turn)) as events:
                 async for event in events:
                     self._dispatch(turn, event)
@@ -505,6 +569,16 @@ class TurnWorker(QObject):
             return
         self.conversation_changed.emit(project_id, ConversationSummary.from_meta(meta))
 
+    async def _set_agent(self, store: RuntimeStore, project_id: str, conversation_id: str, agent_id: str) -> None:
+        try:
+            if find_agent(await asyncio.to_thread(builtin_agents), agent_id) is None:
+                raise CrewAgentError(f"There is no agent {agent_id!r}; pick one of the list.")
+            meta = await asyncio.to_thread(store.update_conversation, project_id, conversation_id, agentId=agent_id)
+        except CrewAgentError as exc:
+            self.error.emit("set_agent", str(exc))
+            return
+        self.conversation_changed.emit(project_id, ConversationSummary.from_meta(meta))
+
     async def _emit_summary(self, store: RuntimeStore, project_id: str, conversation_id: str) -> None:
         try:
             meta = await asyncio.to_thread(store.get_conversation, project_id, conversation_id)
@@ -534,6 +608,20 @@ def _load_recovered(store: RuntimeStore, project: ProjectInfo, conversation_id: 
     result = store.load_messages(project.id, conversation_id)
     problems = [f"line {problem.line}: {problem.reason}" for problem in result.problems]
     return [TimelineMessage.from_message(message) for message in result.messages], problems
+
+
+def _turn_agent(meta: ConversationMeta, mode: Mode) -> Agent | None:
+    """The agent whose persona a turn carries: the conversation's in Agent and Run mode, none in Chat."""
+    if mode == "chat":
+        return None
+    return effective_agent(builtin_agents(), meta.agentId)
+
+
+def _menu_entries(agent: Agent) -> tuple[AgentMenuEntry, ...]:
+    return tuple(
+        AgentMenuEntry(number, item.trigger, item.description, agent_menu.item_kind(item))
+        for number, item in enumerate(agent.menu, start=1)
+    )
 
 
 def _read_full_output(store: RuntimeStore, project_id: str, conversation_id: str, message_id: str) -> str:

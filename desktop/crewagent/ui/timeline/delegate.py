@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from PySide6.QtCore import (
     QAbstractItemModel,
+    QCoreApplication,
     QEvent,
     QModelIndex,
     QPersistentModelIndex,
@@ -41,6 +42,7 @@ from crewagent.ui.markdown import COPY_SCHEME
 from crewagent.ui.timeline.documents import DocumentCache, LaidOut, estimate_height, font_metrics, mono_font
 from crewagent.ui.timeline.model import ASK_USER_TOOL, FAILED, INTERRUPTED, OK, PENDING, RUNNING, TimelineRole
 from crewagent.ui.timeline.state import TimelineViewState
+from crewagent.ui.theme import TOKENS, ThemeName
 
 _Index = QModelIndex | QPersistentModelIndex
 
@@ -57,37 +59,80 @@ EXACT_TAIL = 40
 #: Characters of a tool result shown expanded (the rest: "Open full output" or "… more").
 MAX_RESULT_CHARS = 20_000
 
-USER_BUBBLE = QColor("#eef2ff")
-USER_TEXT = QColor("#1e1b4b")
-TEXT = QColor("#111827")
-MUTED = QColor("#6b7280")
-ACCENT = QColor("#4f46e5")
-CARD = QColor("#f9fafb")
-CARD_BORDER = QColor("#e5e7eb")
-ERROR_FILL = QColor("#fef2f2")
-ERROR_BORDER = QColor("#fecaca")
-ERROR_TEXT = QColor("#b91c1c")
-STATE_COLORS = {
-    PENDING: QColor("#6b7280"),
-    RUNNING: QColor("#2563eb"),
-    OK: QColor("#16a34a"),
-    FAILED: QColor("#dc2626"),
-    INTERRUPTED: QColor("#d97706"),
-}
-BADGE_COLORS = {"interrupted": QColor("#b45309"), "synthetic": QColor("#475569"), "error": QColor("#b91c1c")}
+
+#: Labels are translated as rows are painted (a language switch only repaints); lupdate finds
+#: ``translate("TimelineDelegate", "...")`` calls by this name.
+translate = QCoreApplication.translate
 
 
-def _tr(text: str) -> str:
-    return QGuiApplication.translate("TimelineDelegate", text)
+@dataclass(frozen=True)
+class TimelineColors:
+    """What the delegate paints with, taken from a theme's token table (``ui/theme.py``)."""
+
+    user_bubble: QColor
+    user_text: QColor
+    text: QColor
+    muted: QColor
+    accent: QColor
+    accent_text: QColor
+    card: QColor
+    card_hover: QColor
+    card_border: QColor
+    button: QColor
+    button_hover: QColor
+    button_border: QColor
+    error_fill: QColor
+    error_border: QColor
+    error_text: QColor
+    ask_fill: QColor
+    ask_border: QColor
+    ask_text: QColor
+    states: Mapping[str, QColor]
+    badges: Mapping[str, QColor]
+    #: Code blocks in Markdown (``markdown.render``): ``light`` or ``dark``.
+    code_theme: str
+
+    @classmethod
+    def from_tokens(cls, tokens: Mapping[str, str], code_theme: str = "light") -> TimelineColors:
+        def c(name: str) -> QColor:
+            return QColor(tokens[name])
+
+        return cls(
+            user_bubble=c("user_bubble"),
+            user_text=c("user_bubble_text"),
+            text=c("text"),
+            muted=c("text_muted"),
+            accent=c("accent"),
+            accent_text=c("accent_text"),
+            card=c("card"),
+            card_hover=c("card_hover"),
+            card_border=c("border"),
+            button=c("surface"),
+            button_hover=c("hover"),
+            button_border=c("border_strong"),
+            error_fill=c("error_bg"),
+            error_border=c("error_border"),
+            error_text=c("error_text"),
+            ask_fill=c("ask_bg"),
+            ask_border=c("ask_border"),
+            ask_text=c("ask_text"),
+            states={PENDING: c("text_muted"), RUNNING: c("running"), OK: c("ok"), FAILED: c("danger"), INTERRUPTED: c("warning")},
+            badges={"interrupted": c("interrupted"), "synthetic": c("synthetic"), "error": c("danger")},
+            code_theme=code_theme,
+        )
+
+    @classmethod
+    def of_theme(cls, name: ThemeName) -> TimelineColors:
+        return cls.from_tokens(TOKENS[name], name)
 
 
 def state_label(state: str) -> str:
     return {
-        PENDING: _tr("waiting"),
-        RUNNING: _tr("running"),
-        OK: _tr("ok"),
-        FAILED: _tr("failed"),
-        INTERRUPTED: _tr("interrupted"),
+        PENDING: translate("TimelineDelegate", "waiting"),
+        RUNNING: translate("TimelineDelegate", "running"),
+        OK: translate("TimelineDelegate", "ok"),
+        FAILED: translate("TimelineDelegate", "failed"),
+        INTERRUPTED: translate("TimelineDelegate", "interrupted"),
     }.get(state, state)
 
 
@@ -164,6 +209,7 @@ class _Pass:
         self.key = str(index.data(TimelineRole.KEY))
         self.version = int(index.data(TimelineRole.VERSION) or 0)
         self.hover = delegate.hover
+        self.c = delegate.colors
 
     # -- documents -------------------------------------------------------------------------------
 
@@ -230,18 +276,18 @@ class _Pass:
         if self.painter is not None:
             hovered = self.hover == (self.key, name)
             if primary:
-                fill = ACCENT.darker(115) if hovered else ACCENT
+                fill = self.c.accent.darker(115) if hovered else self.c.accent
                 self.card(rect, fill, fill, 7)
-                color = QColor("white")
+                color = self.c.accent_text
             else:
-                self.card(rect, QColor("#f3f4f6") if hovered else QColor("white"), QColor("#d1d5db"), 7)
-                color = TEXT
+                self.card(rect, self.c.button_hover if hovered else self.c.button, self.c.button_border, 7)
+                color = self.c.text
             self.painter.setFont(self.small_bold)
             self.painter.setPen(color)
             self.painter.drawText(rect, int(Qt.AlignmentFlag.AlignCenter), label)
         return rect.right() + 8
 
-    def link(self, name: str, rect: QRectF, label: str, color: QColor = ACCENT) -> None:
+    def link(self, name: str, rect: QRectF, label: str, color: QColor) -> None:
         self.layout.hits.append(_Hit(name, rect))
         font = QFont(self.small_bold)
         font.setUnderline(self.hover == (self.key, name))
@@ -252,9 +298,9 @@ class _Pass:
             return
         rect = QRectF(self.left, y, AVATAR, AVATAR)
         self.painter.setPen(Qt.PenStyle.NoPen)
-        self.painter.setBrush(ACCENT)
+        self.painter.setBrush(self.c.accent)
         self.painter.drawEllipse(rect)
-        self.painter.setPen(QColor("white"))
+        self.painter.setPen(self.c.accent_text)
         self.painter.setFont(self.small_bold)
         self.painter.drawText(rect, int(Qt.AlignmentFlag.AlignCenter), "AI")
 
@@ -287,6 +333,7 @@ class TimelineDelegate(QStyledItemDelegate):
         super().__init__(parent)
         self.state = state
         self._row_width = row_width
+        self.colors = TimelineColors.of_theme("light")
         self.documents = DocumentCache()
         self._sizes: dict[tuple[object, ...], float] = {}
         self._metrics: tuple[float, float] | None = None
@@ -301,6 +348,14 @@ class TimelineDelegate(QStyledItemDelegate):
 
     def row_width(self, option: QStyleOptionViewItem | None = None) -> int:
         return max(240, self._row_width())
+
+    def set_colors(self, colors: TimelineColors) -> None:
+        """Paint with another theme's colours (code blocks are laid out again in its highlighting)."""
+        if colors == self.colors:
+            return
+        self.colors = colors
+        self.documents.code_theme = colors.code_theme
+        self.documents.clear()
 
     def clear_caches(self) -> None:
         self.documents.clear()
@@ -410,8 +465,8 @@ class TimelineDelegate(QStyledItemDelegate):
         else:
             text_h, text_w = laid.height, min(laid.ideal_width, max_bubble - 2 * BUBBLE_PAD_X)
         bubble = QRectF(run.left + run.width - text_w - 2 * BUBBLE_PAD_X, y, text_w + 2 * BUBBLE_PAD_X, text_h + 2 * BUBBLE_PAD_Y)
-        run.card(bubble, USER_BUBBLE, USER_BUBBLE, 14)
-        run.place(laid, bubble.left() + BUBBLE_PAD_X, bubble.top() + BUBBLE_PAD_Y, USER_TEXT)
+        run.card(bubble, run.c.user_bubble, run.c.user_bubble, 14)
+        run.place(laid, bubble.left() + BUBBLE_PAD_X, bubble.top() + BUBBLE_PAD_Y, run.c.user_text)
         return bubble.bottom() + 6 - run.top
 
     def _assistant(self, run: _Pass) -> float:
@@ -423,14 +478,14 @@ class TimelineDelegate(QStyledItemDelegate):
         is_error = bool(index.data(TimelineRole.IS_ERROR))
         interrupted = bool(index.data(TimelineRole.INTERRUPTED))
         header = QRectF(run.text_left, y, run.text_width, AVATAR)
-        name_w = run.text(header, _tr("Assistant"), run.bold, TEXT)
+        name_w = run.text(header, translate("TimelineDelegate", "Assistant"), run.bold, run.c.text)
         x = run.text_left + name_w + 10
         if streaming:
-            x = run.pill(x, header.center().y(), _tr("streaming…"), ACCENT)
+            x = run.pill(x, header.center().y(), translate("TimelineDelegate", "streaming…"), run.c.accent)
         if interrupted:
-            x = run.pill(x, header.center().y(), _tr("Interrupted"), BADGE_COLORS["interrupted"])
+            x = run.pill(x, header.center().y(), translate("TimelineDelegate", "Interrupted"), run.c.badges["interrupted"])
         if bool(index.data(TimelineRole.SYNTHETIC)):
-            x = run.pill(x, header.center().y(), _tr("Synthetic"), BADGE_COLORS["synthetic"])
+            x = run.pill(x, header.center().y(), translate("TimelineDelegate", "Synthetic"), run.c.badges["synthetic"])
         y = header.bottom() + 4
 
         reasoning = str(index.data(TimelineRole.REASONING) or "")
@@ -441,14 +496,14 @@ class TimelineDelegate(QStyledItemDelegate):
         if is_error:
             y = self._error_card(run, text, y)
         elif text:
-            y += run.place(run.doc("text", text, run.text_width, run.font), run.text_left, y, TEXT) + 4
+            y += run.place(run.doc("text", text, run.text_width, run.font), run.text_left, y, run.c.text) + 4
         elif streaming and not reasoning:
-            run.text(QRectF(run.text_left, y, 60, 20), "● ● ●", run.small, MUTED)
+            run.text(QRectF(run.text_left, y, 60, 20), "● ● ●", run.small, run.c.muted)
             y += 22
         if (is_error or interrupted) and bool(index.data(TimelineRole.IS_LAST)) and not self.state.busy and not streaming:
             y += 4
-            x = run.button("retry", run.text_left, y, "↻ " + _tr("Retry"))
-            run.button("continue", x, y, _tr("Continue") + " →", primary=True)
+            x = run.button("retry", run.text_left, y, "↻ " + translate("TimelineDelegate", "Retry"))
+            run.button("continue", x, y, translate("TimelineDelegate", "Continue") + " →", primary=True)
             y += BUTTON_H + 4
         return y + 6 - run.top
 
@@ -456,21 +511,21 @@ class TimelineDelegate(QStyledItemDelegate):
         seconds = run.index.data(TimelineRole.REASONING_SECONDS)
         expanded = run.key in self.state.expanded_reasoning
         if streaming and not run.index.data(TimelineRole.TEXT):
-            label = _tr("Thinking…")
+            label = translate("TimelineDelegate", "Thinking…")
         elif isinstance(seconds, (int, float)):
-            label = _tr("Thought for {n} s").format(n=max(1, round(seconds)))
+            label = translate("TimelineDelegate", "Thought for {n} s").format(n=max(1, round(seconds)))
         else:
-            label = _tr("Thoughts")
+            label = translate("TimelineDelegate", "Thoughts")
         chevron = "▾" if expanded else "▸"
         rect = QRectF(run.text_left, y, QFontMetricsF(run.small_bold).horizontalAdvance(f"{label} {chevron}") + 8, 22)
-        run.link("toggle_reasoning", rect, f"{label} {chevron}", MUTED)
+        run.link("toggle_reasoning", rect, f"{label} {chevron}", run.c.muted)
         y = rect.bottom() + 2
         if expanded:
             laid = run.doc("reasoning", reasoning, run.text_width - 14, run.small, plain=False)
             height = laid if isinstance(laid, float) else laid.height
             if run.painter is not None:
-                run.painter.fillRect(QRectF(run.text_left, y, 3, height), CARD_BORDER)
-            run.place(laid, run.text_left + 12, y, MUTED)
+                run.painter.fillRect(QRectF(run.text_left, y, 3, height), run.c.card_border)
+            run.place(laid, run.text_left + 12, y, run.c.muted)
             y += height + 8
         return y
 
@@ -491,14 +546,14 @@ class TimelineDelegate(QStyledItemDelegate):
                 height += (laid if isinstance(laid, float) else laid.height) + 6
         height += CARD_PAD - 6
         card = QRectF(run.text_left, y, run.text_width, height)
-        run.card(card, ERROR_FILL, ERROR_BORDER)
+        run.card(card, run.c.error_fill, run.c.error_border)
         inner_y = y + CARD_PAD
-        title = _tr("The model call failed") if code.startswith("LLM") else _tr("The turn ended with an error")
-        run.text(QRectF(card.left() + CARD_PAD, inner_y, inner_w, 22), f"⚠  {title} · {code}", run.small_bold, ERROR_TEXT)
+        title = translate("TimelineDelegate", "The model call failed") if code.startswith("LLM") else translate("TimelineDelegate", "The turn ended with an error")
+        run.text(QRectF(card.left() + CARD_PAD, inner_y, inner_w, 22), f"⚠  {title} · {code}", run.small_bold, run.c.error_text)
         inner_y += 26
         if partial_doc is not None:
-            inner_y += run.place(partial_doc, card.left() + CARD_PAD, inner_y, TEXT) + 6
-        run.place(message_doc, card.left() + CARD_PAD, inner_y, ERROR_TEXT)
+            inner_y += run.place(partial_doc, card.left() + CARD_PAD, inner_y, run.c.text) + 6
+        run.place(message_doc, card.left() + CARD_PAD, inner_y, run.c.error_text)
         return card.bottom() + 6
 
     def _tool(self, run: _Pass) -> float:
@@ -508,7 +563,7 @@ class TimelineDelegate(QStyledItemDelegate):
         y = run.top + 3
         state = str(index.data(TimelineRole.TOOL_STATE) or PENDING)
         expanded = run.key in self.state.expanded_tools
-        color = STATE_COLORS.get(state, MUTED)
+        color = run.c.states.get(state, run.c.muted)
         left, width = run.text_left, run.text_width
         # the card's height is known only after its content is measured
         sections: list[tuple[str, LaidOut | float]] = []
@@ -517,15 +572,15 @@ class TimelineDelegate(QStyledItemDelegate):
             inner_w = width - 2 * CARD_PAD
             arguments = pretty_json(str(index.data(TimelineRole.TOOL_ARGUMENTS) or ""))
             if arguments:
-                sections.append((_tr("Arguments"), run.doc("args", arguments, inner_w, run.mono, plain=True)))
+                sections.append((translate("TimelineDelegate", "Arguments"), run.doc("args", arguments, inner_w, run.mono, plain=True)))
             result = self.state.full_outputs.get(run.key) or str(index.data(TimelineRole.TOOL_RESULT) or "")
             if result:
                 shown = pretty_json(result)
                 if len(shown) > MAX_RESULT_CHARS:
                     more = len(shown) - MAX_RESULT_CHARS
-                    shown = shown[:MAX_RESULT_CHARS] + "\n" + _tr("… {n} more characters").format(n=more)
+                    shown = shown[:MAX_RESULT_CHARS] + "\n" + translate("TimelineDelegate", "… {n} more characters").format(n=more)
                 part = "full" if run.key in self.state.full_outputs else "result"
-                sections.append((_tr("Result"), run.doc(part, shown, inner_w, run.mono, plain=True)))
+                sections.append((translate("TimelineDelegate", "Result"), run.doc(part, shown, inner_w, run.mono, plain=True)))
         body = 0.0
         for _label, laid in sections:
             body += 20 + (laid if isinstance(laid, float) else laid.height) + 8
@@ -533,7 +588,7 @@ class TimelineDelegate(QStyledItemDelegate):
             body += BUTTON_H + 6
         card = QRectF(left, y, width, TOOL_HEADER + (body + CARD_PAD if expanded else 0))
         hovered = run.hover == (run.key, "toggle_tool")
-        run.card(card, QColor("#f3f4f6") if hovered and not expanded else CARD, CARD_BORDER, 9)
+        run.card(card, run.c.card_hover if hovered and not expanded else run.c.card, run.c.card_border, 9)
         header = QRectF(left, y, width, TOOL_HEADER)
         run.layout.hits.append(_Hit("toggle_tool", header))
         x = left + 12
@@ -543,39 +598,39 @@ class TimelineDelegate(QStyledItemDelegate):
             run.painter.drawEllipse(QPointF(x + 4, header.center().y()), 4, 4)
         x += 16
         icon = self._wrench(run)
-        x += run.text(QRectF(x, y, 24, TOOL_HEADER), icon, run.font, TEXT) + 6
+        x += run.text(QRectF(x, y, 24, TOOL_HEADER), icon, run.font, run.c.text) + 6
         name = str(index.data(TimelineRole.TOOL_NAME) or "tool")
-        x += run.text(QRectF(x, y, width * 0.5, TOOL_HEADER), name, run.small_bold, TEXT) + 8
+        x += run.text(QRectF(x, y, width * 0.5, TOOL_HEADER), name, run.small_bold, run.c.text) + 8
         details = [state_label(state)]
         duration = duration_label(index.data(TimelineRole.TOOL_DURATION))
         if duration:
             details.append(duration)
         if offloaded is not None:
             details.append(size_label(int(offloaded)))
-        x += run.text(QRectF(x, y, 14, TOOL_HEADER), "·", run.small, MUTED) + 6
+        x += run.text(QRectF(x, y, 14, TOOL_HEADER), "·", run.small, run.c.muted) + 6
         x += run.text(QRectF(x, y, 200, TOOL_HEADER), details[0], run.small_bold, color) + 6
         if len(details) > 1:
-            run.text(QRectF(x, y, width - (x - left) - 40, TOOL_HEADER), "· " + " · ".join(details[1:]), run.small, MUTED)
+            run.text(QRectF(x, y, width - (x - left) - 40, TOOL_HEADER), "· " + " · ".join(details[1:]), run.small, run.c.muted)
         if bool(index.data(TimelineRole.SYNTHETIC)):
-            run.pill(left + width - 120, header.center().y(), _tr("Synthetic"), BADGE_COLORS["synthetic"])
-        run.text(QRectF(left + width - 28, y, 20, TOOL_HEADER), "▾" if expanded else "▸", run.font, MUTED)
+            run.pill(left + width - 120, header.center().y(), translate("TimelineDelegate", "Synthetic"), run.c.badges["synthetic"])
+        run.text(QRectF(left + width - 28, y, 20, TOOL_HEADER), "▾" if expanded else "▸", run.font, run.c.muted)
         y = header.bottom()
         if expanded:
             if run.painter is not None:
-                run.painter.fillRect(QRectF(left + 1, y, width - 2, 1), CARD_BORDER)
+                run.painter.fillRect(QRectF(left + 1, y, width - 2, 1), run.c.card_border)
             y += 6
             for label, laid in sections:
-                run.text(QRectF(left + CARD_PAD, y, width, 18), label.upper(), run.small_bold, MUTED)
+                run.text(QRectF(left + CARD_PAD, y, width, 18), label.upper(), run.small_bold, run.c.muted)
                 y += 20
-                y += run.place(laid, left + CARD_PAD, y, TEXT) + 8
+                y += run.place(laid, left + CARD_PAD, y, run.c.text) + 8
             if offloaded is not None:
                 if run.key in self.state.full_outputs:
-                    run.text(QRectF(left + CARD_PAD, y, width, BUTTON_H), _tr("Showing the full output ({size}).").format(size=size_label(int(offloaded))), run.small, MUTED)
+                    run.text(QRectF(left + CARD_PAD, y, width, BUTTON_H), translate("TimelineDelegate", "Showing the full output ({size}).").format(size=size_label(int(offloaded))), run.small, run.c.muted)
                 elif run.key in self.state.loading_outputs:
-                    run.text(QRectF(left + CARD_PAD, y, width, BUTTON_H), _tr("Loading the full output…"), run.small, MUTED)
+                    run.text(QRectF(left + CARD_PAD, y, width, BUTTON_H), translate("TimelineDelegate", "Loading the full output…"), run.small, run.c.muted)
                 else:
-                    x = run.button("open_output", left + CARD_PAD, y, _tr("Open full output"))
-                    run.text(QRectF(x, y, width, BUTTON_H), _tr("The result was {size}; above is its beginning.").format(size=size_label(int(offloaded))), run.small, MUTED)
+                    x = run.button("open_output", left + CARD_PAD, y, translate("TimelineDelegate", "Open full output"))
+                    run.text(QRectF(x, y, width, BUTTON_H), translate("TimelineDelegate", "The result was {size}; above is its beginning.").format(size=size_label(int(offloaded))), run.small, run.c.muted)
                 y += BUTTON_H + 6
         return card.bottom() + 4 - run.top
 
@@ -589,7 +644,7 @@ class TimelineDelegate(QStyledItemDelegate):
         widget = index.data(TimelineRole.WIDGET) or {}
         left, width = run.text_left, run.text_width
         editor = self._editors.get(run.key)
-        title = str(widget.get("title") or _tr("A question"))
+        title = str(widget.get("title") or translate("TimelineDelegate", "A question"))
         lines: list[str] = []
         state = str(index.data(TimelineRole.TOOL_STATE) or PENDING)
         if editor is None:
@@ -602,35 +657,35 @@ class TimelineDelegate(QStyledItemDelegate):
             if response is not None:
                 lines = answer_lines(widget, response)
             elif state == INTERRUPTED:
-                lines = [_tr("Not answered: the turn was stopped.")]
+                lines = [translate("TimelineDelegate", "Not answered: the turn was stopped.")]
             elif result:
-                lines = [_tr("Not answered.")]
+                lines = [translate("TimelineDelegate", "Not answered.")]
             else:
-                lines = [_tr("Waiting for your answer…")]
+                lines = [translate("TimelineDelegate", "Waiting for your answer…")]
         body_h = editor.sizeHint().height() if editor is not None else len(lines) * 20 + 8
         card = QRectF(left, y, width, 30 + body_h + 6)
-        run.card(card, QColor("#f5f3ff"), QColor("#ddd6fe"), 10)
-        run.text(QRectF(left + CARD_PAD, y + 4, width - 2 * CARD_PAD, 24), "?  " + title, run.small_bold, QColor("#5b21b6"))
+        run.card(card, run.c.ask_fill, run.c.ask_border, 10)
+        run.text(QRectF(left + CARD_PAD, y + 4, width - 2 * CARD_PAD, 24), "?  " + title, run.small_bold, run.c.ask_text)
         inner_y = y + 30
         if editor is not None:
             run.layout.editor = QRectF(left + 2, inner_y, width - 4, body_h)
         else:
             for line in lines:
-                run.text(QRectF(left + CARD_PAD, inner_y, width - 2 * CARD_PAD, 20), line, run.font, TEXT)
+                run.text(QRectF(left + CARD_PAD, inner_y, width - 2 * CARD_PAD, 20), line, run.font, run.c.text)
                 inner_y += 20
         return card.bottom() + 4 - run.top
 
     def _notice(self, run: _Pass) -> float:
         y = run.top + 8
         expanded = run.key in self.state.expanded_reasoning
-        label = _tr("Summary of the earlier conversation") + ("  ▾" if expanded else "  ▸")
+        label = translate("TimelineDelegate", "Summary of the earlier conversation") + ("  ▾" if expanded else "  ▸")
         rect = QRectF(run.left, y, run.width, 22)
         run.layout.hits.append(_Hit("toggle_reasoning", rect))
-        run.text(rect, label, run.small_bold, MUTED, Qt.AlignmentFlag.AlignHCenter)
+        run.text(rect, label, run.small_bold, run.c.muted, Qt.AlignmentFlag.AlignHCenter)
         y += 24
         if expanded:
             laid = run.doc("text", str(run.index.data(TimelineRole.TEXT) or ""), run.width - 40, run.small)
-            y += run.place(laid, run.left + 20, y, MUTED) + 6
+            y += run.place(laid, run.left + 20, y, run.c.muted) + 6
         return y + 4 - run.top
 
     # -- clicks -----------------------------------------------------------------------------------

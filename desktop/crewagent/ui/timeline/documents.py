@@ -46,6 +46,8 @@ class DocumentCache:
     def __init__(self, size: int = DOCUMENT_CACHE_SIZE):
         self._size = size
         self._docs: OrderedDict[tuple[object, ...], LaidOut] = OrderedDict()
+        #: ``light`` or ``dark``: the colours of code blocks (clear the cache when it changes).
+        self.code_theme = "light"
 
     def clear(self) -> None:
         self._docs.clear()
@@ -58,7 +60,7 @@ class DocumentCache:
         cached = self._get(full)
         if cached is not None:
             return cached
-        rendered = markdown.render(text)
+        rendered = markdown.render(text, self.code_theme)
         doc = _document(font, width)
         doc.setHtml(rendered.html)
         return self._put(full, LaidOut(doc, rendered.code_blocks))

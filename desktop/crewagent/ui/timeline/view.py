@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, QTimer, QUrl, Signal, Slot
-from PySide6.QtGui import QDesktopServices, QResizeEvent
+from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, Qt, QTimer, QUrl, Signal, Slot
+from PySide6.QtGui import QDesktopServices, QGuiApplication, QResizeEvent
 from PySide6.QtWidgets import QAbstractItemView, QFrame, QTreeView, QWidget
 
 from crewagent.ui.markdown import is_openable
-from crewagent.ui.timeline.delegate import TimelineDelegate
+from crewagent.ui.theme import theme_of
+from crewagent.ui.timeline.delegate import TimelineColors, TimelineDelegate
 from crewagent.ui.timeline.model import TimelineModel, TimelineRole
 from crewagent.ui.timeline.state import TimelineViewState
 
@@ -72,6 +73,27 @@ class TimelineView(QTreeView):
         delegate.link_activated.connect(self._open_link)
         delegate.code_copied.connect(lambda _code: self.notice.emit(self.tr("Code copied to the clipboard.")))
         delegate.widget_answered.connect(self.widget_answered)
+        self._follow_theme()
+
+    # -- theme and language ------------------------------------------------------------------------
+
+    def changeEvent(self, event: QEvent) -> None:
+        kind = event.type()
+        if kind in (QEvent.Type.PaletteChange, QEvent.Type.StyleChange):
+            # The theme manager sets the application palette and stylesheet; the delegate paints
+            # with the same theme's tokens (see theme.theme_of).
+            self._follow_theme()
+        elif kind == QEvent.Type.LanguageChange:
+            # Labels are translated as rows are painted; laid-out code blocks hold a "Copy" link.
+            self.timeline_delegate.documents.clear()
+            self.viewport().update()
+        super().changeEvent(event)
+
+    def _follow_theme(self) -> None:
+        colors = TimelineColors.of_theme(theme_of(QGuiApplication.palette()))
+        if colors != self.timeline_delegate.colors:
+            self.timeline_delegate.set_colors(colors)
+            self.viewport().update()
 
     def row_width(self) -> int:
         """The width rows are laid out for: as if the scroll bar were shown, so that its
