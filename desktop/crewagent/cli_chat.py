@@ -9,6 +9,7 @@ import sys
 from contextlib import aclosing
 from typing import Any
 
+from crewagent.core.agents import agent_persona, turn_agent
 from crewagent.core.llm import LlmAdapter
 from crewagent.core.llm.demo import start_demo_server
 from crewagent.core.loop import (
@@ -80,7 +81,14 @@ async def _chat(args: argparse.Namespace) -> int:
             settings, SecretStore(), provider=provider, model=args.model, demo_base_url=demo.base_url if demo else None
         )
         approver = AutoApprover() if args.yes else _TerminalApprover()
-        ctx = tool_context(project, settings, conversation_id=meta.id, approver=approver)
+        agent = turn_agent(meta.agentId, mode)
+        ctx = tool_context(
+            project,
+            settings,
+            conversation_id=meta.id,
+            approver=approver,
+            agent_tools=agent.tool_policy() if agent is not None else None,
+        )
         if not args.yes:
             assert ctx.approval is not None
             ctx.approval.deny_message = (
@@ -104,7 +112,13 @@ async def _chat(args: argparse.Namespace) -> int:
                     settings=ChildSettings.from_settings(settings),
                 )
                 session = ConversationSession(store, project, meta.id, adapter=adapter, registry=registry, tool_context=ctx)
-                code = await _print_turn(session, args.message, turn_settings(settings, mode, agent_id=meta.agentId), getattr(args, "json", False))
+                per_turn = turn_settings(
+                    settings,
+                    mode,
+                    agent_id=agent.id if agent is not None else None,
+                    persona=agent_persona(agent) if agent is not None else None,
+                )
+                code = await _print_turn(session, args.message, per_turn, getattr(args, "json", False))
             if subagents.running(meta.id):
                 # A background child was asked for: finish it (its notice reaches the next turn); Ctrl-C cancels it.
                 print(f"crewagent: waiting for {len(subagents.running(meta.id))} background subagent(s)…", file=sys.stderr, flush=True)

@@ -193,3 +193,14 @@ def effective_agent(agents: Sequence[Agent], agent_id: str | None) -> Agent | No
 def agent_persona(agent: Agent) -> str:
     """The persona block of the system prefix (Agent and Run modes): ``systemPrompt`` or the rendering."""
     return render_persona(agent.model_dump(mode="json", exclude_none=True))
+
+
+def turn_agent(agent_id: str | None, mode: str) -> Agent | None:
+    """The agent whose persona a turn carries: the conversation's in Agent and Run mode, none in Chat.
+
+    One rule for the app and ``crewagent chat`` (PACKAGE-FORMAT.md, prompt layers).
+    """
+    if mode == "chat":
+        return None
+    return effective_agent(builtin_agents(), agent_id)
+

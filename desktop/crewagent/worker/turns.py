@@ -20,7 +20,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from crewagent.core import agent_menu
-from crewagent.core.agents import Agent, agent_persona, builtin_agents, effective_agent, find_agent
+from crewagent.core.agents import Agent, agent_persona, builtin_agents, effective_agent, find_agent, turn_agent
 from crewagent.core.errors import CrewAgentError
 from crewagent.core.llm import LlmAdapter, ProviderConfig
 from crewagent.core.llm.demo import start_demo_server
@@ -611,10 +611,7 @@ def _load_recovered(store: RuntimeStore, project: ProjectInfo, conversation_id: 
 
 
 def _turn_agent(meta: ConversationMeta, mode: Mode) -> Agent | None:
-    """The agent whose persona a turn carries: the conversation's in Agent and Run mode, none in Chat."""
-    if mode == "chat":
-        return None
-    return effective_agent(builtin_agents(), meta.agentId)
+    return turn_agent(meta.agentId, mode)
 
 
 def _menu_entries(agent: Agent) -> tuple[AgentMenuEntry, ...]:
