@@ -45,6 +45,32 @@ class ToolCallRef:
 
 
 @dataclass(frozen=True, slots=True)
+class SubagentInfo:
+    """A subagent as its parent's Task part shows it: what it is, how it is doing, where it hangs.
+
+    Built from a stored Task result's app-only fields (``subagentSessionId`` ...), from a
+    sidechain's meta, or from a live status change; ``status`` is running, completed, failed or
+    cancelled. ``parent_session_id`` is the conversation id (a child) or the parent's
+    ``agent_<id>`` (a grandchild); with ``parent_call_id`` it names the Task call it answers.
+    """
+
+    session_id: str
+    subagent_type: str
+    status: str
+    summary: str = ""
+    description: str = ""
+    conversation_id: str = ""
+    parent_session_id: str = ""
+    parent_call_id: str = ""
+    depth: int = 1
+    background: bool = False
+
+    @property
+    def running(self) -> bool:
+        return self.status == "running"
+
+
+@dataclass(frozen=True, slots=True)
 class TimelineMessage:
     """One stored message, as the timeline shows it."""
 
@@ -67,10 +93,24 @@ class TimelineMessage:
     mode: str | None = None
     include_in_context: bool = True
     is_summary: bool = False
+    #: The subagent a Task result or a background notice links to (its app-only fields).
+    subagent: SubagentInfo | None = None
 
     @classmethod
     def from_message(cls, message: ConversationMessage) -> TimelineMessage:
         extra = message.model_extra or {}
+        session_id = extra.get("subagentSessionId")
+        subagent = (
+            SubagentInfo(
+                session_id=session_id,
+                subagent_type=str(extra.get("subagentType") or ""),
+                status=str(extra.get("subagentStatus") or ""),
+                summary=str(extra.get("subagentSummary") or ""),
+                parent_call_id=message.tool_call_id or "",
+            )
+            if isinstance(session_id, str) and session_id
+            else None
+        )
         error = extra.get("error")
         calls = tuple(ToolCallRef(c.id, c.function.name, c.function.arguments) for c in message.tool_calls or ())
         return cls(
@@ -91,11 +131,17 @@ class TimelineMessage:
             mode=message.mode,
             include_in_context=message.includeInContext,
             is_summary=bool(extra.get("summaryOf")),
+            subagent=subagent,
         )
 
     @property
     def is_error(self) -> bool:
         return self.part_type == "error"
+
+    @property
+    def is_subagent_notice(self) -> bool:
+        """The automatic notice of a finished background subagent (not something the user said)."""
+        return self.role == "user" and self.synthetic and self.subagent is not None
 
     @property
     def offloaded(self) -> bool:
@@ -125,6 +171,38 @@ class LoadedConversation:
     streaming: bool = False
     streaming_text: str = ""
     streaming_reasoning: str = ""
+    #: The subagents this conversation (or sidechain) started, as their metas say now: a Task
+    #: result written when a background child started still says ``running``, its meta does not.
+    subagents: tuple[SubagentInfo, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedSubagent:
+    """A sidechain opened for its read-only tab: ``timeline`` is keyed by the subagent's session id.
+
+    ``info`` is None (and ``error`` says why) when the sidechain cannot be read.
+    """
+
+    project_id: str
+    conversation_id: str
+    session_id: str
+    info: SubagentInfo | None
+    timeline: LoadedConversation
+    error: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SubagentProgress:
+    """A running subagent's progress that is not a stored message, for its tab to follow.
+
+    ``kind``: stream_started, stream_chunk / reasoning_chunk (``text``), tool_started
+    (``call``), tool_finished (``finish``) or finished (its loop ended; its status follows).
+    """
+
+    kind: str
+    text: str = ""
+    call: ToolCallRef | None = None
+    finish: ToolFinish | None = None
 
 
 @dataclass(frozen=True, slots=True)

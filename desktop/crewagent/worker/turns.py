@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import time
 from collections.abc import Callable, Coroutine, Mapping
 from contextlib import aclosing
 from dataclasses import dataclass, field
@@ -43,6 +44,17 @@ from crewagent.core.messages import MODES, ConversationMessage, ConversationMeta
 from crewagent.core.secrets import SecretStore
 from crewagent.core.settings import Settings, SettingsStore
 from crewagent.core.store import ProjectInfo, RuntimeStore
+from crewagent.core.store.sidechain import SidechainMeta
+from crewagent.core.subagents import (
+    ChildSettings,
+    SubagentActivity,
+    SubagentEvent,
+    SubagentManager,
+    SubagentNotice,
+    SubagentStatusChanged,
+    SubagentTypes,
+)
+from crewagent.core.subagents.links import parent_status
 from crewagent.core.tools import default_registry
 from crewagent.worker.asyncloop import AsyncLoopThread
 from crewagent.worker.prompts import PromptBroker
@@ -52,7 +64,10 @@ from crewagent.worker.turn_values import (
     ContextUsage,
     FullOutput,
     LoadedConversation,
+    LoadedSubagent,
     ProviderInfo,
+    SubagentInfo,
+    SubagentProgress,
     TimelineMessage,
     ToolCallRef,
     ToolFinish,
@@ -126,7 +141,8 @@ class TurnWorker(QObject):
     ``set_mode(project_id, cid, mode)``, ``set_agent(project_id, cid, agent_id)``,
     ``load_full_output(project_id, cid, message_id)``,
     ``answer_approval(request_id, decision)``, ``answer_ask_user(request_id, payload)``,
-    ``describe_provider()``.
+    ``describe_provider()``, ``open_subagent(project_id, cid, session_id)``,
+    ``cancel_subagent(session_id)``.
 
     In Agent mode ``send`` first routes the text through the agent's menu (core.agent_menu): the
     menu, a question which item, or an item that needs a package is answered with ``agent_menu``
@@ -137,6 +153,13 @@ class TurnWorker(QObject):
     ``stream_started``, ``stream_chunk``/``reasoning_chunk``, ``stream_ended``; then
     ``message_persisted`` for every message written to the log; per tool call ``tool_started``
     and ``tool_finished``; and always exactly one ``turn_finished``.
+
+    Subagents (issue 6): one :class:`SubagentManager` serves every turn (its Task tool is in each
+    turn's registry) and outlives them, so a background child runs on after its parent's turn.
+    Its reports: ``subagent_status_changed`` when a child starts or ends,
+    ``subagent_message_persisted`` / ``subagent_progress`` while it runs (its read-only tab
+    follows them), and ``subagent_notice`` when a finished background child's notice was
+    appended to its idle conversation.
     """
 
     #: A conversation opened for the timeline: the :class:`LoadedConversation`.
@@ -194,6 +217,22 @@ class TurnWorker(QObject):
     #: A :class:`ProviderInfo`: the provider and model the next turn uses.
     provider_changed = Signal(object)
 
+    #: A :class:`SubagentInfo`: a subagent started or ended (its Task part's type, status, summary).
+    subagent_status_changed = Signal(object)
+
+    #: ``(conversation_id, session_id, TimelineMessage)``: a subagent's message is durable in its sidechain.
+    subagent_message_persisted = Signal(str, str, object)
+
+    #: ``(session_id, SubagentProgress)``: a running subagent streams or runs a tool.
+    subagent_progress = Signal(str, object)
+
+    #: ``(conversation_id, TimelineMessage)``: the notice of a finished background subagent was
+    #: appended to the conversation (while no turn ran there, or as its turn ended).
+    subagent_notice = Signal(str, object)
+
+    #: A :class:`LoadedSubagent`: a sidechain opened for its read-only tab.
+    subagent_loaded = Signal(object)
+
     #: ``(request, message)``: a request failed for a reason the user can act on (no provider
     #: configured, the conversation is busy elsewhere, a full disk), or a bug was reported.
     error = Signal(str, str)
@@ -216,6 +255,10 @@ class TurnWorker(QObject):
         self._demo: LocalServer | None = None
         self._async: AsyncLoopThread | None = None
         self._closed = False
+        #: Created on the loop at the first turn (reading the subagent types is disk work).
+        self._subagents: SubagentManager | None = None
+        #: conversation id -> project id, for reports about a conversation no turn runs in.
+        self._conversation_projects: dict[str, str] = {}
         self._prompts = PromptBroker(
             lambda: self._async.loop if self._async is not None else None,
             on_approval=self.approval_requested.emit,
@@ -344,6 +387,19 @@ class TurnWorker(QObject):
     def describe_provider(self) -> None:
         self._start("describe_provider", self._describe_provider)
 
+    @Slot(str, str, str)
+    @_request
+    def open_subagent(self, project_id: str, conversation_id: str, session_id: str) -> None:
+        """Load a subagent's sidechain for its read-only tab → ``subagent_loaded`` (live events follow)."""
+        store = self._store_of()
+        self._start("open_subagent", lambda: self._open_subagent(store, project_id, conversation_id, session_id))
+
+    @Slot(str)
+    @_request
+    def cancel_subagent(self, session_id: str) -> None:
+        """Stop a running subagent (e.g. a background one); its log ends with a cancelled marker."""
+        self._start("cancel_subagent", lambda: self._cancel_subagent(session_id))
+
     # -- shutdown -------------------------------------------------------------------------------
 
     def shutdown(self, timeout: float = SHUTDOWN_TIMEOUT_S) -> bool:
@@ -356,12 +412,26 @@ class TurnWorker(QObject):
         loop_thread, self._async = self._async, None
         if loop_thread is None:
             return True
+        deadline = time.monotonic() + timeout
         loop_thread.call(self._stop_all_on_loop)
-        clean = loop_thread.stop(timeout)
+        clean = self._shutdown_subagents(loop_thread, timeout)
+        clean = loop_thread.stop(max(0.5, deadline - time.monotonic())) and clean
         if self._demo is not None:
             self._demo.stop()
             self._demo = None
         return clean
+
+    def _shutdown_subagents(self, loop_thread: AsyncLoopThread, timeout: float) -> bool:
+        """Cancel every running subagent (background ones too) and wait, bounded, for their ends."""
+        manager = self._subagents
+        if manager is None:
+            return True
+        try:
+            loop_thread.run(asyncio.wait_for(manager.shutdown(), timeout), timeout + 1.0)
+        except (TimeoutError, RuntimeError) as exc:  # concurrent.futures.TimeoutError is TimeoutError
+            log.warning("subagents did not stop within %.1f s: %r", timeout, exc)
+            return False
+        return True
 
     # -- on the loop ----------------------------------------------------------------------------
 
@@ -378,9 +448,11 @@ class TurnWorker(QObject):
         try:
             project = self._project(project_id)
             messages, problems = await asyncio.to_thread(_load_recovered, store, project, conversation_id)
+            metas = await asyncio.to_thread(_child_metas, store, project.id, conversation_id, conversation_id)
         except CrewAgentError as exc:
             self.error.emit("open_conversation", str(exc))
             return
+        self._conversation_projects[conversation_id] = project_id
         # Merge with a turn running here: nothing happens on the loop between these lines and
         # the emit, so every event after this one reaches the UI after the snapshot.
         turn = self._turns.get(conversation_id)
@@ -397,6 +469,7 @@ class TurnWorker(QObject):
                 streaming=turn is not None and turn.streaming,
                 streaming_text="".join(turn.text) if turn is not None else "",
                 streaming_reasoning="".join(turn.reasoning) if turn is not None else "",
+                subagents=self._live_infos(metas),
             )
         )
 
@@ -476,6 +549,9 @@ class TurnWorker(QObject):
         self.provider_changed.emit(_provider_info(config))
         meta = await asyncio.to_thread(store.get_conversation, project.id, turn.conversation_id)
         agent = await asyncio.to_thread(_turn_agent, meta, mode)
+        subagents = await self._manager()
+        registry = subagents.register_tools(default_registry())
+        self._conversation_projects[turn.conversation_id] = project.id
         context = tool_context(
             project,
             settings,
@@ -487,8 +563,18 @@ class TurnWorker(QObject):
         if context.approval is not None:
             context.approval.persist_always = functools.partial(_persist_always, settings_store)
         async with LlmAdapter(config) as adapter:
+            # Task calls of this turn start children here; a background one gets its own adapter.
+            context = subagents.bind(
+                context,
+                store=store,
+                project=project,
+                conversation_id=turn.conversation_id,
+                adapter=adapter,
+                registry=registry,
+                settings=ChildSettings.from_settings(settings),
+            )
             session = ConversationSession(
-                store, project, turn.conversation_id, adapter=adapter, registry=default_registry(), tool_context=context
+                store, project, turn.conversation_id, adapter=adapter, registry=registry, tool_context=context
             )
             turn.session = session
             # Chat has no persona (PACKAGE-FORMAT.md, prompt layers); Agent and Run use the agent's.
@@ -543,6 +629,100 @@ class TurnWorker(QObject):
     def _finish(self, turn: _Turn, reason: str, error: Mapping[str, Any] | None) -> None:
         self._end_stream(turn)
         self.turn_finished.emit(turn.conversation_id, reason, frozen_json(dict(error)) if error else None)
+
+    # -- subagents (on the loop) ----------------------------------------------------------------
+
+    async def _manager(self) -> SubagentManager:
+        if self._subagents is None:
+            types = await asyncio.to_thread(SubagentTypes)
+            if self._subagents is None:  # another turn may have made it meanwhile
+                self._subagents = SubagentManager(types)
+                self._subagents.add_listener(self._on_subagent_event)
+        return self._subagents
+
+    def _on_subagent_event(self, event: SubagentEvent) -> None:
+        """The manager's events (on the loop's thread) as signals carrying frozen values."""
+        if isinstance(event, SubagentStatusChanged):
+            self.subagent_status_changed.emit(
+                SubagentInfo(
+                    session_id=event.session_id,
+                    subagent_type=event.subagent_type,
+                    status=event.status,
+                    summary=event.summary,
+                    description=event.description,
+                    conversation_id=event.conversation_id,
+                    parent_session_id=event.parent_session_id,
+                    parent_call_id=event.parent_call_id,
+                    depth=event.depth,
+                    background=event.background,
+                )
+            )
+        elif isinstance(event, SubagentActivity):
+            self._subagent_activity(event)
+        elif isinstance(event, SubagentNotice):
+            cid = event.conversation_id
+            self.subagent_notice.emit(cid, TimelineMessage.from_message(event.message))
+            project_id = self._conversation_projects.get(cid)
+            if project_id is not None and cid not in self._turns:  # a running turn reports its summary itself
+                store = self._store_of()
+                self._start("subagent_notice", lambda: self._emit_summary(store, project_id, cid))
+
+    def _subagent_activity(self, activity: SubagentActivity) -> None:
+        sid, event = activity.session_id, activity.event
+        if isinstance(event, MessagePersisted):
+            self.subagent_message_persisted.emit(activity.conversation_id, sid, TimelineMessage.from_message(event.message))
+        elif isinstance(event, StreamStarted):
+            self.subagent_progress.emit(sid, SubagentProgress("stream_started"))
+        elif isinstance(event, TextDelta):
+            self.subagent_progress.emit(sid, SubagentProgress("stream_chunk", event.text))
+        elif isinstance(event, ReasoningDelta):
+            self.subagent_progress.emit(sid, SubagentProgress("reasoning_chunk", event.text))
+        elif isinstance(event, ToolCallStarted):
+            self.subagent_progress.emit(sid, SubagentProgress("tool_started", call=ToolCallRef(event.call_id, event.name, event.arguments)))
+        elif isinstance(event, ToolCallFinished):
+            finish = ToolFinish(event.call_id, event.name, event.ok, event.duration_ms, event.error_code, frozen_json(event.result))
+            self.subagent_progress.emit(sid, SubagentProgress("tool_finished", finish=finish))
+        elif isinstance(event, TurnFinished):
+            self.subagent_progress.emit(sid, SubagentProgress("finished"))
+
+    def _live_infos(self, metas: list[SidechainMeta]) -> tuple[SubagentInfo, ...]:
+        """The children's statuses: a live child's meta as its run holds it, the others' as stored."""
+        manager = self._subagents
+        infos = []
+        for meta in metas:
+            run = manager.live(meta.sessionId) if manager is not None else None
+            infos.append(_info_of(run.meta if run is not None else meta))
+        return tuple(infos)
+
+    async def _open_subagent(self, store: RuntimeStore, project_id: str, conversation_id: str, session_id: str) -> None:
+        try:
+            self._project(project_id)
+            meta, messages, problems, children = await asyncio.to_thread(_load_sidechain, store, project_id, conversation_id, session_id)
+        except CrewAgentError as exc:
+            empty = LoadedConversation(project_id, session_id, ())
+            self.subagent_loaded.emit(LoadedSubagent(project_id, conversation_id, session_id, None, empty, str(exc)))
+            return
+        # As in _open: nothing runs on the loop between here and the emit, so every message the
+        # child stores after this snapshot reaches the tab after it (a repeat is merged by id).
+        run = self._subagents.live(session_id) if self._subagents is not None else None
+        if run is not None:
+            meta = run.meta
+            known = {message.id for message in messages}
+            messages += [TimelineMessage.from_message(m) for m in run.messages if m.id not in known]
+        info = _info_of(meta)
+        timeline = LoadedConversation(
+            project_id=project_id,
+            conversation_id=session_id,
+            messages=tuple(messages),
+            problems=tuple(problems),
+            running=info.running,
+            subagents=self._live_infos(children),
+        )
+        self.subagent_loaded.emit(LoadedSubagent(project_id, conversation_id, session_id, info, timeline))
+
+    async def _cancel_subagent(self, session_id: str) -> None:
+        if self._subagents is not None:
+            await self._subagents.cancel(session_id, "the user stopped it")
 
     async def _config(self, settings: Settings) -> ProviderConfig:
         demo_url = None
@@ -608,6 +788,38 @@ def _load_recovered(store: RuntimeStore, project: ProjectInfo, conversation_id: 
     result = store.load_messages(project.id, conversation_id)
     problems = [f"line {problem.line}: {problem.reason}" for problem in result.problems]
     return [TimelineMessage.from_message(message) for message in result.messages], problems
+
+
+def _child_metas(store: RuntimeStore, project_id: str, conversation_id: str, parent_session_id: str) -> list[SidechainMeta]:
+    """The metas of the subagents ``parent_session_id`` started (the conversation, or a subagent)."""
+    metas = store.sidechains(project_id, conversation_id).metas()
+    return [meta for meta in metas if meta.parentSessionId == parent_session_id]
+
+
+def _load_sidechain(
+    store: RuntimeStore, project_id: str, conversation_id: str, session_id: str
+) -> tuple[SidechainMeta, list[TimelineMessage], list[str], list[SidechainMeta]]:
+    chains = store.sidechains(project_id, conversation_id)
+    meta = chains.read_meta(session_id)
+    result = chains.load(session_id)
+    problems = [f"line {problem.line}: {problem.reason}" for problem in result.problems]
+    children = [m for m in chains.metas() if m.parentSessionId == session_id]
+    return meta, [TimelineMessage.from_message(m) for m in result.messages], problems, children
+
+
+def _info_of(meta: SidechainMeta) -> SubagentInfo:
+    return SubagentInfo(
+        session_id=meta.sessionId,
+        subagent_type=meta.type,
+        status=parent_status(meta.status),
+        summary=meta.summary or "",
+        description=meta.description,
+        conversation_id=meta.conversationId,
+        parent_session_id=meta.parentSessionId,
+        parent_call_id=meta.parentToolCallId,
+        depth=meta.depth,
+        background=meta.background,
+    )
 
 
 def _turn_agent(meta: ConversationMeta, mode: Mode) -> Agent | None:
