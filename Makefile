@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint-imports typecheck bench clean
+.PHONY: run test lint-imports typecheck bench package smoke clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -35,5 +35,16 @@ $(VENV)/.bench-installed: $(STAMP)
 bench: $(VENV)/.bench-installed
 	$(BIN)/python benchmarks/bench_store.py
 
+$(VENV)/.package-installed: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[package]'
+	touch $@
+
+# Linux one-folder app, .tar.gz and .deb in dist/ (Windows and macOS build on their own CI runners).
+package: $(VENV)/.package-installed
+	packaging/build_linux.sh $(BIN)/python
+
+smoke:
+	packaging/smoke.sh
+
 clean:
-	rm -rf $(VENV) build *.egg-info desktop/*.egg-info
+	rm -rf $(VENV) build dist *.egg-info desktop/*.egg-info
