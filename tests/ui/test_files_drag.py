@@ -40,7 +40,7 @@ def test_a_file_dragged_from_the_files_panel_drops_into_the_composer_as_a_refere
     composer.input.moveCursor(composer.input.textCursor().MoveOperation.End)
     target = composer.input.viewport()
     where = QPointF(target.rect().center())
-    enter = QDragEnterEvent(where, Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    enter = QDragEnterEvent(where.toPoint(), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
     QApplication.sendEvent(target, enter)
     assert enter.isAccepted()
     drop = QDropEvent(where, Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
