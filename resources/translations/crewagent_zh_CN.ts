@@ -295,7 +295,7 @@
     <name>ConversationView</name>
     <message>
         <source>↓ Latest</source>
-        <extracomment>``(project_id, conversation_id)``: load this conversation for the timeline. ``(project_id, conversation_id, text, mode)``: run a turn with this user message. ``(project_id, conversation_id, mode)``: go on after an error or a Stop. ``(project_id, conversation_id, mode)``: send the last user message again. ``(conversation_id)``: stop the running turn. ``(project_id, conversation_id, mode)``: switch the conversation&apos;s active mode in place. ``(project_id, conversation_id, agent_id)``: the agent Agent mode answers with (saved). ``(project_id, conversation_id, message_id)``: load an offloaded tool result in full. ``(request_id, payload)``: an ask-user widget&apos;s WIDGET_SUBMIT payload (None: dismissed). ``(text)``: a short notice for the status bar.</extracomment>
+        <extracomment>``(project_id, conversation_id)``: load this conversation for the timeline. ``(project_id, conversation_id, text, mode)``: run a turn with this user message. ``(project_id, conversation_id, mode)``: go on after an error or a Stop. ``(project_id, conversation_id, mode)``: send the last user message again. ``(conversation_id)``: stop the running turn. ``(project_id, conversation_id, mode)``: switch the conversation&apos;s active mode in place. ``(project_id, conversation_id, agent_id)``: the agent Agent mode answers with (saved). ``(project_id, conversation_id, message_id)``: load an offloaded tool result in full. ``(request_id, payload)``: an ask-user widget&apos;s WIDGET_SUBMIT payload (None: dismissed). ``(project_id, conversation_id, session_id)``: open a subagent&apos;s conversation in its tab. ``(text)``: a short notice for the status bar.</extracomment>
         <translation>↓ 最新</translation>
     </message>
     <message>
@@ -704,6 +704,7 @@ Files the model writes will appear here.</source>
     </message>
     <message>
         <source>Works</source>
+        <extracomment>Subagents&apos; conversations, read-only (opened from a Task part; fed by the main window).</extracomment>
         <translation>作品</translation>
     </message>
     <message>
@@ -839,10 +840,62 @@ Create a project or open an existing one to see it here.</source>
     </message>
 </context>
 <context>
+    <name>SubagentPage</name>
+    <message>
+        <source>Stop subagent</source>
+        <extracomment>Characters of the description a tab&apos;s title shows (the tooltip has all of it). ``(project_id, conversation_id, session_id)``: open a subagent this one started. ``(session_id)``: stop this subagent (it runs, e.g. in the background).</extracomment>
+        <translation>停止子代理</translation>
+    </message>
+    <message>
+        <source>Cancel this subagent; its log ends with a cancelled marker</source>
+        <translation>取消此子代理；其日志将以“已取消”标记结尾</translation>
+    </message>
+    <message>
+        <source>Subagent</source>
+        <translation>子代理</translation>
+    </message>
+    <message>
+        <source>This subagent&apos;s conversation cannot be read: {error}</source>
+        <translation>无法读取此子代理的对话：{error}</translation>
+    </message>
+    <message>
+        <source>Loading…</source>
+        <translation>正在加载…</translation>
+    </message>
+    <message>
+        <source>Subagent {type}: {description}</source>
+        <translation>子代理 {type}：{description}</translation>
+    </message>
+    <message>
+        <source>Read-only: the subagent&apos;s own conversation, linked to the Task call of its parent.</source>
+        <translation>只读：这是子代理自己的对话，与其父对话中的 Task 调用相互链接。</translation>
+    </message>
+    <message>
+        <source>It runs in the background.</source>
+        <translation>它在后台运行。</translation>
+    </message>
+    <message>
+        <source>running</source>
+        <translation>运行中</translation>
+    </message>
+    <message>
+        <source>completed</source>
+        <translation>已完成</translation>
+    </message>
+    <message>
+        <source>failed</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <source>cancelled</source>
+        <translation>已取消</translation>
+    </message>
+</context>
+<context>
     <name>TimelineDelegate</name>
     <message>
         <source>waiting</source>
-        <extracomment>Rows within this many of the end are always measured exactly (the view opens there). Characters of a tool result shown expanded (the rest: &quot;Open full output&quot; or &quot;… more&quot;). Labels are translated as rows are painted (a language switch only repaints); lupdate finds ``translate(&quot;TimelineDelegate&quot;, &quot;...&quot;)`` calls by this name. Code blocks in Markdown (``markdown.render``): ``light`` or ``dark``.</extracomment>
+        <extracomment>Rows within this many of the end are always measured exactly (the view opens there). Characters of a tool result shown expanded (the rest: &quot;Open full output&quot; or &quot;… more&quot;). Characters of a subagent&apos;s summary shown in its Task part (the whole answer is in its tab). Labels are translated as rows are painted (a language switch only repaints); lupdate finds ``translate(&quot;TimelineDelegate&quot;, &quot;...&quot;)`` calls by this name. A subagent&apos;s status (running, completed, failed, cancelled) in its Task part and notice. Code blocks in Markdown (``markdown.render``): ``light`` or ``dark``.</extracomment>
         <translation>等待中</translation>
     </message>
     <message>
@@ -860,6 +913,14 @@ Create a project or open an existing one to see it here.</source>
     <message>
         <source>interrupted</source>
         <translation>已中断</translation>
+    </message>
+    <message>
+        <source>completed</source>
+        <translation>已完成</translation>
+    </message>
+    <message>
+        <source>cancelled</source>
+        <translation>已取消</translation>
     </message>
     <message>
         <source>Assistant</source>
@@ -919,6 +980,10 @@ Create a project or open an existing one to see it here.</source>
         <translation>结果</translation>
     </message>
     <message>
+        <source>Subagent</source>
+        <translation>子代理</translation>
+    </message>
+    <message>
         <source>Showing the full output ({size}).</source>
         <translation>正在显示完整输出（{size}）。</translation>
     </message>
@@ -933,6 +998,22 @@ Create a project or open an existing one to see it here.</source>
     <message>
         <source>The result was {size}; above is its beginning.</source>
         <translation>结果大小为 {size}；上面是它的开头部分。</translation>
+    </message>
+    <message>
+        <source>Working in the background…</source>
+        <translation>正在后台工作…</translation>
+    </message>
+    <message>
+        <source>Working…</source>
+        <translation>正在工作…</translation>
+    </message>
+    <message>
+        <source>Open subagent conversation</source>
+        <translation>打开子代理对话</translation>
+    </message>
+    <message>
+        <source>Background subagent {type} {status}</source>
+        <translation>后台子代理 {type} {status}</translation>
     </message>
     <message>
         <source>A question</source>
@@ -959,7 +1040,7 @@ Create a project or open an existing one to see it here.</source>
     <name>TimelineView</name>
     <message>
         <source>Code copied to the clipboard.</source>
-        <extracomment>Pixels from the bottom that still count as &quot;at the bottom&quot; (following new rows). ``(action, key, message_id)``: Retry/Continue on an error part, or &quot;open_output&quot; of a tool part. ``(request_id, call_id, payload)``: an ask-user widget was answered (None: dismissed). ``(text)``: something worth a line in the status bar (&quot;Copied&quot;).</extracomment>
+        <extracomment>Pixels from the bottom that still count as &quot;at the bottom&quot; (following new rows). ``(action, key, message_id)``: Retry/Continue on an error part, or &quot;open_output&quot; of a tool part; for &quot;open_subagent&quot; (a Task part or a subagent notice) ``message_id`` is the subagent&apos;s session id. ``(request_id, call_id, payload)``: an ask-user widget was answered (None: dismissed). ``(text)``: something worth a line in the status bar (&quot;Copied&quot;).</extracomment>
         <translation>代码已复制到剪贴板。</translation>
     </message>
 </context>

@@ -159,6 +159,7 @@ def test_stop_cancels_a_foreground_child_and_its_sidechain_ends_cancelled(
     live: LoadedSubagent = blocker.args[0]
     assert live.info is not None and live.info.running and live.timeline.running
     assert [m.role for m in live.timeline.messages] == ["user"]
+    assert live.timeline.streaming and live.timeline.streaming_text.startswith("word0 word1 word2")
 
     client.stop.emit(cid)
     qtbot.waitUntil(recorder.finished, timeout=10_000)

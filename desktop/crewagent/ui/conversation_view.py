@@ -24,6 +24,7 @@ from crewagent.worker.turn_values import (
     ContextUsage,
     FullOutput,
     LoadedConversation,
+    SubagentInfo,
     TimelineMessage,
     ToolCallRef,
     ToolFinish,
@@ -59,6 +60,9 @@ class ConversationView(QFrame):
 
     #: ``(request_id, payload)``: an ask-user widget's WIDGET_SUBMIT payload (None: dismissed).
     ask_user_answered = Signal(str, object)
+
+    #: ``(project_id, conversation_id, session_id)``: open a subagent's conversation in its tab.
+    subagent_open_requested = Signal(str, str, str)
 
     #: ``(text)``: a short notice for the status bar.
     notice = Signal(str)
@@ -298,6 +302,10 @@ class ConversationView(QFrame):
         if action == "open_output":
             self.full_output_requested.emit(*ids, message_id)
             return
+        if action == "open_subagent":
+            if message_id:
+                self.subagent_open_requested.emit(*ids, message_id)
+            return
         if self.busy:
             return
         self._sending = True
@@ -402,6 +410,18 @@ class ConversationView(QFrame):
     def on_message_persisted(self, conversation_id: str, message: TimelineMessage) -> None:
         if self._mine(conversation_id):
             self.model.add_message(message)
+
+    @Slot(str, object)
+    def on_subagent_notice(self, conversation_id: str, message: TimelineMessage) -> None:
+        """A finished background subagent's notice was appended (also when no turn runs)."""
+        if self._mine(conversation_id):
+            self.model.add_message(message)
+
+    @Slot(object)
+    def on_subagent_status(self, info: SubagentInfo) -> None:
+        """A subagent of this conversation started or ended: its Task part shows it."""
+        if self._mine(info.conversation_id):
+            self.model.subagent_status(info)
 
     @Slot(str, object)
     def on_tool_started(self, conversation_id: str, call: ToolCallRef) -> None:

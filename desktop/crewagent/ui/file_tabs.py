@@ -119,8 +119,9 @@ class FilePage(QWidget):
 
 
 class FileTabs(QObject):
-    """Opens project files as closable tabs of ``tabs``; tabs that are not files (the
-    Conversation tab) stay and keep no close button."""
+    """Opens project files as closable tabs of ``tabs``; the tabs ``tabs`` had when this was made
+    (the Conversation tab) stay and keep no close button. Every later tab closes on its close
+    button, a file's or not (a subagent's conversation, see ``subagent_view``)."""
 
     #: ``path``: read this file for its tab (``Worker.read_project_file``).
     read_requested = Signal(str)
@@ -131,6 +132,7 @@ class FileTabs(QObject):
         self._open_externally: Opener = opener or QDesktopServices.openUrl
         tabs.setTabsClosable(True)
         tabs.setMovable(False)
+        self._fixed = [tabs.widget(index) for index in range(tabs.count())]
         for index in range(tabs.count()):
             self._make_fixed(index)
         tabs.tabCloseRequested.connect(self.close_tab)
@@ -168,7 +170,7 @@ class FileTabs(QObject):
     @Slot(int)
     def close_tab(self, index: int) -> None:
         page = self.tabs.widget(index)
-        if isinstance(page, FilePage):
+        if page is not None and page not in self._fixed:
             self.tabs.removeTab(index)
             page.deleteLater()
 

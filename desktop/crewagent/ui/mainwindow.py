@@ -266,6 +266,16 @@ class MainWindow(QMainWindow):
         turns.full_output_loaded.connect(conversation.on_full_output)
         turns.agent_menu.connect(conversation.on_agent_menu)
         turns.conversation_changed.connect(project.add_conversation)
+        # Subagents: their Task parts and notices in the timeline, their conversations in tabs.
+        subagents = project.subagent_tabs
+        subagents.load_requested.connect(turns.open_subagent, queued)
+        subagents.cancel_requested.connect(turns.cancel_subagent, queued)
+        turns.subagent_loaded.connect(subagents.on_loaded)
+        turns.subagent_status_changed.connect(subagents.on_status)
+        turns.subagent_status_changed.connect(conversation.on_subagent_status)
+        turns.subagent_message_persisted.connect(subagents.on_message_persisted)
+        turns.subagent_progress.connect(subagents.on_progress)
+        turns.subagent_notice.connect(conversation.on_subagent_notice)
         turns.provider_changed.connect(self._on_provider_changed)
         turns.error.connect(conversation.on_worker_error)
         turns.error.connect(self._on_worker_error)

@@ -22,6 +22,7 @@ from crewagent.ui import formatting
 from crewagent.ui.conversation_view import ConversationView
 from crewagent.ui.file_tabs import FileTabs
 from crewagent.ui.files_panel import FilesPanel
+from crewagent.ui.subagent_view import SubagentTabs
 from crewagent.ui.works_panel import CONVERSATION_TYPES, WorksPanel
 from crewagent.worker.values import ConversationSummary, FilePreview, ProjectRef, SearchHit
 
@@ -133,6 +134,8 @@ class ProjectView(QWidget):
         layout.addWidget(splitter)
 
         self.file_tabs = FileTabs(self.tabs)
+        #: Subagents' conversations, read-only (opened from a Task part; fed by the main window).
+        self.subagent_tabs = SubagentTabs(self.tabs)
 
         self.sidebar_switch.currentChanged.connect(self.sidebar_pages.setCurrentIndex)
         self.exit_button.clicked.connect(self.exit_requested)
@@ -144,6 +147,7 @@ class ProjectView(QWidget):
         self.works.notice.connect(self.notice)
         self.files.file_open_requested.connect(self.file_tabs.open_file)
         self.file_tabs.read_requested.connect(self.file_read_requested)
+        self.conversation.subagent_open_requested.connect(self.subagent_tabs.open)
         self.view.selectionModel().selectionChanged.connect(self._on_selection_changed)
         self.model.dataChanged.connect(self._refresh_overview)
         for signal in (self.model.modelReset, self.model.rowsInserted, self.model.rowsRemoved):
@@ -185,6 +189,7 @@ class ProjectView(QWidget):
         self.project_path.setText(project.root)
         self.project_path.setToolTip(project.root)
         self.file_tabs.close_all()
+        self.subagent_tabs.close_all()
         self.works.reset(has_project=True)
         self.files.show_project(project.root, project.artifacts_dir, excluded=[project.runtime_dir])
         self._update_empty_state()
@@ -213,6 +218,7 @@ class ProjectView(QWidget):
     def remove_conversation(self, project_id: str, conversation_id: str) -> None:
         if self._is_current(project_id):
             self.works.remove(conversation_id)
+            self.subagent_tabs.close_all(conversation_id)
 
     @Slot(str, str, object)
     def set_search_results(self, project_id: str, query: str, hits: Iterable[SearchHit]) -> None:
@@ -229,6 +235,7 @@ class ProjectView(QWidget):
         self.works.reset(has_project=False)
         self.files.clear()
         self.file_tabs.close_all()
+        self.subagent_tabs.close_all()
         self.conversation.show_conversation(None, None, has_conversations=False)
 
     def select_conversation(self, conversation_id: str) -> bool:

@@ -259,6 +259,9 @@ class TurnWorker(QObject):
         self._subagents: SubagentManager | None = None
         #: conversation id -> project id, for reports about a conversation no turn runs in.
         self._conversation_projects: dict[str, str] = {}
+        #: session id -> (text, reasoning) a running subagent has streamed of its current answer,
+        #: so that its tab, opened mid-stream, starts with it (as ``_Turn.text`` does for a turn).
+        self._child_streams: dict[str, tuple[list[str], list[str]]] = {}
         self._prompts = PromptBroker(
             lambda: self._async.loop if self._async is not None else None,
             on_approval=self.approval_requested.emit,
@@ -643,6 +646,8 @@ class TurnWorker(QObject):
     def _on_subagent_event(self, event: SubagentEvent) -> None:
         """The manager's events (on the loop's thread) as signals carrying frozen values."""
         if isinstance(event, SubagentStatusChanged):
+            if event.status != "running":
+                self._child_streams.pop(event.session_id, None)
             self.subagent_status_changed.emit(
                 SubagentInfo(
                     session_id=event.session_id,
@@ -670,12 +675,17 @@ class TurnWorker(QObject):
     def _subagent_activity(self, activity: SubagentActivity) -> None:
         sid, event = activity.session_id, activity.event
         if isinstance(event, MessagePersisted):
+            if event.message.role == "assistant":
+                self._child_streams.pop(sid, None)
             self.subagent_message_persisted.emit(activity.conversation_id, sid, TimelineMessage.from_message(event.message))
         elif isinstance(event, StreamStarted):
+            self._child_streams[sid] = ([], [])
             self.subagent_progress.emit(sid, SubagentProgress("stream_started"))
         elif isinstance(event, TextDelta):
+            self._child_streams.setdefault(sid, ([], []))[0].append(event.text)
             self.subagent_progress.emit(sid, SubagentProgress("stream_chunk", event.text))
         elif isinstance(event, ReasoningDelta):
+            self._child_streams.setdefault(sid, ([], []))[1].append(event.text)
             self.subagent_progress.emit(sid, SubagentProgress("reasoning_chunk", event.text))
         elif isinstance(event, ToolCallStarted):
             self.subagent_progress.emit(sid, SubagentProgress("tool_started", call=ToolCallRef(event.call_id, event.name, event.arguments)))
@@ -683,6 +693,7 @@ class TurnWorker(QObject):
             finish = ToolFinish(event.call_id, event.name, event.ok, event.duration_ms, event.error_code, frozen_json(event.result))
             self.subagent_progress.emit(sid, SubagentProgress("tool_finished", finish=finish))
         elif isinstance(event, TurnFinished):
+            self._child_streams.pop(sid, None)
             self.subagent_progress.emit(sid, SubagentProgress("finished"))
 
     def _live_infos(self, metas: list[SidechainMeta]) -> tuple[SubagentInfo, ...]:
@@ -710,12 +721,16 @@ class TurnWorker(QObject):
             known = {message.id for message in messages}
             messages += [TimelineMessage.from_message(m) for m in run.messages if m.id not in known]
         info = _info_of(meta)
+        stream = self._child_streams.get(session_id) if info.running else None
         timeline = LoadedConversation(
             project_id=project_id,
             conversation_id=session_id,
             messages=tuple(messages),
             problems=tuple(problems),
             running=info.running,
+            streaming=stream is not None,
+            streaming_text="".join(stream[0]) if stream is not None else "",
+            streaming_reasoning="".join(stream[1]) if stream is not None else "",
             subagents=self._live_infos(children),
         )
         self.subagent_loaded.emit(LoadedSubagent(project_id, conversation_id, session_id, info, timeline))

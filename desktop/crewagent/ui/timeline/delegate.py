@@ -40,9 +40,20 @@ from PySide6.QtWidgets import QStyledItemDelegate, QStyleOptionViewItem, QWidget
 from crewagent.ui.ask_user import AskUserForm, answer_lines
 from crewagent.ui.markdown import COPY_SCHEME
 from crewagent.ui.timeline.documents import DocumentCache, LaidOut, estimate_height, font_metrics, mono_font
-from crewagent.ui.timeline.model import ASK_USER_TOOL, FAILED, INTERRUPTED, OK, PENDING, RUNNING, TimelineRole
+from crewagent.ui.timeline.model import (
+    ASK_USER_TOOL,
+    FAILED,
+    INTERRUPTED,
+    OK,
+    PENDING,
+    RUNNING,
+    SUBAGENT_NOTICE,
+    TASK_TOOL,
+    TimelineRole,
+)
 from crewagent.ui.timeline.state import TimelineViewState
 from crewagent.ui.theme import TOKENS, ThemeName
+from crewagent.worker.turn_values import SubagentInfo
 
 _Index = QModelIndex | QPersistentModelIndex
 
@@ -58,6 +69,8 @@ BUTTON_H = 28
 EXACT_TAIL = 40
 #: Characters of a tool result shown expanded (the rest: "Open full output" or "… more").
 MAX_RESULT_CHARS = 20_000
+#: Characters of a subagent's summary shown in its Task part (the whole answer is in its tab).
+MAX_SUMMARY_CHARS = 280
 
 
 #: Labels are translated as rows are painted (a language switch only repaints); lupdate finds
@@ -87,7 +100,12 @@ class TimelineColors:
     ask_fill: QColor
     ask_border: QColor
     ask_text: QColor
+    notice_fill: QColor
+    notice_border: QColor
+    notice_text: QColor
     states: Mapping[str, QColor]
+    #: A subagent's status (running, completed, failed, cancelled) in its Task part and notice.
+    subagent_states: Mapping[str, QColor]
     badges: Mapping[str, QColor]
     #: Code blocks in Markdown (``markdown.render``): ``light`` or ``dark``.
     code_theme: str
@@ -116,6 +134,10 @@ class TimelineColors:
             ask_fill=c("ask_bg"),
             ask_border=c("ask_border"),
             ask_text=c("ask_text"),
+            notice_fill=c("info_bg"),
+            notice_border=c("info_border"),
+            notice_text=c("info_text"),
+            subagent_states={"running": c("running"), "completed": c("ok"), "failed": c("danger"), "cancelled": c("warning")},
             states={PENDING: c("text_muted"), RUNNING: c("running"), OK: c("ok"), FAILED: c("danger"), INTERRUPTED: c("warning")},
             badges={"interrupted": c("interrupted"), "synthetic": c("synthetic"), "error": c("danger")},
             code_theme=code_theme,
@@ -134,6 +156,21 @@ def state_label(state: str) -> str:
         FAILED: translate("TimelineDelegate", "failed"),
         INTERRUPTED: translate("TimelineDelegate", "interrupted"),
     }.get(state, state)
+
+
+def subagent_status_label(status: str) -> str:
+    return {
+        "running": translate("TimelineDelegate", "running"),
+        "completed": translate("TimelineDelegate", "completed"),
+        "failed": translate("TimelineDelegate", "failed"),
+        "cancelled": translate("TimelineDelegate", "cancelled"),
+    }.get(status, status)
+
+
+def compact(text: str, limit: int = MAX_SUMMARY_CHARS) -> str:
+    """``text`` on one paragraph, cut at ``limit`` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
 def duration_label(ms: float | None) -> str:
@@ -423,6 +460,8 @@ class TimelineDelegate(QStyledItemDelegate):
             height = self._tool(run)
         elif kind == "notice":
             height = self._notice(run)
+        elif kind == SUBAGENT_NOTICE:
+            height = self._subagent_notice(run)
         else:
             height = self._assistant(run)
         run.layout.height = height
@@ -500,7 +539,8 @@ class TimelineDelegate(QStyledItemDelegate):
         elif streaming and not reasoning:
             run.text(QRectF(run.text_left, y, 60, 20), "● ● ●", run.small, run.c.muted)
             y += 22
-        if (is_error or interrupted) and bool(index.data(TimelineRole.IS_LAST)) and not self.state.busy and not streaming:
+        offer = not self.state.busy and not self.state.read_only
+        if (is_error or interrupted) and bool(index.data(TimelineRole.IS_LAST)) and offer and not streaming:
             y += 4
             x = run.button("retry", run.text_left, y, "↻ " + translate("TimelineDelegate", "Retry"))
             run.button("continue", x, y, translate("TimelineDelegate", "Continue") + " →", primary=True)
@@ -565,6 +605,13 @@ class TimelineDelegate(QStyledItemDelegate):
         expanded = run.key in self.state.expanded_tools
         color = run.c.states.get(state, run.c.muted)
         left, width = run.text_left, run.text_width
+        name = str(index.data(TimelineRole.TOOL_NAME) or "tool")
+        subagent: SubagentInfo | None = index.data(TimelineRole.SUBAGENT)
+        is_task = subagent is not None or name == TASK_TOOL
+        status_text = state_label(state)
+        if subagent is not None:
+            color = run.c.subagent_states.get(subagent.status, run.c.muted)
+            status_text = subagent_status_label(subagent.status)
         # the card's height is known only after its content is measured
         sections: list[tuple[str, LaidOut | float]] = []
         offloaded = index.data(TimelineRole.FULL_OUTPUT_BYTES)
@@ -586,7 +633,8 @@ class TimelineDelegate(QStyledItemDelegate):
             body += 20 + (laid if isinstance(laid, float) else laid.height) + 8
         if expanded and offloaded is not None:
             body += BUTTON_H + 6
-        card = QRectF(left, y, width, TOOL_HEADER + (body + CARD_PAD if expanded else 0))
+        task_h = self._task_body(run, subagent, left, y, width, draw=False) if is_task else 0.0
+        card = QRectF(left, y, width, TOOL_HEADER + task_h + (body + CARD_PAD if expanded else 0))
         hovered = run.hover == (run.key, "toggle_tool")
         run.card(card, run.c.card_hover if hovered and not expanded else run.c.card, run.c.card_border, 9)
         header = QRectF(left, y, width, TOOL_HEADER)
@@ -597,11 +645,15 @@ class TimelineDelegate(QStyledItemDelegate):
             run.painter.setBrush(color)
             run.painter.drawEllipse(QPointF(x + 4, header.center().y()), 4, 4)
         x += 16
-        icon = self._wrench(run)
+        icon = self._robot(run) if is_task else self._wrench(run)
         x += run.text(QRectF(x, y, 24, TOOL_HEADER), icon, run.font, run.c.text) + 6
-        name = str(index.data(TimelineRole.TOOL_NAME) or "tool")
-        x += run.text(QRectF(x, y, width * 0.5, TOOL_HEADER), name, run.small_bold, run.c.text) + 8
-        details = [state_label(state)]
+        label = translate("TimelineDelegate", "Subagent") if is_task else name
+        x += run.text(QRectF(x, y, width * 0.5, TOOL_HEADER), label, run.small_bold, run.c.text) + 8
+        kind = subagent.subagent_type if subagent is not None else str(_arguments(index).get("subagent_type") or "")
+        if is_task and kind:
+            x += run.text(QRectF(x, y, 14, TOOL_HEADER), "·", run.small, run.c.muted) + 6
+            x += run.text(QRectF(x, y, width * 0.3, TOOL_HEADER), kind, run.small, run.c.text) + 6
+        details = [status_text]
         duration = duration_label(index.data(TimelineRole.TOOL_DURATION))
         if duration:
             details.append(duration)
@@ -615,6 +667,8 @@ class TimelineDelegate(QStyledItemDelegate):
             run.pill(left + width - 120, header.center().y(), translate("TimelineDelegate", "Synthetic"), run.c.badges["synthetic"])
         run.text(QRectF(left + width - 28, y, 20, TOOL_HEADER), "▾" if expanded else "▸", run.font, run.c.muted)
         y = header.bottom()
+        if is_task:
+            y += self._task_body(run, subagent, left, y, width, draw=True)
         if expanded:
             if run.painter is not None:
                 run.painter.fillRect(QRectF(left + 1, y, width - 2, 1), run.c.card_border)
@@ -629,10 +683,81 @@ class TimelineDelegate(QStyledItemDelegate):
                 elif run.key in self.state.loading_outputs:
                     run.text(QRectF(left + CARD_PAD, y, width, BUTTON_H), translate("TimelineDelegate", "Loading the full output…"), run.small, run.c.muted)
                 else:
-                    x = run.button("open_output", left + CARD_PAD, y, translate("TimelineDelegate", "Open full output"))
+                    x = left + CARD_PAD
+                    if not self.state.read_only:  # a subagent's outputs are read from its own log, not here
+                        x = run.button("open_output", x, y, translate("TimelineDelegate", "Open full output"))
                     run.text(QRectF(x, y, width, BUTTON_H), translate("TimelineDelegate", "The result was {size}; above is its beginning.").format(size=size_label(int(offloaded))), run.small, run.c.muted)
                 y += BUTTON_H + 6
         return card.bottom() + 4 - run.top
+
+    def _task_body(self, run: _Pass, info: SubagentInfo | None, left: float, y: float, width: float, *, draw: bool) -> float:
+        """Under a Task part's header: what the child was asked, how it went, and the way to its tab.
+
+        Measures only when ``draw`` is False (no painting, no hit areas), so the card's height is
+        known before its background is painted.
+        """
+        x = left + 28  # under the part's name, past the status dot
+        inner_w = width - (x - left) - CARD_PAD
+        arguments = _arguments(run.index)
+        description = (info.description if info is not None else "") or str(arguments.get("description") or "")
+        height = 0.0
+        if description:
+            if draw:
+                run.text(QRectF(x, y + height, inner_w, 20), description, run.font, run.c.text)
+            height += 22
+        if info is None or info.running:
+            waiting = info is not None and info.background
+            note = translate("TimelineDelegate", "Working in the background…") if waiting else translate("TimelineDelegate", "Working…")
+            if draw:
+                run.text(QRectF(x, y + height, inner_w, 18), note, run.small, run.c.muted)
+            height += 20
+        elif info.summary:
+            laid = run.doc("summary", compact(info.summary), inner_w, run.small, plain=True)
+            if draw:
+                color = run.c.error_text if info.status == "failed" else run.c.muted
+                run.place(laid, x, y + height, color)
+            height += (laid if isinstance(laid, float) else laid.height) + 2
+        if info is not None:
+            if draw:
+                run.button("open_subagent", x, y + height + 4, translate("TimelineDelegate", "Open subagent conversation") + "  ↗")
+            height += BUTTON_H + 4
+        return height + 10
+
+    def _subagent_notice(self, run: _Pass) -> float:
+        """A finished background subagent's notice: one subtle card, not a bubble the user wrote."""
+        index = run.index
+        info: SubagentInfo | None = index.data(TimelineRole.SUBAGENT)
+        y = run.top + 6
+        left, width = run.text_left, run.text_width
+        status = info.status if info is not None else ""
+        kind = info.subagent_type if info is not None else ""
+        summary = compact(info.summary, 200) if info is not None else ""
+        description = _notice_description(str(index.data(TimelineRole.TEXT) or ""))
+        height = 8 + 22 + (18 if summary else 0) + 4 + (BUTTON_H + 6 if info is not None else 0) + 6
+        card = QRectF(left, y, width, height)
+        run.card(card, run.c.notice_fill, run.c.notice_border, 8)
+        inner_x, inner_w = left + CARD_PAD, width - 2 * CARD_PAD
+        inner_y = y + 8
+        title = translate("TimelineDelegate", "Background subagent {type} {status}").format(type=kind, status=subagent_status_label(status))
+        x = inner_x
+        if run.painter is not None:
+            run.painter.setPen(Qt.PenStyle.NoPen)
+            run.painter.setBrush(run.c.subagent_states.get(status, run.c.muted))
+            run.painter.drawEllipse(QPointF(x + 3, inner_y + 11), 3.5, 3.5)
+        x += 12
+        x += run.text(QRectF(x, inner_y, inner_w - (x - inner_x), 22), title, run.small_bold, run.c.notice_text) + 6
+        if description:
+            run.text(QRectF(x, inner_y, inner_w - (x - inner_x), 22), "· " + description, run.small, run.c.notice_text)
+        inner_y += 22
+        if summary:
+            run.text(QRectF(inner_x, inner_y, inner_w, 18), summary, run.small, run.c.muted)
+            inner_y += 18
+        if info is not None:
+            run.button("open_subagent", inner_x, inner_y + 4, translate("TimelineDelegate", "Open subagent conversation") + "  ↗")
+        return card.bottom() + 6 - run.top
+
+    def _robot(self, run: _Pass) -> str:
+        return robot_glyph(run.font)
 
     def _wrench(self, run: _Pass) -> str:
         metrics = QFontMetricsF(run.font)
@@ -794,3 +919,25 @@ class TimelineDelegate(QStyledItemDelegate):
 
     def setModelData(self, editor: QWidget, model: QAbstractItemModel, index: _Index) -> None:
         pass  # answers go to the worker (widget_answered), never into the model
+
+
+def robot_glyph(font: QFont) -> str:
+    """The subagent mark: a robot where the font has one, else a plain diamond (no tofu box)."""
+    return "🤖" if QFontMetricsF(font).inFontUcs4(0x1F916) else "◆"
+
+
+def _arguments(index: _Index) -> Mapping[str, object]:
+    """A tool part's arguments as a mapping (empty when they are not a JSON object)."""
+    try:
+        value = json.loads(str(index.data(TimelineRole.TOOL_ARGUMENTS) or "") or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _notice_description(text: str) -> str:
+    """The ``- description:`` line of a subagent notice (core.subagents.links.notice_message)."""
+    for line in text.splitlines():
+        if line.startswith("- description: "):
+            return line.removeprefix("- description: ").strip()
+    return ""

@@ -19,6 +19,8 @@ class TimelineViewState:
     widget_answers: dict[str, dict[str, object]] = field(default_factory=dict)
     #: A turn is running: Retry and Continue are not offered.
     busy: bool = False
+    #: A timeline nobody can answer in (a subagent's tab): no Retry, Continue or full-output loading.
+    read_only: bool = False
 
     def clear(self) -> None:
         self.expanded_tools.clear()

@@ -24,7 +24,8 @@ class TimelineView(QTreeView):
     outputs are view state (:class:`TimelineViewState`), keyed by row key.
     """
 
-    #: ``(action, key, message_id)``: Retry/Continue on an error part, or "open_output" of a tool part.
+    #: ``(action, key, message_id)``: Retry/Continue on an error part, or "open_output" of a tool part;
+    #: for "open_subagent" (a Task part or a subagent notice) ``message_id`` is the subagent's session id.
     action_requested = Signal(str, str, str)
 
     #: ``(request_id, call_id, payload)``: an ask-user widget was answered (None: dismissed).
@@ -247,6 +248,9 @@ class TimelineView(QTreeView):
     def _on_action(self, action: str, index: QPersistentModelIndex) -> None:
         key = str(index.data(TimelineRole.KEY))
         message_id = str(index.data(TimelineRole.RESULT_MESSAGE_ID) or "") if action == "open_output" else key
+        if action == "open_subagent":
+            subagent = index.data(TimelineRole.SUBAGENT)
+            message_id = subagent.session_id if subagent is not None else ""
         if action == "open_output":
             self.view_state.loading_outputs.add(key)
             self._remeasure(index)
