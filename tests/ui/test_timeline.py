@@ -75,6 +75,10 @@ def test_a_streamed_turn_updates_one_row_in_place_and_never_resets(qtmodeltester
         model.append_text(piece)
     assert model.index(stream_row, 0).data(TimelineRole.TEXT) == "Let me look."
     assert model.index(stream_row, 0).data(TimelineRole.STREAMING) is True
+    # The first chunk is shown at once; the two that followed within STREAM_UPDATE_MS come as one update.
+    assert changed.count(stream_row) == 1
+    qtbot.waitUntil(lambda: changed.count(stream_row) == 2, timeout=1000)
+    model.append_text("")  # nothing new: no update
     model.end_stream()
     model.add_message(assistant("m6", "Let me look.", calls=(ToolCallRef("c9", "fs.list", "{}"),)))
     assert model.rowCount() == 3 and model.index(stream_row, 0).data(TimelineRole.KEY) == "m6"
@@ -88,7 +92,7 @@ def test_a_streamed_turn_updates_one_row_in_place_and_never_resets(qtmodeltester
     qtmodeltester.check(model)
 
     assert not resets
-    assert changed.count(stream_row) >= 4  # three chunks and the end, all on the same row
+    assert changed.count(stream_row) >= 4  # two updates of the chunks, the end, the stored message: one row
 
 
 def test_stop_leaves_no_part_running_and_marks_interrupted_ones(qtmodeltester: Any) -> None:

@@ -1,15 +1,9 @@
 """TimelineModel: a conversation as a tree of rows — messages at the top, their tool calls below.
 
-A top-level row is a message (user, assistant, a notice, the notice of a finished background
-subagent) or the answer streaming right now. An
+A top-level row is a message (user, assistant, a notice) or the answer streaming right now. An
 assistant message's tool calls are its child rows, one per call id: the call and its result
 (the ``role=tool`` message) are one part, so the view can show "🔧 fs.list · ok · 2 ms" as one
 line. Whether a part is expanded is not in the model; it is the view's business.
-
-A Task part (issue 6) also carries its subagent (``SUBAGENT``): from the stored result's link
-fields, from the children's metas a load brings, and live from ``subagent_status``, matched by
-the session that made the call (this model's ``conversation_id``: a conversation, or a
-subagent's ``agent_<id>`` in its read-only tab) and the call id.
 
 The adapter methods (``load``, ``begin_stream``, ``append_text``, ``add_message``,
 ``tool_started`` ...) are the only writers and the only callers of ``begin*``/``end*`` and
@@ -18,7 +12,6 @@ The adapter methods (``load``, ``begin_stream``, ``append_text``, ``add_message`
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import time
 from collections.abc import Iterable, Mapping
@@ -26,9 +19,9 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any
 
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt, QTimer
 
-from crewagent.worker.turn_values import LoadedConversation, SubagentInfo, TimelineMessage, ToolCallRef, ToolFinish
+from crewagent.worker.turn_values import LoadedConversation, TimelineMessage, ToolCallRef, ToolFinish
 
 _Index = QModelIndex | QPersistentModelIndex
 _USER = Qt.ItemDataRole.UserRole.value
@@ -37,15 +30,16 @@ _USER = Qt.ItemDataRole.UserRole.value
 PENDING, RUNNING, OK, FAILED, INTERRUPTED = "pending", "running", "ok", "failed", "interrupted"
 STREAM_KEY_PREFIX = "stream:"
 ASK_USER_TOOL = "ui.ask_user"
-TASK_TOOL = "task"
-#: The row kind of a finished background subagent's notice (a synthetic user message).
-SUBAGENT_NOTICE = "subagent_notice"
+#: Streamed text reaches the view at most this often (the first chunk at once). Every update lays
+#: the whole answer out again as Markdown, so a model sending hundreds of chunks a second would
+#: otherwise keep the GUI thread re-rendering and let the chunks queue up behind it.
+STREAM_UPDATE_MS = 40
 
 
 class TimelineRole(IntEnum):
     """Custom data roles of :class:`TimelineModel`."""
 
-    KIND = _USER  #: "user", "assistant", "tool", "notice" or "subagent_notice"
+    KIND = _USER  #: "user", "assistant", "tool" or "notice"
     KEY = _USER + 1  #: stable identity: a message id, "tool:<call id>" or "stream:<n>"
     MESSAGE = _USER + 2  #: the TimelineMessage (None while streaming)
     TEXT = _USER + 3  #: the Markdown text shown (grows while streaming)
@@ -71,8 +65,6 @@ class TimelineRole(IntEnum):
     #: What the delegate needs to size a row in one call: ``(key, version, kind, rows from the
     #: end, text, has reasoning, needs the full layout)``. Sizing 10,000 rows must stay cheap.
     MEASURE = _USER + 23
-    #: The :class:`SubagentInfo` of a Task part or a subagent notice (None for other rows).
-    SUBAGENT = _USER + 24
 
 
 @dataclass(eq=False)
@@ -94,30 +86,9 @@ class _Node:
     duration_ms: float | None = None
     widget_request: str = ""
     widget: Mapping[str, Any] | None = None
-    subagent: SubagentInfo | None = None
     version: int = 0
     # while streaming: when reasoning started and when the text took over
     _thinking_since: float | None = None
-
-
-def _merged(old: SubagentInfo | None, new: SubagentInfo) -> SubagentInfo:
-    """``new``, completed by what ``old`` knew; a final status is never taken back by a stale "running"
-    (a background child's Task result says running, whatever happened since)."""
-    if old is None or old.session_id != new.session_id:
-        return new
-    status, summary = new.status, new.summary or old.summary
-    if new.running and not old.running:
-        status, summary = old.status, old.summary
-    return dataclasses.replace(
-        new,
-        status=status,
-        summary=summary,
-        description=new.description or old.description,
-        conversation_id=new.conversation_id or old.conversation_id,
-        parent_session_id=new.parent_session_id or old.parent_session_id,
-        parent_call_id=new.parent_call_id or old.parent_call_id,
-        background=new.background or old.background,
-    )
 
 
 def _tool_state(result: TimelineMessage) -> str:
@@ -137,18 +108,23 @@ class TimelineModel(QAbstractItemModel):
         self._stream: _Node | None = None
         self._streams = 0
         self.conversation_id = ""
+        # Coalescing of streamed chunks (see STREAM_UPDATE_MS): the roles changed since the last update.
+        self._stream_roles: set[TimelineRole] = set()
+        self._stream_timer = QTimer(self)
+        self._stream_timer.setSingleShot(True)
+        self._stream_timer.setInterval(STREAM_UPDATE_MS)
+        self._stream_timer.timeout.connect(self._flush_stream)
 
     # -- adapter: the only writers ----------------------------------------------------------------
 
     def load(self, loaded: LoadedConversation) -> None:
         """Show a whole conversation (the one reset: everything shown before is replaced)."""
         self.beginResetModel()
+        self._settle_stream()
         self._rows, self._by_key, self._calls, self._stream = [], {}, {}, None
         self.conversation_id = loaded.conversation_id
         for message in loaded.messages:
             self._place(message, notify=False)
-        for info in loaded.subagents:
-            self._apply_subagent(info)
         if loaded.streaming:
             node = self._new_stream_node()
             node.text, node.reasoning = loaded.streaming_text, loaded.streaming_reasoning
@@ -174,7 +150,7 @@ class TimelineModel(QAbstractItemModel):
         if node._thinking_since is not None and node.reasoning_seconds is None:
             node.reasoning_seconds = time.monotonic() - node._thinking_since
         node.text += text
-        self._changed(node, TimelineRole.TEXT)
+        self._stream_changed(TimelineRole.TEXT)
 
     def append_reasoning(self, text: str) -> None:
         node = self._stream
@@ -183,13 +159,14 @@ class TimelineModel(QAbstractItemModel):
         if node._thinking_since is None:
             node._thinking_since = time.monotonic()
         node.reasoning += text
-        self._changed(node, TimelineRole.REASONING)
+        self._stream_changed(TimelineRole.REASONING)
 
     def end_stream(self) -> None:
         """The answer stopped streaming; the row stays until its stored message replaces it."""
         node = self._stream
         if node is None:
             return
+        self._settle_stream()
         node.streaming = False
         if node._thinking_since is not None and node.reasoning_seconds is None:
             node.reasoning_seconds = time.monotonic() - node._thinking_since
@@ -200,6 +177,7 @@ class TimelineModel(QAbstractItemModel):
         node = self._stream
         if node is None:
             return
+        self._settle_stream()
         self._stream = None
         self.beginRemoveRows(QModelIndex(), node.row, node.row)
         del self._rows[node.row]
@@ -234,21 +212,6 @@ class TimelineModel(QAbstractItemModel):
             self.discard_stream()
         elif self._stream is not None:
             self.end_stream()
-
-    def subagent_status(self, info: SubagentInfo) -> bool:
-        """A subagent started or ended: update its Task part (False when it is not this timeline's)."""
-        node = self._apply_subagent(info)
-        if node is not None:
-            self._changed(node, TimelineRole.SUBAGENT)
-        return node is not None
-
-    def _apply_subagent(self, info: SubagentInfo) -> _Node | None:
-        if info.parent_session_id != self.conversation_id:
-            return None
-        node = self._calls.get(info.parent_call_id)
-        if node is not None:
-            node.subagent = _merged(node.subagent, info)
-        return node
 
     def set_widget_request(self, call_id: str, request_id: str, widget: Mapping[str, Any] | None = None) -> bool:
         """Mark the ``ui.ask_user`` part of ``call_id`` as waiting for the user (``""``: no longer)."""
@@ -286,8 +249,6 @@ class TimelineModel(QAbstractItemModel):
                 node.result = message
                 node.state = _tool_state(message)
                 node.duration_ms = message.duration_ms if message.duration_ms is not None else node.duration_ms
-                if message.subagent is not None:
-                    node.subagent = _merged(node.subagent, message.subagent)
                 self._by_key[message.id] = node
                 if notify:
                     self._changed(node, TimelineRole.TOOL_RESULT)
@@ -295,6 +256,7 @@ class TimelineModel(QAbstractItemModel):
             self._append_top(self._tool_node(None, message, row=len(self._rows)), notify)  # an orphan result
             return
         if message.role == "assistant" and self._stream is not None:
+            self._settle_stream()
             node = self._stream
             self._stream = None
             self._by_key.pop(node.key, None)
@@ -309,10 +271,8 @@ class TimelineModel(QAbstractItemModel):
         kind = message.role if message.role in ("user", "assistant") else "notice"
         if message.is_summary:
             kind = "notice"
-        elif message.is_subagent_notice:
-            kind = SUBAGENT_NOTICE
         node = _Node(key=message.id, kind=kind, row=len(self._rows), message=message, text=message.text,
-                     reasoning=message.reasoning, subagent=message.subagent if kind == SUBAGENT_NOTICE else None)
+                     reasoning=message.reasoning)
         self._append_top(node, notify)
         self._add_calls(node, message, notify)
 
@@ -348,7 +308,6 @@ class TimelineModel(QAbstractItemModel):
         if result is not None:
             node.state = _tool_state(result)
             node.duration_ms = result.duration_ms
-            node.subagent = result.subagent
         return node
 
     def _new_stream_node(self) -> _Node:
@@ -358,6 +317,27 @@ class TimelineModel(QAbstractItemModel):
         self._by_key[node.key] = node
         self._stream = node
         return node
+
+    def _stream_changed(self, role: TimelineRole) -> None:
+        """The streamed row grew: update it now, or with the next update if one went out lately."""
+        self._stream_roles.add(role)
+        if not self._stream_timer.isActive():
+            self._flush_stream()
+
+    def _flush_stream(self) -> None:
+        node, roles = self._stream, self._stream_roles
+        if node is None or not roles:
+            return  # nothing arrived since the last update: the throttle window just ends
+        self._stream_roles = set()
+        node.version += 1
+        index = self._index_of(node)
+        self.dataChanged.emit(index, index, [*sorted(roles), TimelineRole.VERSION])
+        self._stream_timer.start()
+
+    def _settle_stream(self) -> None:
+        """The streamed row changes for good (ends, is replaced, goes away): its own signal says so."""
+        self._stream_timer.stop()
+        self._stream_roles = set()
 
     def _changed(self, node: _Node, role: TimelineRole) -> None:
         node.version += 1
@@ -479,10 +459,9 @@ class TimelineModel(QAbstractItemModel):
         message = node.message if node.kind != "tool" else node.result
         if role == TimelineRole.MEASURE:
             top = node.parent or node
-            special = bool(node.streaming or node.widget_request or node.kind in ("notice", SUBAGENT_NOTICE)
-                           or node.subagent is not None
+            special = bool(node.streaming or node.widget_request or node.kind == "notice"
                            or (message is not None and (message.is_error or message.interrupted))
-                           or (node.call is not None and node.call.name in (ASK_USER_TOOL, TASK_TOOL)))
+                           or (node.call is not None and node.call.name == ASK_USER_TOOL))
             return (node.key, node.version, node.kind, len(self._rows) - 1 - top.row, node.text, bool(node.reasoning), special)
         if role == TimelineRole.KIND:
             return node.kind
@@ -530,8 +509,6 @@ class TimelineModel(QAbstractItemModel):
             return node.version
         if role == TimelineRole.WIDGET:
             return node.widget if node.widget is not None else _json_object(node.call.arguments if node.call else "")
-        if role == TimelineRole.SUBAGENT:
-            return node.subagent
         if role == TimelineRole.IS_LAST:
             top = node.parent or node
             return top.row == len(self._rows) - 1
