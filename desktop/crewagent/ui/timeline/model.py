@@ -1,9 +1,15 @@
 """TimelineModel: a conversation as a tree of rows — messages at the top, their tool calls below.
 
-A top-level row is a message (user, assistant, a notice) or the answer streaming right now. An
+A top-level row is a message (user, assistant, a notice, the notice of a finished background
+subagent) or the answer streaming right now. An
 assistant message's tool calls are its child rows, one per call id: the call and its result
 (the ``role=tool`` message) are one part, so the view can show "🔧 fs.list · ok · 2 ms" as one
 line. Whether a part is expanded is not in the model; it is the view's business.
+
+A Task part (issue 6) also carries its subagent (``SUBAGENT``): from the stored result's link
+fields, from the children's metas a load brings, and live from ``subagent_status``, matched by
+the session that made the call (this model's ``conversation_id``: a conversation, or a
+subagent's ``agent_<id>`` in its read-only tab) and the call id.
 
 The adapter methods (``load``, ``begin_stream``, ``append_text``, ``add_message``,
 ``tool_started`` ...) are the only writers and the only callers of ``begin*``/``end*`` and
@@ -12,6 +18,7 @@ The adapter methods (``load``, ``begin_stream``, ``append_text``, ``add_message`
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Iterable, Mapping
@@ -21,7 +28,7 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt, QTimer
 
-from crewagent.worker.turn_values import LoadedConversation, TimelineMessage, ToolCallRef, ToolFinish
+from crewagent.worker.turn_values import LoadedConversation, SubagentInfo, TimelineMessage, ToolCallRef, ToolFinish
 
 _Index = QModelIndex | QPersistentModelIndex
 _USER = Qt.ItemDataRole.UserRole.value
@@ -34,12 +41,15 @@ ASK_USER_TOOL = "ui.ask_user"
 #: the whole answer out again as Markdown, so a model sending hundreds of chunks a second would
 #: otherwise keep the GUI thread re-rendering and let the chunks queue up behind it.
 STREAM_UPDATE_MS = 40
+TASK_TOOL = "task"
+#: The row kind of a finished background subagent's notice (a synthetic user message).
+SUBAGENT_NOTICE = "subagent_notice"
 
 
 class TimelineRole(IntEnum):
     """Custom data roles of :class:`TimelineModel`."""
 
-    KIND = _USER  #: "user", "assistant", "tool" or "notice"
+    KIND = _USER  #: "user", "assistant", "tool", "notice" or "subagent_notice"
     KEY = _USER + 1  #: stable identity: a message id, "tool:<call id>" or "stream:<n>"
     MESSAGE = _USER + 2  #: the TimelineMessage (None while streaming)
     TEXT = _USER + 3  #: the Markdown text shown (grows while streaming)
@@ -65,6 +75,8 @@ class TimelineRole(IntEnum):
     #: What the delegate needs to size a row in one call: ``(key, version, kind, rows from the
     #: end, text, has reasoning, needs the full layout)``. Sizing 10,000 rows must stay cheap.
     MEASURE = _USER + 23
+    #: The :class:`SubagentInfo` of a Task part or a subagent notice (None for other rows).
+    SUBAGENT = _USER + 24
 
 
 @dataclass(eq=False)
@@ -86,9 +98,30 @@ class _Node:
     duration_ms: float | None = None
     widget_request: str = ""
     widget: Mapping[str, Any] | None = None
+    subagent: SubagentInfo | None = None
     version: int = 0
     # while streaming: when reasoning started and when the text took over
     _thinking_since: float | None = None
+
+
+def _merged(old: SubagentInfo | None, new: SubagentInfo) -> SubagentInfo:
+    """``new``, completed by what ``old`` knew; a final status is never taken back by a stale "running"
+    (a background child's Task result says running, whatever happened since)."""
+    if old is None or old.session_id != new.session_id:
+        return new
+    status, summary = new.status, new.summary or old.summary
+    if new.running and not old.running:
+        status, summary = old.status, old.summary
+    return dataclasses.replace(
+        new,
+        status=status,
+        summary=summary,
+        description=new.description or old.description,
+        conversation_id=new.conversation_id or old.conversation_id,
+        parent_session_id=new.parent_session_id or old.parent_session_id,
+        parent_call_id=new.parent_call_id or old.parent_call_id,
+        background=new.background or old.background,
+    )
 
 
 def _tool_state(result: TimelineMessage) -> str:
@@ -125,6 +158,8 @@ class TimelineModel(QAbstractItemModel):
         self.conversation_id = loaded.conversation_id
         for message in loaded.messages:
             self._place(message, notify=False)
+        for info in loaded.subagents:
+            self._apply_subagent(info)
         if loaded.streaming:
             node = self._new_stream_node()
             node.text, node.reasoning = loaded.streaming_text, loaded.streaming_reasoning
@@ -213,6 +248,21 @@ class TimelineModel(QAbstractItemModel):
         elif self._stream is not None:
             self.end_stream()
 
+    def subagent_status(self, info: SubagentInfo) -> bool:
+        """A subagent started or ended: update its Task part (False when it is not this timeline's)."""
+        node = self._apply_subagent(info)
+        if node is not None:
+            self._changed(node, TimelineRole.SUBAGENT)
+        return node is not None
+
+    def _apply_subagent(self, info: SubagentInfo) -> _Node | None:
+        if info.parent_session_id != self.conversation_id:
+            return None
+        node = self._calls.get(info.parent_call_id)
+        if node is not None:
+            node.subagent = _merged(node.subagent, info)
+        return node
+
     def set_widget_request(self, call_id: str, request_id: str, widget: Mapping[str, Any] | None = None) -> bool:
         """Mark the ``ui.ask_user`` part of ``call_id`` as waiting for the user (``""``: no longer)."""
         node = self._calls.get(call_id)
@@ -249,6 +299,8 @@ class TimelineModel(QAbstractItemModel):
                 node.result = message
                 node.state = _tool_state(message)
                 node.duration_ms = message.duration_ms if message.duration_ms is not None else node.duration_ms
+                if message.subagent is not None:
+                    node.subagent = _merged(node.subagent, message.subagent)
                 self._by_key[message.id] = node
                 if notify:
                     self._changed(node, TimelineRole.TOOL_RESULT)
@@ -271,8 +323,10 @@ class TimelineModel(QAbstractItemModel):
         kind = message.role if message.role in ("user", "assistant") else "notice"
         if message.is_summary:
             kind = "notice"
+        elif message.is_subagent_notice:
+            kind = SUBAGENT_NOTICE
         node = _Node(key=message.id, kind=kind, row=len(self._rows), message=message, text=message.text,
-                     reasoning=message.reasoning)
+                     reasoning=message.reasoning, subagent=message.subagent if kind == SUBAGENT_NOTICE else None)
         self._append_top(node, notify)
         self._add_calls(node, message, notify)
 
@@ -308,6 +362,7 @@ class TimelineModel(QAbstractItemModel):
         if result is not None:
             node.state = _tool_state(result)
             node.duration_ms = result.duration_ms
+            node.subagent = result.subagent
         return node
 
     def _new_stream_node(self) -> _Node:
@@ -459,9 +514,10 @@ class TimelineModel(QAbstractItemModel):
         message = node.message if node.kind != "tool" else node.result
         if role == TimelineRole.MEASURE:
             top = node.parent or node
-            special = bool(node.streaming or node.widget_request or node.kind == "notice"
+            special = bool(node.streaming or node.widget_request or node.kind in ("notice", SUBAGENT_NOTICE)
+                           or node.subagent is not None
                            or (message is not None and (message.is_error or message.interrupted))
-                           or (node.call is not None and node.call.name == ASK_USER_TOOL))
+                           or (node.call is not None and node.call.name in (ASK_USER_TOOL, TASK_TOOL)))
             return (node.key, node.version, node.kind, len(self._rows) - 1 - top.row, node.text, bool(node.reasoning), special)
         if role == TimelineRole.KIND:
             return node.kind
@@ -509,6 +565,8 @@ class TimelineModel(QAbstractItemModel):
             return node.version
         if role == TimelineRole.WIDGET:
             return node.widget if node.widget is not None else _json_object(node.call.arguments if node.call else "")
+        if role == TimelineRole.SUBAGENT:
+            return node.subagent
         if role == TimelineRole.IS_LAST:
             top = node.parent or node
             return top.row == len(self._rows) - 1
