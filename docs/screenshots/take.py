@@ -252,6 +252,27 @@ def _run(base: Path, out: Path) -> int:
     shot("08-chinese-ui")
     apply_settings("appearance_page", "language", "en")
 
+    # 9. a delegated task (issue 6): the Task part with its type, status and summary
+    new_conversation("chat")
+    say("delegate: summarise the README")
+    rename_current("Delegate the README")
+    task = next(
+        conversation.model.index(row, 0, top)
+        for top in conversation.model.iter_top()
+        for row in range(conversation.model.rowCount(top))
+        if conversation.model.index(row, 0, top).data(TimelineRole.TOOL_NAME) == "task"
+    )
+    wait_until(lambda: getattr(task.data(TimelineRole.SUBAGENT), "status", "") == "completed", "the subagent to complete")
+    shot("09-subagent-task")
+
+    # 10. "Open subagent conversation": the child's own conversation, read-only, in a tab
+    subagent = task.data(TimelineRole.SUBAGENT)
+    conversation.timeline.action_requested.emit("open_subagent", str(task.data(TimelineRole.KEY)), subagent.session_id)
+    tabs = window.project_view.subagent_tabs
+    wait_until(lambda: (page := tabs.page_of(subagent.session_id)) is not None and page.loaded, "the subagent's tab")
+    shot("10-subagent-tab")
+    tabs.close_all()
+
     window.close()
     wait_until(lambda: not window.isVisible(), "the window to close")
     worker.stop()
