@@ -649,7 +649,11 @@ class TimelineDelegate(QStyledItemDelegate):
         x += run.text(QRectF(x, y, 24, TOOL_HEADER), icon, run.font, run.c.text) + 6
         label = translate("TimelineDelegate", "Subagent") if is_task else name
         x += run.text(QRectF(x, y, width * 0.5, TOOL_HEADER), label, run.small_bold, run.c.text) + 8
-        kind = subagent.subagent_type if subagent is not None else str(_arguments(index).get("subagent_type") or "")
+        # Only a Task part's arguments are read: another tool's may be megabytes (an fs.write of a
+        # 20 MB file), and parsing them here on every measure and paint froze the GUI thread.
+        kind = ""
+        if is_task:
+            kind = subagent.subagent_type if subagent is not None else str(_arguments(index).get("subagent_type") or "")
         if is_task and kind:
             x += run.text(QRectF(x, y, 14, TOOL_HEADER), "·", run.small, run.c.muted) + 6
             x += run.text(QRectF(x, y, width * 0.3, TOOL_HEADER), kind, run.small, run.c.text) + 6
