@@ -231,3 +231,49 @@ def test_stop_subagent_in_its_tab_cancels_a_background_child(
     )
     info = subagent_of(conversation.model.index_of_call("call_bg"))
     assert info is not None and info.status == "cancelled"
+
+
+def test_with_the_demo_a_user_delegates_opens_the_child_and_both_logs_link_on_disk(
+    qtbot: Any, demo_llm: Any, isolated_dirs: dict[str, Path], store: Any, project: Any, dialogs: ScriptedDialogs, tmp_path: Path
+) -> None:
+    """The issue's "done when", through the window: the demo delegates, the part and the tab show it."""
+    from crewagent.core.loop.factory import provider_config
+    from crewagent.worker import Worker
+
+    (project.root / "README.md").write_text("# Hello\nA tiny project about subagents.\n", encoding="utf-8")
+
+    def demo(settings: Any, _url: str | None) -> Any:
+        return provider_config(settings, None, provider="demo", demo_base_url=demo_llm.base_url)
+
+    with WorkerThread(Worker(isolated_dirs["data"], provider_factory=demo)).start() as running:
+        main = MainWindow(running.worker, dialogs=dialogs, state=QSettings(str(tmp_path / "ui.ini"), QSettings.Format.IniFormat))
+        qtbot.addWidget(main)
+        main.resize(1100, 800)
+        main.show()
+        start(qtbot, main, project.root, "delegate: summarise the README")
+        conversation = main.project_view.conversation
+        qtbot.waitUntil(lambda: not conversation.busy, timeout=15_000)
+        model = conversation.model
+        part = next(
+            model.index(row, 0, top) for top in model.iter_top() for row in range(model.rowCount(top))
+            if model.index(row, 0, top).data(TimelineRole.TOOL_NAME) == "task"
+        )
+        info = subagent_of(part)
+        assert info is not None and (info.subagent_type, info.status) == ("explore", "completed")
+        assert "# Hello" in info.summary
+        click(qtbot, conversation.timeline, part, "open_subagent")
+        page = current_page(main)
+        qtbot.waitUntil(lambda: page.loaded, timeout=5_000)
+        tools = [page.model.index(row, 0, top).data(TimelineRole.TOOL_NAME) for top in page.model.iter_top() for row in range(page.model.rowCount(top))]
+        assert tools == ["fs.list", "fs.read"] and page.status.text() == "completed"
+        main.close()
+
+    # on disk: the parent's Task result names the sidechain, every sidechain line names the parent
+    cid = conversation.conversation_id
+    parent = store.load_messages(project.id, cid).messages
+    link = next(m for m in parent if m.role == "tool").to_log_dict()
+    assert link["subagentSessionId"] == info.session_id and link["subagentStatus"] == "completed"
+    folder = store.log_path(project.id, cid).parent / "agents"
+    assert (folder / f"{info.session_id}.jsonl").is_file() and (folder / f"{info.session_id}.meta.json").is_file()
+    child = sidechain_valid(store, project.id, cid, info.session_id)
+    assert {m.to_log_dict()["parentToolCallId"] for m in child} == {link["tool_call_id"]}
