@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QApplication
 
 from crewagent.ui.markdown import render
 from crewagent.ui.timeline import TimelineModel, TimelineRole, TimelineView
+from crewagent.ui.timeline.model import OPEN_ROWS
 from crewagent.worker.turn_values import LoadedConversation, TimelineMessage, ToolCallRef, ToolFinish, frozen_json
 
 
@@ -240,3 +241,47 @@ def test_ten_thousand_messages_open_without_freezing(qtbot: Any, record_property
     assert view.visualRect(last).intersects(view.viewport().rect())
     assert elapsed < 3.0  # the target is 300 ms on a desktop; CI boxes are slower
     assert QModelIndex() != last
+
+
+def test_a_long_history_opens_on_its_newest_rows_and_shows_older_ones_on_the_way_up(qtbot: Any, qtmodeltester: Any) -> None:
+    messages = _big_history(1_000, 20)
+    model = TimelineModel()
+    view = TimelineView()
+    view.set_timeline(model)
+    qtbot.addWidget(view)
+    view.resize(800, 500)
+    view.show()
+    qtbot.waitExposed(view)
+    model.load(loaded(messages))
+    qtmodeltester.check(model)
+    assert model.rowCount() == OPEN_ROWS and model.older_count > 0
+    assert model.keys()[0] == messages[0].id  # every message is there, the oldest not shown yet
+    assert not model.index_of_key(messages[0].id).isValid()
+    bar = view.verticalScrollBar()
+    qtbot.waitUntil(lambda: bar.value() == bar.maximum() > 0)
+
+    # At the first row shown, older rows appear above it and what was on screen stays put.
+    bar.setValue(0)
+    first = model.index(0, 0).data(TimelineRole.KEY)
+    assert view.visualRect(model.index_of_key(first)).top() == 0
+    qtbot.waitUntil(lambda: model.rowCount() > OPEN_ROWS)
+    assert abs(view.visualRect(model.index_of_key(first)).top()) <= 1
+    assert not view.following
+    qtmodeltester.check(model)
+
+    # All the way up: the first message of the conversation.
+    for _ in range(100):
+        if not model.older_count:
+            break
+        shown = model.rowCount()
+        bar.setValue(0)
+        qtbot.waitUntil(lambda: model.rowCount() > shown)
+    assert model.index(0, 0).data(TimelineRole.KEY) == messages[0].id
+
+    # Back at the end, the window is cut back to the newest rows, and new ones still arrive.
+    view.scroll_to_end()
+    qtbot.waitUntil(lambda: model.rowCount() == OPEN_ROWS)
+    model.add_message(user("late", "one more"))
+    qtbot.waitUntil(lambda: bar.value() == bar.maximum())
+    assert view.following and view.visualRect(model.index_of_key("late")).intersects(view.viewport().rect())
+    qtmodeltester.check(model)

@@ -41,6 +41,11 @@ ASK_USER_TOOL = "ui.ask_user"
 #: the whole answer out again as Markdown, so a model sending hundreds of chunks a second would
 #: otherwise keep the GUI thread re-rendering and let the chunks queue up behind it.
 STREAM_UPDATE_MS = 40
+#: The newest rows a conversation opens with. QTreeView lays out every top-level row again when
+#: one is inserted, at ~17 us a row through Python: 10,000 rows would cost ~175 ms per new
+#: message. So the model shows a window over the newest rows; older ones join it as the user
+#: scrolls up (``show_older``) and leave again once they are back at the end (``hide_older``).
+OPEN_ROWS = 120
 TASK_TOOL = "task"
 #: The row kind of a finished background subagent's notice (a synthetic user message).
 SUBAGENT_NOTICE = "subagent_notice"
@@ -135,7 +140,8 @@ class TimelineModel(QAbstractItemModel):
 
     def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
-        self._rows: list[_Node] = []
+        self._rows: list[_Node] = []  # the window: the rows the view sees, the newest last
+        self._older: list[_Node] = []  # top-level rows before the window, oldest first
         self._by_key: dict[str, _Node] = {}
         self._calls: dict[str, _Node] = {}
         self._stream: _Node | None = None
@@ -163,10 +169,52 @@ class TimelineModel(QAbstractItemModel):
         if loaded.streaming:
             node = self._new_stream_node()
             node.text, node.reasoning = loaded.streaming_text, loaded.streaming_reasoning
+        cut = max(0, len(self._rows) - OPEN_ROWS)
+        self._older, self._rows = self._rows[:cut], self._rows[cut:]
+        self._renumber()
         self.endResetModel()
 
     def clear(self) -> None:
         self.load(LoadedConversation("", "", ()))
+
+    # -- the window over a long conversation (see OPEN_ROWS) --------------------------------------------
+
+    @property
+    def older_count(self) -> int:
+        """How many top-level rows come before the first one shown."""
+        return len(self._older)
+
+    def show_older(self, count: int) -> int:
+        """Show up to ``count`` more of the older rows above the first one; returns how many."""
+        count = min(count, len(self._older))
+        if count <= 0:
+            return 0
+        self.beginInsertRows(QModelIndex(), 0, count - 1)
+        self._rows[:0] = self._older[-count:]
+        del self._older[-count:]
+        self._renumber()
+        self.endInsertRows()
+        return count
+
+    def hide_older(self, keep: int) -> int:
+        """Keep only the newest ``keep`` rows shown (the user is back at the end); returns how many went."""
+        count = len(self._rows) - max(keep, 1)
+        if count <= 0:
+            return 0
+        self.beginRemoveRows(QModelIndex(), 0, count - 1)
+        self._older.extend(self._rows[:count])
+        del self._rows[:count]
+        self._renumber()
+        self.endRemoveRows()
+        return count
+
+    def _renumber(self) -> None:
+        for row, node in enumerate(self._rows):
+            node.row = row
+
+    def _shown(self, node: _Node) -> bool:
+        top = node.parent or node
+        return 0 <= top.row < len(self._rows) and self._rows[top.row] is top
 
     def begin_stream(self) -> None:
         """A model answer starts streaming: an empty assistant row at the end."""
@@ -396,8 +444,9 @@ class TimelineModel(QAbstractItemModel):
 
     def _changed(self, node: _Node, role: TimelineRole) -> None:
         node.version += 1
-        index = self._index_of(node)
-        self.dataChanged.emit(index, index, [role, TimelineRole.VERSION])
+        if self._shown(node):  # a row above the window is measured afresh when it is shown
+            index = self._index_of(node)
+            self.dataChanged.emit(index, index, [role, TimelineRole.VERSION])
 
     def _last_changed(self, new_last: int) -> None:
         # The previous last row loses its IS_LAST (its Retry/Continue buttons go away).
@@ -413,17 +462,18 @@ class TimelineModel(QAbstractItemModel):
     # -- queries -----------------------------------------------------------------------------------
 
     def index_of_key(self, key: str) -> QModelIndex:
+        """The row of ``key``; invalid when there is none or it is above the window."""
         node = self._by_key.get(key)
-        return self._index_of(node) if node is not None else QModelIndex()
+        return self._index_of(node) if node is not None and self._shown(node) else QModelIndex()
 
     def index_of_call(self, call_id: str) -> QModelIndex:
         node = self._calls.get(call_id)
-        return self._index_of(node) if node is not None else QModelIndex()
+        return self._index_of(node) if node is not None and self._shown(node) else QModelIndex()
 
     def keys(self) -> list[str]:
-        """Top-level keys in order, each followed by its tool parts' keys (for tests and debugging)."""
+        """Every top-level key in order (above the window too), each followed by its tool parts' keys."""
         out: list[str] = []
-        for node in self._rows:
+        for node in (*self._older, *self._rows):
             out.append(node.key)
             out.extend(child.key for child in node.children)
         return out

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, Qt, QTimer, QUrl, Signal, Slot
+from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QPoint, Qt, QTimer, QUrl, Signal, Slot
 from PySide6.QtGui import QDesktopServices, QGuiApplication, QResizeEvent
 from PySide6.QtWidgets import QAbstractItemView, QFrame, QTreeView, QWidget
 
 from crewagent.ui.markdown import is_openable
 from crewagent.ui.theme import theme_of
 from crewagent.ui.timeline.delegate import TimelineColors, TimelineDelegate
-from crewagent.ui.timeline.model import TimelineModel, TimelineRole
+from crewagent.ui.timeline.model import OPEN_ROWS, TimelineModel, TimelineRole
 from crewagent.ui.timeline.state import TimelineViewState
 
 #: Pixels from the bottom that still count as "at the bottom" (following new rows).
 FOLLOW_SLACK = 24
+#: Older rows shown at a time when the user scrolls to the first row shown (TimelineModel.show_older).
+OLDER_BATCH = 100
+#: Back at the end with more rows than this shown, the view keeps only the newest OPEN_ROWS
+#: (each new message lays out every row shown again; see TimelineModel.OPEN_ROWS).
+TRIM_ABOVE = 400
 
 
 class TimelineView(QTreeView):
@@ -62,6 +67,15 @@ class TimelineView(QTreeView):
         self._follow_timer.setSingleShot(True)
         self._follow_timer.setInterval(0)
         self._follow_timer.timeout.connect(self._follow_if_following)
+        # Older rows are shown and the window cut back after the scroll that asked for it.
+        self._older_timer = QTimer(self)
+        self._older_timer.setSingleShot(True)
+        self._older_timer.setInterval(0)
+        self._older_timer.timeout.connect(self._show_older)
+        self._trim_timer = QTimer(self)
+        self._trim_timer.setSingleShot(True)
+        self._trim_timer.setInterval(0)
+        self._trim_timer.timeout.connect(self._trim_window)
 
         bar = self.verticalScrollBar()
         bar.valueChanged.connect(self._on_scrolled)
@@ -121,11 +135,46 @@ class TimelineView(QTreeView):
     def _on_scrolled(self, value: int) -> None:
         bar = self.verticalScrollBar()
         self._following = value >= bar.maximum() - FOLLOW_SLACK
+        self._check_window()
 
     @Slot(int, int)
     def _on_range_changed(self, _minimum: int, maximum: int) -> None:
         if self._following:
             self.verticalScrollBar().setValue(maximum)
+        self._check_window()
+
+    # -- the window over a long conversation ------------------------------------------------------------
+
+    def _check_window(self) -> None:
+        model = self._model
+        if model is None:
+            return
+        if model.older_count and self.verticalScrollBar().value() < self.viewport().height():
+            self._older_timer.start()
+        elif self._following and model.rowCount() > TRIM_ABOVE:
+            self._trim_timer.start()
+
+    @Slot()
+    def _show_older(self) -> None:
+        """Show older rows above the first one, keeping what is on screen where it is."""
+        model = self._model
+        bar = self.verticalScrollBar()
+        if model is None or not model.older_count or bar.value() >= self.viewport().height():
+            return
+        first = self.indexAt(QPoint(0, 0))
+        top = self.visualRect(first).top()
+        anchor = QPersistentModelIndex(first)
+        following = self._following
+        model.show_older(OLDER_BATCH)
+        self.executeDelayedItemsLayout()
+        if anchor.isValid() and not following:
+            moved = self.visualRect(model.index(anchor.row(), 0, anchor.parent())).top() - top
+            bar.setValue(bar.value() + moved)
+
+    @Slot()
+    def _trim_window(self) -> None:
+        if self._model is not None and self._following and self._model.rowCount() > TRIM_ABOVE:
+            self._model.hide_older(OPEN_ROWS)
 
     def scroll_to_end(self) -> None:
         """Jump to the newest row and follow again."""
@@ -149,6 +198,11 @@ class TimelineView(QTreeView):
     def _on_rows_inserted(self, parent: QModelIndex, first: int, last: int) -> None:
         if parent.isValid():
             self.expand(parent)
+        elif self._model is not None:
+            for row in range(first, last + 1):  # older rows shown again come with their tool parts
+                index = self._model.index(row, 0)
+                if self._model.hasChildren(index):
+                    self.expand(index)
         if self._following:
             self._follow_timer.start()
 
