@@ -285,3 +285,37 @@ def test_a_long_history_opens_on_its_newest_rows_and_shows_older_ones_on_the_way
     qtbot.waitUntil(lambda: bar.value() == bar.maximum())
     assert view.following and view.visualRect(model.index_of_key("late")).intersects(view.viewport().rect())
     qtmodeltester.check(model)
+
+
+def test_the_complete_history_joins_a_first_page_without_a_reset(qtbot: Any, qtmodeltester: Any) -> None:
+    messages = _big_history(600, 12)
+    page = messages[-150:]
+    model = TimelineModel()
+    view = TimelineView()
+    view.set_timeline(model)
+    qtbot.addWidget(view)
+    view.resize(800, 500)
+    view.show()
+    model.load(loaded(page, complete=False))
+    shown = model.index(model.rowCount() - 1, 0)
+    view.set_tool_expanded(model.keys()[-1], True)  # whatever the user did meanwhile stays
+    resets: list[bool] = []
+    model.modelReset.connect(lambda: resets.append(True))
+
+    model.load(loaded(messages))
+    assert not resets and shown.isValid()
+    assert model.keys() == TimelineModel.keys(_loaded_model(messages))
+    assert model.older_count > 0 and model.keys()[-1] in view.view_state.expanded_tools
+    qtmodeltester.check(model)
+
+    # A complete load that does not end with the page (a recovered turn, say) replaces it.
+    model.load(loaded(page, complete=False))
+    model.load(loaded((*messages, user("recovered", "added by recovery"))))
+    assert resets and model.keys()[-1] == "recovered"
+    qtmodeltester.check(model)
+
+
+def _loaded_model(messages: tuple[TimelineMessage, ...]) -> TimelineModel:
+    model = TimelineModel()
+    model.load(loaded(messages))
+    return model

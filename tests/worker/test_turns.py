@@ -281,3 +281,28 @@ def test_shutdown_stops_a_running_turn_cleanly(
         host.stop()
     last = store.load_messages(project.id, conversation.id).messages[-1]
     assert last.role == "assistant" and last.model_extra.get("interrupted") is True
+
+
+def test_a_long_conversation_opens_with_its_newest_messages_then_the_whole_of_it(
+    qtbot: Any, store: Any, opened: tuple[str, str], client: TurnClient, recorder: TurnRecorder
+) -> None:
+    from crewagent.worker.turns import FIRST_PAGE
+
+    pid, cid = opened
+    count = FIRST_PAGE + 60
+    store.append_messages(pid, cid, [ConversationMessage.new("user" if n % 2 else "assistant", f"m{n}") for n in range(count)])
+
+    client.open_conversation.emit(pid, cid)
+    qtbot.waitUntil(lambda: len(recorder.of("conversation_loaded")) == 2)
+    (first,), (whole,) = recorder.of("conversation_loaded")
+    stored = [m.id for m in store.load_messages(pid, cid).messages]
+    assert not first.complete and [m.id for m in first.messages] == stored[-FIRST_PAGE:]
+    assert whole.complete and [m.id for m in whole.messages] == stored
+
+    # A short one is simply loaded whole.
+    short = store.create_conversation(pid)
+    store.append_messages(pid, short.id, [ConversationMessage.new("user", "hello")])
+    client.open_conversation.emit(pid, short.id)
+    qtbot.waitUntil(lambda: len(recorder.of("conversation_loaded")) == 3)
+    (only,) = recorder.of("conversation_loaded")[2]
+    assert only.complete and [m.text for m in only.messages] == ["hello"]

@@ -174,6 +174,9 @@ class LoadedConversation:
     #: The subagents this conversation (or sidechain) started, as their metas say now: a Task
     #: result written when a background child started still says ``running``, its meta does not.
     subagents: tuple[SubagentInfo, ...] = ()
+    #: False for the first page of a long conversation: its newest messages, read from the end of
+    #: the log before the conversation is recovered and loaded whole. The complete one follows.
+    complete: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -80,6 +80,8 @@ log = logging.getLogger(__name__)
 #: Seconds a shutdown waits for stopped turns to persist what they stopped.
 SHUTDOWN_TIMEOUT_S = 5.0
 DEMO_LABEL = "Demo (offline script)"
+#: Messages of a long conversation sent ahead of the rest when it is opened (its last page and more).
+FIRST_PAGE = 150
 
 _P = ParamSpec("_P")
 _T = TypeVar("_T", bound="TurnWorker")
@@ -450,6 +452,12 @@ class TurnWorker(QObject):
     async def _open(self, store: RuntimeStore, project_id: str, conversation_id: str) -> None:
         try:
             project = self._project(project_id)
+            if conversation_id not in self._turns:
+                # A long conversation's newest messages go first, straight from the end of its log:
+                # the timeline shows its last page while the whole log is recovered and loaded.
+                first = await asyncio.to_thread(_first_page, store, project.id, conversation_id)
+                if first:
+                    self.conversation_loaded.emit(LoadedConversation(project_id, conversation_id, first, complete=False))
             messages, problems = await asyncio.to_thread(_load_recovered, store, project, conversation_id)
             metas = await asyncio.to_thread(_child_metas, store, project.id, conversation_id, conversation_id)
         except CrewAgentError as exc:
@@ -792,6 +800,16 @@ class TurnWorker(QObject):
 
 
 # -- blocking helpers (run in asyncio.to_thread) ---------------------------------------------------
+
+
+def _first_page(store: RuntimeStore, project_id: str, conversation_id: str) -> tuple[TimelineMessage, ...]:
+    """The newest FIRST_PAGE messages of a long conversation; () for one short enough to load whole at once."""
+    newest = store.load_newest(project_id, conversation_id, FIRST_PAGE)
+    if len(newest) < FIRST_PAGE:
+        return ()
+    # A result whose call is above the page would show as a part of its own: start after it.
+    start = next((n for n, message in enumerate(newest) if message.role != "tool"), len(newest))
+    return tuple(TimelineMessage.from_message(message) for message in newest[start:])
 
 
 def _load_recovered(store: RuntimeStore, project: ProjectInfo, conversation_id: str) -> tuple[list[TimelineMessage], list[str]]:

@@ -144,6 +144,49 @@ def load_log(log_path: Path, limit: int | None = None) -> LoadResult:
     return LoadResult(messages, problems)
 
 
+def load_tail(log_path: Path, count: int, limit: int | None = None, *, block: int = 64 * 1024) -> list[ConversationMessage]:
+    """The last ``count`` valid messages among the first ``limit`` bytes, read from the end backwards.
+
+    Only whole lines count (a last line without its newline is a write in progress); damaged lines
+    are skipped without a word: this is a quick first page, and a full :func:`load_log` reports them.
+    """
+    try:
+        handle = open(log_path, "rb")
+    except FileNotFoundError:
+        return []
+    with handle:
+        end = os.fstat(handle.fileno()).st_size if limit is None else limit
+        chunks: list[bytes] = []
+        newlines = 0
+        start = end
+        # One line more than asked for: the first one read may be cut at the block boundary.
+        while start > 0 and newlines <= count:
+            size = min(block, start)
+            start -= size
+            handle.seek(start)
+            chunk = handle.read(size)
+            chunks.append(chunk)
+            newlines += chunk.count(b"\n")
+            block *= 2
+    lines = b"".join(reversed(chunks)).split(b"\n")
+    lines.pop()  # after the last newline: empty, or a line still being written
+    if start > 0:
+        lines = lines[1:]  # may begin mid-line
+    validate = ConversationMessage.model_validate_json
+    messages: list[ConversationMessage] = []
+    for raw in reversed(lines):
+        if len(messages) == count:
+            break
+        body = raw.rstrip(b"\r")
+        if body.strip():
+            try:
+                messages.append(validate(body))
+            except (ValidationError, ValueError):
+                continue
+    messages.reverse()
+    return messages
+
+
 def write_quarantine(conversation_dir: Path, problems: list[LogProblem]) -> None:
     """Keep copies of damaged lines beside the log (rewritten only when they changed)."""
     path = conversation_dir / QUARANTINE_NAME

@@ -31,6 +31,7 @@ from crewagent.core.store.log import (
     append_message_line,
     encode_message,
     load_log,
+    load_tail,
     migrate_legacy,
     write_quarantine,
 )
@@ -387,6 +388,22 @@ class RuntimeStore:
             write_quarantine(folder, result.problems)
         self._reconcile_count(project_id, conversation_id, len(result.messages), size)
         return result
+
+    def load_newest(self, project_id: str, conversation_id: str, count: int) -> list[ConversationMessage]:
+        """The newest ``count`` messages, read from the end of the log: a quick first page.
+
+        Nothing is recovered, migrated or reported here (``load_messages`` does that); a legacy or
+        deleted conversation gives an empty list.
+        """
+        folder = self._conversation_dir(project_id, conversation_id)
+        with self._project_lock(project_id):
+            if (folder / "messages.json").exists() or not folder.is_dir() or (folder / DELETED_MARKER).exists():
+                return []
+            try:
+                size = (folder / LOG_NAME).stat().st_size  # whole lines written before this moment
+            except FileNotFoundError:
+                return []
+        return load_tail(folder / LOG_NAME, count, limit=size)
 
     def _reconcile_count(self, project_id: str, conversation_id: str, count: int, size: int) -> None:
         """Record the exact count of valid messages in the first ``size`` bytes of the log.

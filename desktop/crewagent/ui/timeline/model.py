@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any
 
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt, QTimer
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt, QTimer, Signal
 
 from crewagent.worker.turn_values import LoadedConversation, SubagentInfo, TimelineMessage, ToolCallRef, ToolFinish
 
@@ -138,10 +138,15 @@ def _tool_state(result: TimelineMessage) -> str:
 class TimelineModel(QAbstractItemModel):
     """One conversation's timeline (see the module docstring)."""
 
+    #: Rows were added above the window, nothing else changed: the complete history of a long
+    #: conversation arrived after its first page (see ``load``). The view may show some of them.
+    older_rows_added = Signal()
+
     def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
         self._rows: list[_Node] = []  # the window: the rows the view sees, the newest last
         self._older: list[_Node] = []  # top-level rows before the window, oldest first
+        self._first_page: tuple[str, ...] = ()  # message ids of a first page shown (load)
         self._by_key: dict[str, _Node] = {}
         self._calls: dict[str, _Node] = {}
         self._stream: _Node | None = None
@@ -157,7 +162,16 @@ class TimelineModel(QAbstractItemModel):
     # -- adapter: the only writers ----------------------------------------------------------------
 
     def load(self, loaded: LoadedConversation) -> None:
-        """Show a whole conversation (the one reset: everything shown before is replaced)."""
+        """Show a conversation (a reset: everything shown before is replaced).
+
+        A first page (``loaded.complete`` False) is shown as any load; when the complete
+        conversation then ends with the same messages, its older ones are only added above the
+        window: no reset, so what the user sees, opened or scrolled stays as it is.
+        """
+        if loaded.complete and self._continues_first_page(loaded):
+            self._add_history(loaded)
+            return
+        self._first_page = () if loaded.complete else tuple(message.id for message in loaded.messages)
         self.beginResetModel()
         self._settle_stream()
         self._rows, self._by_key, self._calls, self._stream = [], {}, {}, None
@@ -176,6 +190,31 @@ class TimelineModel(QAbstractItemModel):
 
     def clear(self) -> None:
         self.load(LoadedConversation("", "", ()))
+
+    def _continues_first_page(self, loaded: LoadedConversation) -> bool:
+        page = self._first_page
+        return (
+            bool(page)
+            and loaded.conversation_id == self.conversation_id
+            and not loaded.streaming
+            and self._stream is None
+            and len(loaded.messages) >= len(page)
+            and tuple(message.id for message in loaded.messages[-len(page):]) == page
+        )
+
+    def _add_history(self, loaded: LoadedConversation) -> None:
+        older = loaded.messages[: len(loaded.messages) - len(self._first_page)]
+        self._first_page = ()
+        shown, self._rows = self._rows, []
+        for message in older:
+            self._place(message, notify=False)
+        self._older, self._rows = self._rows + self._older, shown
+        self._renumber()
+        for info in loaded.subagents:
+            node = self._apply_subagent(info)
+            if node is not None:
+                self._changed(node, TimelineRole.SUBAGENT)
+        self.older_rows_added.emit()
 
     # -- the window over a long conversation (see OPEN_ROWS) --------------------------------------------
 

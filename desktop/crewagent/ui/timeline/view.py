@@ -122,6 +122,7 @@ class TimelineView(QTreeView):
         model.modelReset.connect(self._on_reset)
         model.rowsInserted.connect(self._on_rows_inserted)
         model.dataChanged.connect(self._on_data_changed)
+        model.older_rows_added.connect(self._check_window)
         self._on_reset()
 
     @property
