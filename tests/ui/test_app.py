@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication
 
+import crewagent.ui.app as app_module
 from crewagent.ui.app import run_gui
 from crewagent.ui.mainwindow import MainWindow
 
@@ -25,8 +27,21 @@ def restored_app_look(qapp: QApplication) -> Iterator[None]:
 
 
 def test_run_gui_opens_the_project_folder_then_exits_cleanly(
-    qapp: QApplication, tmp_path: Path, isolated_dirs: dict[str, Path], restored_app_look: None
+    qapp: QApplication, tmp_path: Path, isolated_dirs: dict[str, Path], restored_app_look: None,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # The window shows when the worker has read the settings, not at a deadline: even when the
+    # worker answers before the window's constructor has returned (made certain here).
+    monkeypatch.setattr(app_module, "SHOW_DEADLINE_MS", 60_000)
+    answered = threading.Event()
+    build = MainWindow.__init__
+
+    def build_then_wait_for_the_answer(self: MainWindow, worker: Any, **options: Any) -> None:
+        worker.settings_changed.connect(lambda *_: answered.set(), Qt.ConnectionType.DirectConnection)
+        build(self, worker, **options)
+        assert answered.wait(10)
+
+    monkeypatch.setattr(MainWindow, "__init__", build_then_wait_for_the_answer)
     folder = tmp_path / "from-the-command-line"
     seen: list[str] = []
 
@@ -36,10 +51,10 @@ def test_run_gui_opens_the_project_folder_then_exits_cleanly(
                 seen.append(widget.windowTitle())
                 widget.close()
 
-    # If the project never shows, close anyway so that the test fails instead of hanging.
+    # If the project never shows (a hidden window counts), stop so that the test fails instead of hanging.
     deadline = QTimer()
     deadline.setSingleShot(True)
-    deadline.timeout.connect(qapp.closeAllWindows)
+    deadline.timeout.connect(qapp.quit)
     deadline.start(10_000)
     poll = QTimer()
     poll.timeout.connect(close_once_the_project_shows)

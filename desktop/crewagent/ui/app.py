@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from importlib import resources
 
-from PySide6.QtCore import Qt, QTimer, SignalInstance
+from PySide6.QtCore import QObject, Qt, QTimer, SignalInstance, Slot
 from PySide6.QtGui import QIcon, QPixmap
 from PySide6.QtWidgets import QApplication
 
@@ -18,6 +18,7 @@ from crewagent.ui import theme as themes
 from crewagent.ui.i18n import LanguageManager
 from crewagent.ui.mainwindow import MainWindow
 from crewagent.ui.single_instance import InstanceServer, forward_to_running
+from crewagent.ui.startup_probe import install_if_requested as install_startup_probe
 from crewagent.ui.window_state import default_state
 from crewagent.worker import start_worker
 
@@ -47,8 +48,11 @@ def run_gui(data_dir: str | None = None, project: str | None = None) -> int:
     worker = start_worker(data_dir)
     restore_sigint = _quit_on_sigint(app)
     try:
+        # Listening before the window asks for the settings: the worker may answer at once.
+        shower = _ShowWhenStyled(worker.worker.settings_changed, app)
         window = MainWindow(worker.worker, state=default_state(), theme=theme, languages=languages)
-        _show_when_styled(window, worker.worker.settings_changed)
+        install_startup_probe(window)  # CREWAGENT_STARTUP_PROBE: benchmarks time the first paints
+        shower.attach(window)
         instance.activation_requested.connect(window.activate_from_launch)
         if project:
             window.open_project_folder(project)
@@ -81,13 +85,39 @@ def setup_application(app: QApplication) -> None:
 SHOW_DEADLINE_MS = 1500
 
 
-def _show_when_styled(window: MainWindow, settings_changed: SignalInstance) -> None:
-    """Show the window once the worker has read the settings, so that it does not flash in the
-    wrong theme or language; a slow disk only delays it by ``SHOW_DEADLINE_MS``."""
-    # Bound to the window (a QObject on this thread), so the call is queued here, never run on
-    # the worker thread that emits the signal. show() twice is harmless.
-    settings_changed.connect(window.show, Qt.ConnectionType.SingleShotConnection)
-    QTimer.singleShot(SHOW_DEADLINE_MS, window.show)
+class _ShowWhenStyled(QObject):
+    """Shows the main window once the worker has read the settings, so that it does not flash in
+    the wrong theme or language; a slow disk only delays it by ``SHOW_DEADLINE_MS``.
+
+    Made before the window, which asks for the settings as it is built: the worker answers from
+    its own thread, often before the window's constructor returns, and a connection made after
+    that answer would leave the window waiting for the deadline.
+    """
+
+    def __init__(self, settings_changed: SignalInstance, parent: QObject | None = None):
+        super().__init__(parent)
+        self._window: MainWindow | None = None
+        self._styled = False
+        # A slot of this object (on the GUI thread): queued here, never run on the worker thread.
+        settings_changed.connect(self._on_settings, Qt.ConnectionType.SingleShotConnection)
+
+    def attach(self, window: MainWindow) -> None:
+        self._window = window
+        if self._styled:
+            self._show()
+        else:
+            QTimer.singleShot(SHOW_DEADLINE_MS, window.show)
+
+    @Slot(object)
+    def _on_settings(self, _settings: object) -> None:
+        self._styled = True
+        if self._window is not None:
+            self._show()
+
+    def _show(self) -> None:
+        # After the window's own handling of the same settings (theme, language); show() twice is harmless.
+        assert self._window is not None
+        QTimer.singleShot(0, self._window.show)
 
 
 def _quit_on_sigint(app: QApplication) -> Callable[[], None]:
