@@ -55,6 +55,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     gui = sub.add_parser("gui", parents=[common], help="open the desktop app")
     gui.add_argument("--project", help="open this project folder at start")
+    gui.add_argument(
+        "--self-test",
+        action="store_true",
+        help="open the window, send one demo message, check it was saved, exit (temporary data and settings)",
+    )
     gui.set_defaults(handler=cmd_gui)
 
     conversations = sub.add_parser("conversations", parents=[common], help="list a project's conversations")
@@ -106,7 +111,34 @@ def _out(args: argparse.Namespace) -> TextIO:
 def cmd_gui(args: argparse.Namespace) -> int:
     from crewagent.ui.app import run_gui  # Qt is imported only when a window is wanted
 
+    if getattr(args, "self_test", False):
+        return _gui_self_test(args, run_gui)
     return run_gui(data_dir=getattr(args, "data_dir", None), project=getattr(args, "project", None))
+
+
+def _gui_self_test(args: argparse.Namespace, run_gui: Callable[..., int]) -> int:
+    """Run the window's self-test in throwaway data and settings folders, then check the log on disk."""
+    import os
+    import tempfile
+
+    from crewagent.core.self_check import check_demo_turn
+
+    with tempfile.TemporaryDirectory(prefix="crewagent-self-test-") as scratch:
+        root = Path(scratch)
+        data = Path(args.data_dir) if getattr(args, "data_dir", None) else root / "data"
+        project = Path(args.project) if getattr(args, "project", None) else root / "project"
+        os.environ["CREWAGENT_CONFIG_DIR"] = str(root / "config")  # the demo provider, whatever the user set
+        code = run_gui(data_dir=str(data), project=str(project), self_test=True)
+        if code != 0:
+            print("crewagent: self-test: the window did not finish the demo turn", file=sys.stderr)
+            return EXIT_FAILED
+        problems = check_demo_turn(RuntimeStore(data), project)
+    for problem in problems:
+        print(f"crewagent: self-test: {problem}", file=sys.stderr)
+    if problems:
+        return EXIT_FAILED
+    print("self-test passed: the window sent a demo message and the turn was persisted")
+    return EXIT_OK
 
 
 def cmd_conversations(args: argparse.Namespace) -> int:

@@ -27,11 +27,12 @@ log = logging.getLogger(__name__)
 APP_NAME = "CrewAgent"
 
 
-def run_gui(data_dir: str | None = None, project: str | None = None) -> int:
+def run_gui(data_dir: str | None = None, project: str | None = None, *, self_test: bool = False) -> int:
     """Show the main window and run until it is closed; returns the exit code.
 
     ``data_dir`` overrides the runtime data folder (as ``--data-dir``); ``project`` opens that
-    folder at start, making it a project first if it is not one yet.
+    folder at start, making it a project first if it is not one yet. ``self_test`` drives one
+    demo turn through the window and quits (see :mod:`crewagent.ui.self_test`).
     """
     app = QApplication.instance() or QApplication(sys.argv[:1])
     assert isinstance(app, QApplication)
@@ -54,7 +55,11 @@ def run_gui(data_dir: str | None = None, project: str | None = None) -> int:
         install_startup_probe(window)  # CREWAGENT_STARTUP_PROBE: benchmarks time the first paints
         shower.attach(window)
         instance.activation_requested.connect(window.activate_from_launch)
-        if project:
+        if self_test and project:
+            from crewagent.ui.self_test import SelfTest
+
+            SelfTest(window, project).start()
+        elif project:
             window.open_project_folder(project)
         return app.exec()
     finally:
