@@ -2,6 +2,33 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
+    <name>AboutDialog</name>
+    <message>
+        <source>About CrewAgent</source>
+        <translation>关于 CrewAgent</translation>
+    </message>
+    <message>
+        <source>A desktop workbench for LLM agents.</source>
+        <translation>面向大模型智能体的桌面工作台。</translation>
+    </message>
+    <message>
+        <source>Data folder: {data}&lt;br&gt;Settings folder: {config}&lt;br&gt;Qt {qt} · PySide6 {pyside} · Python {python}</source>
+        <translation>数据文件夹：{data}&lt;br&gt;设置文件夹：{config}&lt;br&gt;Qt {qt} · PySide6 {pyside} · Python {python}</translation>
+    </message>
+    <message>
+        <source>To report a problem, open an issue at &lt;a href=&quot;{url}&quot;&gt;{url}&lt;/a&gt; with what you did, what you expected, and the diagnostics below (Copy diagnostics). Conversation logs stay on your machine unless you attach them.</source>
+        <translation>如需报告问题，请在 &lt;a href=&quot;{url}&quot;&gt;{url}&lt;/a&gt; 提交 issue，写明你做了什么、期望的结果，并附上下方的诊断信息（复制诊断信息）。除非你主动附上，对话记录只保存在你的电脑上。</translation>
+    </message>
+    <message>
+        <source>Copy diagnostics</source>
+        <translation>复制诊断信息</translation>
+    </message>
+    <message>
+        <source>Open data folder</source>
+        <translation>打开数据文件夹</translation>
+    </message>
+</context>
+<context>
     <name>AgentMenuPanel</name>
     <message>
         <source>Needs a package (not available yet)</source>
@@ -621,14 +648,6 @@ Files the model writes will appear here.</source>
         <translation>{label}（未就绪）</translation>
     </message>
     <message>
-        <source>About CrewAgent</source>
-        <translation>关于 CrewAgent</translation>
-    </message>
-    <message>
-        <source>A desktop workbench for LLM agents.</source>
-        <translation>面向大模型智能体的桌面工作台。</translation>
-    </message>
-    <message>
         <source>Stopping the running answer before closing…</source>
         <translation>正在停止当前回答，然后关闭…</translation>
     </message>
@@ -1040,7 +1059,7 @@ Create a project or open an existing one to see it here.</source>
     <name>TimelineView</name>
     <message>
         <source>Code copied to the clipboard.</source>
-        <extracomment>Pixels from the bottom that still count as &quot;at the bottom&quot; (following new rows). ``(action, key, message_id)``: Retry/Continue on an error part, or &quot;open_output&quot; of a tool part; for &quot;open_subagent&quot; (a Task part or a subagent notice) ``message_id`` is the subagent&apos;s session id. ``(request_id, call_id, payload)``: an ask-user widget was answered (None: dismissed). ``(text)``: something worth a line in the status bar (&quot;Copied&quot;).</extracomment>
+        <extracomment>Pixels from the bottom that still count as &quot;at the bottom&quot; (following new rows). Older rows shown at a time when the user scrolls to the first row shown (TimelineModel.show_older). Back at the end with more rows than this shown, the view keeps only the newest OPEN_ROWS (each new message lays out every row shown again; see TimelineModel.OPEN_ROWS). ``(action, key, message_id)``: Retry/Continue on an error part, or &quot;open_output&quot; of a tool part; for &quot;open_subagent&quot; (a Task part or a subagent notice) ``message_id`` is the subagent&apos;s session id. ``(request_id, call_id, payload)``: an ask-user widget was answered (None: dismissed). ``(text)``: something worth a line in the status bar (&quot;Copied&quot;).</extracomment>
         <translation>代码已复制到剪贴板。</translation>
     </message>
 </context>

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QApplication
 import crewagent
 from crewagent.core import paths
 from crewagent.ui import theme as themes
+from crewagent.ui.about import AppFolders
 from crewagent.ui.i18n import LanguageManager
 from crewagent.ui.mainwindow import MainWindow
 from crewagent.ui.single_instance import InstanceServer, forward_to_running
@@ -51,7 +52,8 @@ def run_gui(data_dir: str | None = None, project: str | None = None, *, self_tes
     try:
         # Listening before the window asks for the settings: the worker may answer at once.
         shower = _ShowWhenStyled(worker.worker.settings_changed, app)
-        window = MainWindow(worker.worker, state=default_state(), theme=theme, languages=languages)
+        folders = AppFolders(str(data), str(paths.config_dir()))
+        window = MainWindow(worker.worker, state=default_state(), theme=theme, languages=languages, folders=folders)
         install_startup_probe(window)  # CREWAGENT_STARTUP_PROBE: benchmarks time the first paints
         shower.attach(window)
         instance.activation_requested.connect(window.activate_from_launch)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QSettings, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
-from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QStackedWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QMainWindow, QStackedWidget, QVBoxLayout, QWidget
 
-import crewagent
+from crewagent.core import paths
 from crewagent.core.settings import Settings
+from crewagent.ui.about import AboutDialog, AppFolders
 from crewagent.ui.approval import ApprovalController, ApprovalPrompter
 from crewagent.ui.dialogs import ProjectDialogs, QtProjectDialogs
 from crewagent.ui.i18n import LanguageManager
@@ -58,11 +59,14 @@ class MainWindow(QMainWindow):
         theme: ThemeManager | None = None,
         languages: LanguageManager | None = None,
         approvals: ApprovalPrompter | None = None,
+        folders: AppFolders | None = None,
         parent: QWidget | None = None,
     ):
         super().__init__(parent)
         self.setObjectName("mainWindow")
         self._worker = worker
+        self._folders = folders
+        self.about_dialog: AboutDialog | None = None
         self._state = state
         self._theme = theme
         self._languages = languages
@@ -395,12 +399,10 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def _show_about(self) -> None:
-        box = QMessageBox(self)
-        box.setWindowTitle(self.tr("About CrewAgent"))
-        box.setText(f"<b>CrewAgent Desktop</b> {crewagent.__version__}")
-        box.setInformativeText(self.tr("A desktop workbench for LLM agents."))
-        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        box.open()  # window-modal, does not block the event loop
+        dialog = AboutDialog(self._folders or AppFolders(str(paths.data_dir()), str(paths.config_dir())), self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()  # window-modal, does not block the event loop
+        self.about_dialog = dialog
 
     # -- remembered geometry -----------------------------------------------------------------
 
