@@ -32,8 +32,9 @@ $(VENV)/.bench-installed: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
 	touch $@
 
+# Every benchmark, one after the other (each also runs alone: .venv/bin/python benchmarks/bench_X.py).
 bench: $(VENV)/.bench-installed
-	$(BIN)/python benchmarks/bench_store.py
+	set -e; for script in benchmarks/bench_*.py; do echo "== $$script"; QT_QPA_PLATFORM=offscreen $(BIN)/python $$script; done
 
 $(VENV)/.package-installed: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[package]'
