@@ -19,7 +19,6 @@ from crewagent.core.llm import config_from_env
 from crewagent.core.llm.config import LlmConfigError, ProviderConfig
 from crewagent.core.llm.demo import DEMO_MODEL
 from crewagent.core.llm.errors import LlmError
-from crewagent.core.llm.models import list_models, test_connection
 from crewagent.core.secrets import SecretStore
 from crewagent.core.settings import Settings, SettingsStore
 from crewagent.worker.values import ApiKeyState, ConnectionReport, LlmDraft, ModelList, SettingsProblem
@@ -158,6 +157,8 @@ class SettingsOps:
             return ConnectionReport("invalid", str(exc))
         started = time.perf_counter()
         try:
+            from crewagent.core.llm.models import test_connection  # imports openai: not at start-up
+
             result = asyncio.run(asyncio.wait_for(test_connection(config), NETWORK_CHECK_TIMEOUT))
         except TimeoutError:
             return ConnectionReport("timeout", f"{config.base_url} did not answer within {NETWORK_CHECK_TIMEOUT:.0f} s.")
@@ -172,6 +173,8 @@ class SettingsOps:
         except LlmConfigError as exc:
             return ModelList(draft.provider, draft.base_url, error=str(exc))
         try:
+            from crewagent.core.llm.models import list_models  # imports openai: not at start-up
+
             models = asyncio.run(asyncio.wait_for(list_models(config), NETWORK_CHECK_TIMEOUT))
         except TimeoutError:
             return ModelList(draft.provider, config.base_url, error=f"{config.base_url} did not answer in time.")

@@ -36,15 +36,13 @@ Behaviour (see events.py for the event order, errors.py for the error codes):
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 from contextlib import aclosing
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from types import TracebackType
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-import openai
-
-from crewagent.core.llm._client import make_client
 from crewagent.core.llm.accumulator import BadChunk, StreamAccumulator
 from crewagent.core.llm.config import NO_KEY, ProviderConfig
 from crewagent.core.llm.errors import LlmError
@@ -53,6 +51,19 @@ from crewagent.core.llm.retry import RetryPolicy, parse_retry_after
 from crewagent.core.llm.toolnames import ToolNameCodec
 
 Sleep = Callable[[float], Awaitable[Any]]
+
+if TYPE_CHECKING:
+    import openai
+else:
+
+    class _OpenAIOnFirstUse:
+        """The ``openai`` module, imported when first used: importing it takes ~0.4 s (its API
+        types), and the desktop app has its window up before any model is called."""
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(importlib.import_module("openai"), name)
+
+    openai = _OpenAIOnFirstUse()
 
 _RETRYABLE_STATUS = frozenset({408, 409, 429})
 _STREAM_REJECTED_STATUS = frozenset({400, 422, 501})
@@ -78,6 +89,8 @@ class LlmAdapter:
         self._retry = retry or RetryPolicy()
         self._sleep = sleep
         self._streaming = config.stream
+        from crewagent.core.llm._client import make_client  # imports openai (see _OpenAIOnFirstUse)
+
         self._client = make_client(
             base_url=config.base_url,
             api_key=config.api_key or NO_KEY,
