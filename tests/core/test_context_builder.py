@@ -226,3 +226,15 @@ def test_default_counter_is_offline_cl100k() -> None:
     counter = default_counter()
     assert counter.name == "tiktoken:cl100k_base"
     assert counter.count("hello world") == 2
+
+
+def test_a_long_text_is_counted_in_pieces_with_the_same_result() -> None:
+    # Long texts are encoded piece by piece so that tiktoken never holds the GIL for long.
+    from crewagent.core.context import default_counter
+    from crewagent.core.context.tokens import PIECE_CHARS
+
+    counter = default_counter()
+    line = "def step(x):  # a line of code, some words → and symbols ✓\n"
+    text = line * (3 * PIECE_CHARS // len(line))
+    assert len(text) > 2 * PIECE_CHARS
+    assert counter.count(text) == counter.count(line) * (len(text) // len(line))

