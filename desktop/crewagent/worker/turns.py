@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import importlib
 import logging
 import time
 from collections.abc import Callable, Coroutine, Mapping
@@ -22,6 +23,7 @@ from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from crewagent.core import agent_menu
 from crewagent.core.agents import Agent, agent_persona, builtin_agents, effective_agent, find_agent, turn_agent
+from crewagent.core.context import default_counter
 from crewagent.core.errors import CrewAgentError
 from crewagent.core.llm import LlmAdapter, ProviderConfig
 from crewagent.core.llm.demo import start_demo_server
@@ -257,6 +259,7 @@ class TurnWorker(QObject):
         self._demo: LocalServer | None = None
         self._async: AsyncLoopThread | None = None
         self._closed = False
+        self._warmed_up = False  # see _warm_up
         #: Created on the loop at the first turn (reading the subagent types is disk work).
         self._subagents: SubagentManager | None = None
         #: conversation id -> project id, for reports about a conversation no turn runs in.
@@ -483,6 +486,9 @@ class TurnWorker(QObject):
                 subagents=self._live_infos(metas),
             )
         )
+        if not self._warmed_up:
+            self._warmed_up = True
+            await asyncio.to_thread(_warm_up)
 
     async def _retry(self, store: RuntimeStore, project_id: str, conversation_id: str, mode: str) -> None:
         try:
@@ -800,6 +806,14 @@ class TurnWorker(QObject):
 
 
 # -- blocking helpers (run in asyncio.to_thread) ---------------------------------------------------
+
+
+def _warm_up() -> None:
+    """Load now what the first turn would load while it runs: the model client library (~0.4 s of
+    imports) and the token counter (~0.1 s, mostly holding the GIL, which stalls the GUI thread).
+    Done once, after a conversation has been opened: the user is reading it, no answer streams."""
+    importlib.import_module("crewagent.core.llm._client")
+    default_counter()
 
 
 def _first_page(store: RuntimeStore, project_id: str, conversation_id: str) -> tuple[TimelineMessage, ...]:
