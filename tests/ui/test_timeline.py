@@ -319,3 +319,32 @@ def _loaded_model(messages: tuple[TimelineMessage, ...]) -> TimelineModel:
     model = TimelineModel()
     model.load(loaded(messages))
     return model
+
+
+def test_the_end_of_a_stream_does_not_lay_the_answer_out_again(qtbot: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from crewagent.ui import markdown as markdown_module
+
+    renders: list[str] = []
+    real = markdown_module.render
+    def counted(text: str, *args: Any, **kwargs: Any) -> Any:
+        renders.append(text)
+        return real(text, *args, **kwargs)
+
+    monkeypatch.setattr(markdown_module, "render", counted)
+    model = TimelineModel()
+    model.load(loaded((user("m1", "hi"),)))
+    view = TimelineView()
+    view.set_timeline(model)
+    qtbot.addWidget(view)
+    view.resize(700, 400)
+    view.show()
+    model.begin_stream()
+    model.append_text("Hello **world**, with `code`.")
+    qtbot.waitUntil(lambda: "Hello **world**, with `code`." in renders)
+    shown = len(renders)
+
+    model.end_stream()  # the row changes (no more "streaming…"), its text does not
+    model.add_message(assistant("m2", "Hello **world**, with `code`."))
+    view.viewport().repaint()
+    assert len(renders) == shown
+    assert view.visualRect(model.index_of_key("m2")).intersects(view.viewport().rect())

@@ -254,7 +254,9 @@ class _Pass:
         """A laid-out document, or (estimating) just its estimated height."""
         if not self.exact:
             return estimate_height(text, width, font, code=plain)
-        key = (self.key, self.version, part)
+        # Keyed by the text itself, not by the row's version: the end of a stream and the stored
+        # message that replaces it change the row, not its text, and must not lay it out again.
+        key = (part,)
         cache = self.d.documents
         return cache.plain(key, text, width, font) if plain else cache.markdown(key, text, width, font)
 

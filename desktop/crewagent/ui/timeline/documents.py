@@ -1,4 +1,4 @@
-"""Laid-out text of timeline rows: QTextDocuments cached by row version and width, and cheap estimates.
+"""Laid-out text of timeline rows: QTextDocuments cached by text and width, and cheap estimates.
 
 Laying out Markdown costs a fraction of a millisecond per message, which is too much for every
 row of a 10,000-message history at once. So only rows that are painted (or near the end, where
@@ -41,7 +41,7 @@ def mono_font(base: QFont) -> QFont:
 
 
 class DocumentCache:
-    """Documents by (row key, row version, part, width, font); least recently used ones are dropped."""
+    """Documents by (part, text, width, font); least recently used ones are dropped."""
 
     def __init__(self, size: int = DOCUMENT_CACHE_SIZE):
         self._size = size
@@ -56,7 +56,7 @@ class DocumentCache:
         return key in self._docs
 
     def markdown(self, key: tuple[object, ...], text: str, width: float, font: QFont) -> LaidOut:
-        full = (*key, "md", round(width), font.key())
+        full = (*key, "md", text, round(width), font.key())
         cached = self._get(full)
         if cached is not None:
             return cached
@@ -66,7 +66,7 @@ class DocumentCache:
         return self._put(full, LaidOut(doc, rendered.code_blocks))
 
     def plain(self, key: tuple[object, ...], text: str, width: float, font: QFont) -> LaidOut:
-        full = (*key, "plain", round(width), font.key())
+        full = (*key, "plain", text, round(width), font.key())
         cached = self._get(full)
         if cached is not None:
             return cached
