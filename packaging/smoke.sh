@@ -36,6 +36,10 @@ CID=$(head -1 "$WORK/chat.err")
 "$BIN" validate "$WORK/export.json" --allow-dotted-names >/dev/null
 grep -q '"tool_calls"' "$WORK/export.json"
 
+step "crewagent context (token counting with the bundled offline encoding)"
+"$BIN" context --project "$WORK/project" --conversation "$CID" --json > "$WORK/context.json"
+grep -q '"tokenCounter": "tiktoken:cl100k_base"' "$WORK/context.json"
+
 step "crewagent gui --self-test (offscreen)"
 QT_QPA_PLATFORM=offscreen timeout 120 "$BIN" gui --self-test --project "$WORK/gui-project"
 
