@@ -348,3 +348,24 @@ def test_the_end_of_a_stream_does_not_lay_the_answer_out_again(qtbot: Any, monke
     view.viewport().repaint()
     assert len(renders) == shown
     assert view.visualRect(model.index_of_key("m2")).intersects(view.viewport().rect())
+
+
+def test_the_rows_of_a_replaced_conversation_need_no_garbage_collector(qtmodeltester: Any) -> None:
+    # The worker freezes what is alive after the first open (gc.freeze): rows left in reference
+    # cycles then would never be freed.
+    import gc
+    import weakref
+
+    model = TimelineModel()
+    model.load(loaded(history()))
+    with_part = weakref.ref(model.index(1, 0).internalPointer())
+    part = weakref.ref(model.index(0, 0, model.index(1, 0)).internalPointer())
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        model.load(loaded((user("x", "another conversation"),)))
+        assert with_part() is None and part() is None
+    finally:
+        if enabled:
+            gc.enable()
+    qtmodeltester.check(model)

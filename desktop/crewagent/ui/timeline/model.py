@@ -174,6 +174,8 @@ class TimelineModel(QAbstractItemModel):
         self._first_page = () if loaded.complete else tuple(message.id for message in loaded.messages)
         self.beginResetModel()
         self._settle_stream()
+        for node in (*self._older, *self._rows):
+            node.children = []  # no parent <-> child cycles left behind: they go by reference counting
         self._rows, self._by_key, self._calls, self._stream = [], {}, {}, None
         self.conversation_id = loaded.conversation_id
         for message in loaded.messages:
