@@ -11,6 +11,12 @@ from typing import Any
 from crewagent.core.errors import StoreWriteError
 
 
+#: Flush a file's data to disk. ``fdatasync`` where the OS has it (Linux): it also writes the
+#: metadata needed to read the data back (the new size of an appended file), which is all an
+#: append needs; SQLite's unix VFS makes the same choice. ``fsync`` elsewhere.
+sync_data = getattr(os, "fdatasync", os.fsync)
+
+
 def fsync_dir(path: Path) -> None:
     """Make a rename or a new directory entry in ``path`` durable (a no-op where unsupported)."""
     try:
@@ -84,7 +90,7 @@ def append_records(path: Path, line: bytes) -> int:
             while view:
                 written = os.write(fd, view)
                 view = view[written:]
-            os.fsync(fd)
+            sync_data(fd)
         except OSError as exc:
             try:
                 os.ftruncate(fd, size)
