@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QApplication
 from crewagent.ui.markdown import render
 from crewagent.ui.timeline import TimelineModel, TimelineRole, TimelineView
 from crewagent.ui.timeline.model import OPEN_ROWS
+from crewagent.ui.timeline.view import MAX_ROWS
 from crewagent.worker.turn_values import LoadedConversation, TimelineMessage, ToolCallRef, ToolFinish, frozen_json
 
 
@@ -269,21 +270,39 @@ def test_a_long_history_opens_on_its_newest_rows_and_shows_older_ones_on_the_way
     assert not view.following
     qtmodeltester.check(model)
 
-    # All the way up: the first message of the conversation.
+    # All the way up: the first message of the conversation. The window slides rather than grows.
     for _ in range(100):
         if not model.older_count:
             break
-        shown = model.rowCount()
+        older = model.older_count
         bar.setValue(0)
-        qtbot.waitUntil(lambda: model.rowCount() > shown)
+        qtbot.waitUntil(lambda: model.older_count < older)
+        assert model.rowCount() <= MAX_ROWS
     assert model.index(0, 0).data(TimelineRole.KEY) == messages[0].id
+    assert model.newer_count > 0 and not view.following
+    qtmodeltester.check(model)
 
-    # Back at the end, the window is cut back to the newest rows, and new ones still arrive.
-    view.scroll_to_end()
-    qtbot.waitUntil(lambda: model.rowCount() == OPEN_ROWS)
+    # A message arriving meanwhile is kept below the window; the way down shows it again.
     model.add_message(user("late", "one more"))
+    assert model.keys()[-1] == "late" and not model.index_of_key("late").isValid()
+    for _ in range(100):
+        if not model.newer_count:
+            break
+        newer = model.newer_count
+        bar.setValue(bar.maximum())
+        qtbot.waitUntil(lambda: model.newer_count < newer)
+        assert model.rowCount() <= MAX_ROWS
+    assert model.index_of_key("late").isValid()
+    qtmodeltester.check(model)
+
+    # "Latest" from half way up jumps to the end, and new rows are followed again.
+    bar.setValue(0)
+    qtbot.waitUntil(lambda: model.newer_count > 0)
+    view.scroll_to_end()
+    assert model.newer_count == 0 and model.rowCount() == OPEN_ROWS
+    model.add_message(user("later", "and one more"))
     qtbot.waitUntil(lambda: bar.value() == bar.maximum())
-    assert view.following and view.visualRect(model.index_of_key("late")).intersects(view.viewport().rect())
+    assert view.following and view.visualRect(model.index_of_key("later")).intersects(view.viewport().rect())
     qtmodeltester.check(model)
 
 

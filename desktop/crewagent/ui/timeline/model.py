@@ -43,8 +43,10 @@ ASK_USER_TOOL = "ui.ask_user"
 STREAM_UPDATE_MS = 40
 #: The newest rows a conversation opens with. QTreeView lays out every top-level row again when
 #: one is inserted, at ~17 us a row through Python: 10,000 rows would cost ~175 ms per new
-#: message. So the model shows a window over the newest rows; older ones join it as the user
-#: scrolls up (``show_older``) and leave again once they are back at the end (``hide_older``).
+#: message. So the model shows a window over the conversation, the newest rows at first; older
+#: ones join it as the user scrolls up (``show_older``), and when it grows too long the newest
+#: leave it (``hide_newer``): the window slides. While it does not reach the end, new messages
+#: are kept but not shown (``newer_count``); ``show_latest`` brings it back to the end.
 OPEN_ROWS = 120
 TASK_TOOL = "task"
 #: The row kind of a finished background subagent's notice (a synthetic user message).
@@ -146,6 +148,7 @@ class TimelineModel(QAbstractItemModel):
         super().__init__(parent)
         self._rows: list[_Node] = []  # the window: the rows the view sees, the newest last
         self._older: list[_Node] = []  # top-level rows before the window, oldest first
+        self._newer: list[_Node] = []  # top-level rows after the window (it has slid up), oldest first
         self._first_page: tuple[str, ...] = ()  # message ids of a first page shown (load)
         self._by_key: dict[str, _Node] = {}
         self._calls: dict[str, _Node] = {}
@@ -174,9 +177,9 @@ class TimelineModel(QAbstractItemModel):
         self._first_page = () if loaded.complete else tuple(message.id for message in loaded.messages)
         self.beginResetModel()
         self._settle_stream()
-        for node in (*self._older, *self._rows):
+        for node in (*self._older, *self._rows, *self._newer):
             node.children = []  # no parent <-> child cycles left behind: they go by reference counting
-        self._rows, self._by_key, self._calls, self._stream = [], {}, {}, None
+        self._rows, self._newer, self._by_key, self._calls, self._stream = [], [], {}, {}, None
         self.conversation_id = loaded.conversation_id
         for message in loaded.messages:
             self._place(message, notify=False)
@@ -225,6 +228,54 @@ class TimelineModel(QAbstractItemModel):
         """How many top-level rows come before the first one shown."""
         return len(self._older)
 
+    @property
+    def newer_count(self) -> int:
+        """How many top-level rows come after the last one shown (0: the window reaches the end)."""
+        return len(self._newer)
+
+    def show_newer(self, count: int) -> int:
+        """Show up to ``count`` of the rows after the last one shown; returns how many."""
+        count = min(count, len(self._newer))
+        if count <= 0:
+            return 0
+        first = len(self._rows)
+        self.beginInsertRows(QModelIndex(), first, first + count - 1)
+        self._rows.extend(self._newer[:count])
+        del self._newer[:count]
+        self._renumber()
+        self.endInsertRows()
+        return count
+
+    def hide_newer(self, count: int) -> int:
+        """Take the last ``count`` rows out of the window (it grew too long upwards); returns how many."""
+        count = min(count, len(self._rows) - 1)
+        if count <= 0:
+            return 0
+        first = len(self._rows) - count
+        self.beginRemoveRows(QModelIndex(), first, len(self._rows) - 1)
+        self._newer[:0] = self._rows[first:]
+        del self._rows[first:]
+        self.endRemoveRows()
+        return count
+
+    def show_latest(self) -> None:
+        """Let the window show the newest OPEN_ROWS rows again (it had slid up the conversation)."""
+        if not self._newer:
+            return
+        if self._rows:
+            self.beginRemoveRows(QModelIndex(), 0, len(self._rows) - 1)
+            after, self._rows = [*self._rows, *self._newer], []
+            self.endRemoveRows()
+        else:
+            after = list(self._newer)
+        cut = max(0, len(after) - OPEN_ROWS)
+        self._older.extend(after[:cut])
+        self._newer = []
+        self.beginInsertRows(QModelIndex(), 0, len(after) - cut - 1)
+        self._rows = after[cut:]
+        self._renumber()
+        self.endInsertRows()
+
     def show_older(self, count: int) -> int:
         """Show up to ``count`` more of the older rows above the first one; returns how many."""
         count = min(count, len(self._older))
@@ -260,6 +311,9 @@ class TimelineModel(QAbstractItemModel):
     def begin_stream(self) -> None:
         """A model answer starts streaming: an empty assistant row at the end."""
         if self._stream is not None:
+            return
+        if self._newer:  # the window has slid up: the answer streams below it
+            self._new_stream_node()
             return
         row = len(self._rows)
         self.beginInsertRows(QModelIndex(), row, row)
@@ -303,6 +357,10 @@ class TimelineModel(QAbstractItemModel):
             return
         self._settle_stream()
         self._stream = None
+        if not self._shown(node):
+            self._newer.remove(node)
+            self._by_key.pop(node.key, None)
+            return
         self.beginRemoveRows(QModelIndex(), node.row, node.row)
         del self._rows[node.row]
         self._by_key.pop(node.key, None)
@@ -420,6 +478,10 @@ class TimelineModel(QAbstractItemModel):
         self._add_calls(node, message, notify)
 
     def _append_top(self, node: _Node, notify: bool) -> None:
+        if self._newer:  # the window has slid up: kept below it
+            self._newer.append(node)
+            self._by_key[node.key] = node
+            return
         row = len(self._rows)
         node.row = row
         if notify:
@@ -435,6 +497,7 @@ class TimelineModel(QAbstractItemModel):
             return
         first = len(parent.children)
         nodes = [self._tool_node(call, None, row=first + n, parent=parent) for n, call in enumerate(message.tool_calls)]
+        notify = notify and self._shown(parent)
         if notify:
             self.beginInsertRows(self._index_of(parent), first, first + len(nodes) - 1)
         parent.children.extend(nodes)
@@ -457,7 +520,7 @@ class TimelineModel(QAbstractItemModel):
     def _new_stream_node(self) -> _Node:
         self._streams += 1
         node = _Node(key=f"{STREAM_KEY_PREFIX}{self._streams}", kind="assistant", row=len(self._rows), streaming=True)
-        self._rows.append(node)
+        (self._newer if self._newer else self._rows).append(node)
         self._by_key[node.key] = node
         self._stream = node
         return node
@@ -474,8 +537,9 @@ class TimelineModel(QAbstractItemModel):
             return  # nothing arrived since the last update: the throttle window just ends
         self._stream_roles = set()
         node.version += 1
-        index = self._index_of(node)
-        self.dataChanged.emit(index, index, [*sorted(roles), TimelineRole.VERSION])
+        if self._shown(node):
+            index = self._index_of(node)
+            self.dataChanged.emit(index, index, [*sorted(roles), TimelineRole.VERSION])
         self._stream_timer.start()
 
     def _settle_stream(self) -> None:
@@ -514,7 +578,7 @@ class TimelineModel(QAbstractItemModel):
     def keys(self) -> list[str]:
         """Every top-level key in order (above the window too), each followed by its tool parts' keys."""
         out: list[str] = []
-        for node in (*self._older, *self._rows):
+        for node in (*self._older, *self._rows, *self._newer):
             out.append(node.key)
             out.extend(child.key for child in node.children)
         return out
@@ -609,7 +673,8 @@ class TimelineModel(QAbstractItemModel):
                            or node.subagent is not None
                            or (message is not None and (message.is_error or message.interrupted))
                            or (node.call is not None and node.call.name in (ASK_USER_TOOL, TASK_TOOL)))
-            return (node.key, node.version, node.kind, len(self._rows) - 1 - top.row, node.text, bool(node.reasoning), special)
+            from_end = len(self._rows) - 1 - top.row + len(self._newer)
+            return (node.key, node.version, node.kind, from_end, node.text, bool(node.reasoning), special)
         if role == TimelineRole.KIND:
             return node.kind
         if role == TimelineRole.KEY:
@@ -660,7 +725,7 @@ class TimelineModel(QAbstractItemModel):
             return node.subagent
         if role == TimelineRole.IS_LAST:
             top = node.parent or node
-            return top.row == len(self._rows) - 1
+            return top.row == len(self._rows) - 1 and not self._newer
         return None
 
 

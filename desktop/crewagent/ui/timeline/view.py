@@ -19,6 +19,9 @@ OLDER_BATCH = 100
 #: Back at the end with more rows than this shown, the view keeps only the newest OPEN_ROWS
 #: (each new message lays out every row shown again; see TimelineModel.OPEN_ROWS).
 TRIM_ABOVE = 400
+#: The most rows shown at once: on the way up (or down) the window slides rather than grows, so
+#: showing another batch lays out at most this many rows (~10 ms).
+MAX_ROWS = 600
 
 
 class TimelineView(QTreeView):
@@ -72,6 +75,10 @@ class TimelineView(QTreeView):
         self._older_timer.setSingleShot(True)
         self._older_timer.setInterval(0)
         self._older_timer.timeout.connect(self._show_older)
+        self._newer_timer = QTimer(self)
+        self._newer_timer.setSingleShot(True)
+        self._newer_timer.setInterval(0)
+        self._newer_timer.timeout.connect(self._show_newer)
         self._trim_timer = QTimer(self)
         self._trim_timer.setSingleShot(True)
         self._trim_timer.setInterval(0)
@@ -135,7 +142,8 @@ class TimelineView(QTreeView):
     @Slot(int)
     def _on_scrolled(self, value: int) -> None:
         bar = self.verticalScrollBar()
-        self._following = value >= bar.maximum() - FOLLOW_SLACK
+        at_end = self._model is None or not self._model.newer_count  # the window shows the last row
+        self._following = at_end and value >= bar.maximum() - FOLLOW_SLACK
         self._check_window()
 
     @Slot(int, int)
@@ -150,8 +158,11 @@ class TimelineView(QTreeView):
         model = self._model
         if model is None:
             return
-        if model.older_count and self.verticalScrollBar().value() < self.viewport().height():
+        bar, page = self.verticalScrollBar(), self.viewport().height()
+        if model.older_count and bar.value() < page:
             self._older_timer.start()
+        elif model.newer_count and bar.value() > bar.maximum() - page:
+            self._newer_timer.start()
         elif self._following and model.rowCount() > TRIM_ABOVE:
             self._trim_timer.start()
 
@@ -167,9 +178,32 @@ class TimelineView(QTreeView):
         anchor = QPersistentModelIndex(first)
         following = self._following
         model.show_older(OLDER_BATCH)
+        if model.rowCount() > MAX_ROWS:
+            model.hide_newer(model.rowCount() - MAX_ROWS)
+            following = self._following = False
+        self._keep_on_screen(anchor, top, following)
+
+    @Slot()
+    def _show_newer(self) -> None:
+        """Show the rows after the last one shown (the window had slid up), keeping what is on screen."""
+        model = self._model
+        bar = self.verticalScrollBar()
+        if model is None or not model.newer_count or bar.value() <= bar.maximum() - self.viewport().height():
+            return
+        first = self.indexAt(QPoint(0, 0))
+        top = self.visualRect(first).top()
+        anchor = QPersistentModelIndex(first)
+        model.show_newer(OLDER_BATCH)
+        if model.rowCount() > MAX_ROWS:
+            model.hide_older(MAX_ROWS)
+        self._keep_on_screen(anchor, top, False)
+
+    def _keep_on_screen(self, anchor: QPersistentModelIndex, top: int, following: bool) -> None:
+        """Lay out now and scroll so that ``anchor`` is where it was (``top``) before rows came or went."""
         self.executeDelayedItemsLayout()
-        if anchor.isValid() and not following:
-            moved = self.visualRect(model.index(anchor.row(), 0, anchor.parent())).top() - top
+        if anchor.isValid() and not following and self._model is not None:
+            bar = self.verticalScrollBar()
+            moved = self.visualRect(self._model.index(anchor.row(), 0, anchor.parent())).top() - top
             bar.setValue(bar.value() + moved)
 
     @Slot()
@@ -179,6 +213,9 @@ class TimelineView(QTreeView):
 
     def scroll_to_end(self) -> None:
         """Jump to the newest row and follow again."""
+        if self._model is not None and self._model.newer_count:
+            self._model.show_latest()
+            self.executeDelayedItemsLayout()
         self._following = True
         self.verticalScrollBar().setValue(self.verticalScrollBar().maximum())
 
