@@ -85,6 +85,8 @@ SHUTDOWN_TIMEOUT_S = 5.0
 DEMO_LABEL = "Demo (offline script)"
 #: Messages of a long conversation sent ahead of the rest when it is opened (its last page and more).
 FIRST_PAGE = 150
+#: Seconds the whole load of a long conversation waits after its first page was sent.
+FIRST_PAGE_HEAD_START_S = 0.15
 
 _P = ParamSpec("_P")
 _T = TypeVar("_T", bound="TurnWorker")
@@ -462,6 +464,9 @@ class TurnWorker(QObject):
                 first = await asyncio.to_thread(_first_page, store, project.id, conversation_id)
                 if first:
                     self.conversation_loaded.emit(LoadedConversation(project_id, conversation_id, first, complete=False))
+                    # A head start: the GUI lays out and paints the page while nothing here
+                    # competes with it for the GIL (the whole load is ~0.3 s of Python).
+                    await asyncio.sleep(FIRST_PAGE_HEAD_START_S)
             messages, problems = await asyncio.to_thread(_load_recovered, store, project, conversation_id)
             metas = await asyncio.to_thread(_child_metas, store, project.id, conversation_id, conversation_id)
         except CrewAgentError as exc:

@@ -65,8 +65,10 @@ BUBBLE_PAD_X, BUBBLE_PAD_Y = 14, 10
 CARD_PAD = 12
 TOOL_HEADER = 34
 BUTTON_H = 28
-#: Rows within this many of the end are always measured exactly (the view opens there).
-EXACT_TAIL = 40
+#: Rows within this many of the end are always measured exactly (the view opens there): enough
+#: for a last page of short messages. Each costs a Markdown layout (~1 ms, more while the worker
+#: competes for the GIL); a row above them is estimated until it is painted.
+EXACT_TAIL = 16
 #: Characters of a tool result shown expanded (the rest: "Open full output" or "… more").
 MAX_RESULT_CHARS = 20_000
 #: Characters of a subagent's summary shown in its Task part (the whole answer is in its tab).
