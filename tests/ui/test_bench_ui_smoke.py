@@ -1,0 +1,37 @@
+"""The desktop UI benchmark runs end to end (--quick) and prints its tables; no timing is asserted."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_ui.py"
+
+
+def test_quick_run_prints_every_section(tmp_path: Path) -> None:
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "TMPDIR": str(tmp_path)}
+    proc = subprocess.run(
+        [sys.executable, str(BENCH), "--quick", "--json"], capture_output=True, text=True, timeout=600, env=env
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = proc.stdout
+    for heading in ("## 1. Open a 600-message conversation", "## 2a. GUI event-loop latency", "## 2b. GUI event-loop latency",
+                    "## 3. Cold start"):
+        assert heading in out
+    for goal in ("last page in under 300 ms", "process memory under 400 MB", "never blocks longer than 50 ms",
+                 "cold start under 1.5 s"):
+        assert goal in out
+    assert "| CPUs (nproc)" in out and "| Qt / PySide6" in out
+    results = json.loads(out.strip().splitlines()[-1])
+    rounds = results["open"]["rounds"]
+    assert len(rounds) == 2 and all(r["total"] > 0 for r in rounds)
+    assert results["open"]["reached_top"] and results["open"]["page_steps"]
+    for variant in ("tool", "fs_write"):
+        assert results["latency"][variant]["chunks"] > 0 and results["latency"][variant]["lateness_ms"]
+    assert results["latency"]["tool"]["outcomes"] == {"visible": "completed", "other": "completed"}
+    assert results["cold"] and results["cold"][0]["works_rows"] == 40
+    # Scratch data is removed afterwards.
+    assert not any(tmp_path.glob("crewagent-bench-ui-*"))
