@@ -59,6 +59,7 @@ except ImportError:  # running from a checkout without `pip install -e .`
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "desktop"))
 
 import httpx2
+from _timing import TimingTransport  # benchmarks/ is on sys.path when a script runs
 import openai
 
 from crewagent.core.llm import LlmAdapter, LlmRequest, ProviderConfig, TextDelta
@@ -125,41 +126,6 @@ class _Responder:
 
 
 # the client side
-
-
-class _FirstByteStream(httpx2.AsyncByteStream):
-    def __init__(self, inner: Any, marks: dict[str, float]) -> None:
-        self._inner = inner
-        self._marks = marks
-
-    async def __aiter__(self) -> Any:
-        async for data in self._inner:
-            if "first_byte" not in self._marks:
-                self._marks["first_byte"] = time.perf_counter()
-            yield data
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-
-class _TimingTransport(httpx2.AsyncBaseTransport):
-    """Stamps the arrival of the first body bytes of the first response after ``marks.clear()``."""
-
-    def __init__(self) -> None:
-        self._inner = httpx2.AsyncHTTPTransport()
-        self.marks: dict[str, float] = {}
-
-    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        response = await self._inner.handle_async_request(request)
-        return httpx2.Response(
-            status_code=response.status_code,
-            headers=response.headers,
-            stream=_FirstByteStream(response.stream, self.marks),
-            extensions=response.extensions,
-        )
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
 
 
 class MemoryStore(RuntimeStore):
@@ -235,7 +201,7 @@ class _Setup:
         self.store = store
         self.project = project
         self.history = history
-        self.timing = _TimingTransport()
+        self.timing = TimingTransport()
         config = ProviderConfig(provider="openai-compatible", base_url=base_url, api_key="k", model="bench", include_usage=False)
         self.adapter = LlmAdapter(config, http_client=openai.DefaultAsyncHttpxClient(transport=self.timing, trust_env=False))
         self.registry = default_registry()
