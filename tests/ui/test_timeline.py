@@ -174,6 +174,16 @@ def test_markdown_code_blocks_are_highlighted_with_a_copy_link_and_links_are_kep
     assert "javascript:" not in rendered.html.split("<body>")[1].split("[bad]")[0] or 'href="javascript' not in rendered.html
 
 
+def test_a_growing_text_renders_block_by_block_as_a_whole_would() -> None:
+    from crewagent.ui.markdown import render_growing
+
+    text = "Intro **bold**.\n\n```python\nx = 1\n\ny = 2\n```\n\nMiddle `code`.\n\n```sh\nmake run\n```\n\nEnd"
+    grown, whole = render_growing(text), render(text)
+    assert grown.html == whole.html  # a blank line inside a fence does not cut it; Copy links numbered on
+    assert grown.code_blocks == whole.code_blocks == ("x = 1\n\ny = 2\n", "make run\n")
+    assert 'href="copy:1"' in grown.html
+
+
 def test_copy_link_puts_the_code_on_the_clipboard(qtbot: Any) -> None:
     model = TimelineModel()
     model.load(loaded((assistant("m1", "```sh\nmake run\n```"),)))
@@ -340,16 +350,25 @@ def _loaded_model(messages: tuple[TimelineMessage, ...]) -> TimelineModel:
     return model
 
 
-def test_the_end_of_a_stream_does_not_lay_the_answer_out_again(qtbot: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_end_of_a_stream_lays_the_answer_out_whole_once(qtbot: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     from crewagent.ui import markdown as markdown_module
 
     renders: list[str] = []
     real = markdown_module.render
+
     def counted(text: str, *args: Any, **kwargs: Any) -> Any:
         renders.append(text)
         return real(text, *args, **kwargs)
 
     monkeypatch.setattr(markdown_module, "render", counted)
+    grown: list[str] = []
+    real_growing = markdown_module.render_growing
+
+    def counted_growing(text: str, *args: Any, **kwargs: Any) -> Any:
+        grown.append(text)
+        return real_growing(text, *args, **kwargs)
+
+    monkeypatch.setattr(markdown_module, "render_growing", counted_growing)
     model = TimelineModel()
     model.load(loaded((user("m1", "hi"),)))
     view = TimelineView()
@@ -357,15 +376,25 @@ def test_the_end_of_a_stream_does_not_lay_the_answer_out_again(qtbot: Any, monke
     qtbot.addWidget(view)
     view.resize(700, 400)
     view.show()
-    model.begin_stream()
-    model.append_text("Hello **world**, with `code`.")
-    qtbot.waitUntil(lambda: "Hello **world**, with `code`." in renders)
-    shown = len(renders)
+    qtbot.waitExposed(view)
 
-    model.end_stream()  # the row changes (no more "streaming…"), its text does not
-    model.add_message(assistant("m2", "Hello **world**, with `code`."))
-    view.viewport().repaint()
-    assert len(renders) == shown
+    def settle() -> None:  # the delayed layout, then a paint
+        QApplication.processEvents()
+        view.viewport().repaint()
+
+    settle()
+    renders.clear()  # the user's message
+    text = "Hello **world**, with `code`.\n\n```python\nprint(1)\n```\n\nAnd more."
+    model.begin_stream()
+    model.append_text(text)
+    settle()
+    assert grown == [text] and renders == []  # streaming: block by block (render_growing)
+
+    model.end_stream()  # the stored form is rendered whole, once ...
+    settle()
+    model.add_message(assistant("m2", text))  # ... and the stored message replacing the row reuses it
+    settle()
+    assert renders == [text]
     assert view.visualRect(model.index_of_key("m2")).intersects(view.viewport().rect())
 
 

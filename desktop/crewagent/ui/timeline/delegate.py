@@ -252,15 +252,15 @@ class _Pass:
 
     # -- documents -------------------------------------------------------------------------------
 
-    def doc(self, part: str, text: str, width: float, font: QFont, *, plain: bool = False) -> LaidOut | float:
-        """A laid-out document, or (estimating) just its estimated height."""
+    def doc(self, part: str, text: str, width: float, font: QFont, *, plain: bool = False, growing: bool = False) -> LaidOut | float:
+        """A laid-out document, or (estimating) just its estimated height; ``growing``: still streaming."""
         if not self.exact:
             return estimate_height(text, width, font, code=plain)
         # Keyed by the text itself, not by the row's version: the end of a stream and the stored
         # message that replaces it change the row, not its text, and must not lay it out again.
         key = (part,)
         cache = self.d.documents
-        return cache.plain(key, text, width, font) if plain else cache.markdown(key, text, width, font)
+        return cache.plain(key, text, width, font) if plain else cache.markdown(key, text, width, font, growing=growing)
 
     def place(self, laid: LaidOut | float, x: float, y: float, color: QColor) -> float:
         if isinstance(laid, float):
@@ -539,7 +539,7 @@ class TimelineDelegate(QStyledItemDelegate):
         if is_error:
             y = self._error_card(run, text, y)
         elif text:
-            y += run.place(run.doc("text", text, run.text_width, run.font), run.text_left, y, run.c.text) + 4
+            y += run.place(run.doc("text", text, run.text_width, run.font, growing=streaming), run.text_left, y, run.c.text) + 4
         elif streaming and not reasoning:
             run.text(QRectF(run.text_left, y, 60, 20), "● ● ●", run.small, run.c.muted)
             y += 22

@@ -55,12 +55,13 @@ class DocumentCache:
     def has(self, key: tuple[object, ...]) -> bool:
         return key in self._docs
 
-    def markdown(self, key: tuple[object, ...], text: str, width: float, font: QFont) -> LaidOut:
-        full = (*key, "md", text, round(width), font.key())
+    def markdown(self, key: tuple[object, ...], text: str, width: float, font: QFont, *, growing: bool = False) -> LaidOut:
+        """``growing``: the text is still streaming in (see :func:`markdown.render_growing`)."""
+        full = (*key, "md-growing" if growing else "md", text, round(width), font.key())
         cached = self._get(full)
         if cached is not None:
             return cached
-        rendered = markdown.render(text, self.code_theme)
+        rendered = (markdown.render_growing if growing else markdown.render)(text, self.code_theme)
         doc = _document(font, width)
         doc.setHtml(rendered.html)
         return self._put(full, LaidOut(doc, rendered.code_blocks))
