@@ -842,8 +842,7 @@ def _load_recovered(store: RuntimeStore, project: ProjectInfo, conversation_id: 
     session = ConversationSession(
         store, project, conversation_id, adapter=cast(LlmAdapter, None), registry=default_registry(), tool_context=cast(Any, None)
     )
-    session.recover()
-    result = store.load_messages(project.id, conversation_id)
+    _, result = session.recover_and_load()
     problems = [f"line {problem.line}: {problem.reason}" for problem in result.problems]
     return [TimelineMessage.from_message(message) for message in result.messages], problems
 

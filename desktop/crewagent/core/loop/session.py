@@ -21,7 +21,7 @@ from crewagent.core.loop.events import LoopEvent, MessagePersisted, TurnFinished
 from crewagent.core.loop.toolloop import LoopOptions, ToolLoop, error_block
 from crewagent.core.messages import ConversationMessage, Mode
 from crewagent.core.protocol import repair_conversation
-from crewagent.core.store import ProjectInfo, RuntimeStore
+from crewagent.core.store import LoadResult, ProjectInfo, RuntimeStore
 from crewagent.core.tools import ToolContext, ToolRegistry
 
 log = logging.getLogger(__name__)
@@ -108,17 +108,22 @@ class ConversationSession:
         then every tool call without a result gets a synthetic ``TOOL_INTERRUPTED`` one. Does
         nothing while another process runs a turn here (it holds the turn lock).
         """
+        return self.recover_and_load()[0]
+
+    def recover_and_load(self) -> tuple[list[ConversationMessage], LoadResult]:
+        """:meth:`recover`, and the conversation as it is afterwards (one read of the log, not two)."""
         pid, cid = self.project.id, self.conversation_id
         if self.store.is_turn_running(pid, cid):
-            return []
+            return [], self.store.load_messages(pid, cid)
         with self.store.turn_lock(pid, cid):
             return self._recover_locked()
 
-    def _recover_locked(self) -> list[ConversationMessage]:
+    def _recover_locked(self) -> tuple[list[ConversationMessage], LoadResult]:
         pid, cid = self.project.id, self.conversation_id
         appended: list[ConversationMessage] = []
         checkpoint = self.store.read_stream_checkpoint(pid, cid)
-        messages = self.store.load_messages(pid, cid).messages
+        loaded = self.store.load_messages(pid, cid)
+        messages = loaded.messages
         if checkpoint is not None:
             recovered = recovered_stream_message(checkpoint)
             if recovered is not None and not any(m.id == recovered.id for m in messages):
@@ -133,10 +138,13 @@ class ConversationSession:
 
         links = recover_children(self.store, pid, cid)
         repair = repair_conversation(messages, lambda m: self.store.append_message(pid, cid, links.annotate(m)))
+        messages.extend(repair.appended)
         appended.extend(repair.appended)
         # Every call is answered now: notices of finished background children can go in.
-        appended.extend(deliver_notices(self.store, pid, cid))
-        return appended
+        notices = deliver_notices(self.store, pid, cid)
+        messages.extend(notices)
+        appended.extend(notices)
+        return appended, LoadResult(messages, loaded.problems, loaded.migrated_from_legacy)
 
     # -- a turn -----------------------------------------------------------------------------
 
@@ -155,13 +163,18 @@ class ConversationSession:
         ended = False
         try:
             yield TurnStarted(cid, settings.mode)
-            for message in await asyncio.to_thread(self._recover_locked):
+            appended, loaded = await asyncio.to_thread(self._recover_locked)
+            for message in appended:
                 yield MessagePersisted(message)
+            # The log as recovery left it, kept in memory for the whole turn: every message the
+            # turn writes is added to it, so the log is read once per turn, not once per call.
+            messages = loaded.messages
             stamp = self._stamp(settings)
             if text is not None:
                 user = ConversationMessage.new("user", text, **stamp)
-                yield MessagePersisted(await self._append(user))
-            messages = (await asyncio.to_thread(self.store.load_messages, pid, cid)).messages
+                stored_user = await self._append(user)
+                messages.append(stored_user)
+                yield MessagePersisted(stored_user)
             self._loop = ToolLoop(
                 adapter=self.adapter,
                 registry=self.registry,
