@@ -1,8 +1,10 @@
-"""Shared by the LLM and loop benchmarks: an httpx2 transport that stamps the first body bytes."""
+"""Shared by the LLM and loop benchmarks: a first-byte timing transport and a sample series."""
 
 from __future__ import annotations
 
+import statistics
 import time
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx2
@@ -41,3 +43,25 @@ class TimingTransport(httpx2.AsyncBaseTransport):
 
     async def aclose(self) -> None:
         await self._inner.aclose()
+
+
+MS = 1000.0
+
+
+@dataclass
+class Series:
+    """Timings (seconds) of one configuration, summarised in milliseconds."""
+
+    name: str
+    samples: list[float] = field(default_factory=list)
+
+    def row(self) -> dict[str, Any]:
+        data = sorted(self.samples)
+        n = len(data)
+        return {
+            "name": self.name,
+            "n": n,
+            "p50_ms": statistics.median(data) * MS,
+            "p95_ms": data[min(n - 1, int(n * 0.95))] * MS,
+            "mean_ms": statistics.fmean(data) * MS,
+        }

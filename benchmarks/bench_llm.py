@@ -31,11 +31,9 @@ import asyncio
 import json
 import os
 import platform
-import statistics
 import sys
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
@@ -45,7 +43,7 @@ except ImportError:  # running from a checkout without `pip install -e .`
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "desktop"))
 
 import httpx2
-from _timing import TimingTransport  # benchmarks/ is on sys.path when a script runs
+from _timing import Series as _Series, TimingTransport  # benchmarks/ is on sys.path when a script runs
 import openai
 
 from crewagent.core.llm import LlmAdapter, LlmRequest, ProviderConfig, TextDelta
@@ -124,23 +122,6 @@ TOOLS: list[dict[str, Any]] = [
     {"type": "function", "function": {"name": n, "description": "d", "parameters": {"type": "object", "properties": {}}}}
     for n in ("fs.read", "fs.list", "fs.search", "fs.write", "fs.apply_patch", "ui.ask_user")
 ]
-
-
-@dataclass
-class _Series:
-    name: str
-    samples: list[float] = field(default_factory=list)
-
-    def row(self) -> dict[str, Any]:
-        data = sorted(self.samples)
-        n = len(data)
-        return {
-            "name": self.name,
-            "n": n,
-            "p50_ms": statistics.median(data) * MS,
-            "p95_ms": data[min(n - 1, int(n * 0.95))] * MS,
-            "mean_ms": statistics.fmean(data) * MS,
-        }
 
 
 async def _run(rounds: int, warmup: int) -> dict[str, Any]:

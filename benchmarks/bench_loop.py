@@ -42,14 +42,12 @@ import asyncio
 import json
 import os
 import platform
-import statistics
 import sys
 import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Awaitable, Callable
 from contextlib import aclosing
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +57,7 @@ except ImportError:  # running from a checkout without `pip install -e .`
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "desktop"))
 
 import httpx2
-from _timing import TimingTransport  # benchmarks/ is on sys.path when a script runs
+from _timing import Series as _Series, TimingTransport  # benchmarks/ is on sys.path when a script runs
 import openai
 
 from crewagent.core.llm import LlmAdapter, LlmRequest, ProviderConfig, TextDelta
@@ -174,23 +172,6 @@ async def _echo(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
 
 
 ECHO = Tool("bench.echo", "returns its argument", _echo, parameters={"type": "object", "properties": {"value": {"type": "string"}}})
-
-
-@dataclass
-class _Series:
-    name: str
-    samples: list[float] = field(default_factory=list)
-
-    def row(self) -> dict[str, Any]:
-        data = sorted(self.samples)
-        n = len(data)
-        return {
-            "name": self.name,
-            "n": n,
-            "p50_ms": statistics.median(data) * MS,
-            "p95_ms": data[min(n - 1, int(n * 0.95))] * MS,
-            "mean_ms": statistics.fmean(data) * MS,
-        }
 
 
 class _Setup:
