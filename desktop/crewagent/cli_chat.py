@@ -20,7 +20,7 @@ from crewagent.core.loop import (
     ToolCallStarted,
     TurnFinished,
 )
-from crewagent.core.loop.factory import provider_config, tool_context, turn_settings
+from crewagent.core.loop.factory import context_window, provider_config, tool_context, turn_settings
 from crewagent.core.messages import MODES, Mode
 from crewagent.core.secrets import SecretStore
 from crewagent.core.settings import SettingsStore
@@ -115,6 +115,7 @@ async def _chat(args: argparse.Namespace) -> int:
                 per_turn = turn_settings(
                     settings,
                     mode,
+                    window=context_window(settings, config),
                     agent_id=agent.id if agent is not None else None,
                     persona=agent_persona(agent) if agent is not None else None,
                 )

@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from contextlib import aclosing
 from typing import Any
 
+from crewagent.core.context import TokenCounter
 from crewagent.core.llm import LlmAdapter, ProviderConfig
 from crewagent.core.loop import ConversationSession, LoopEvent, MessagePersisted, TurnFinished, TurnSettings
 from crewagent.core.loop.factory import tool_context
@@ -46,6 +47,7 @@ async def turn_async(
     settings: TurnSettings | None = None,
     sleep: FakeSleep | None = None,
     on_event: OnEvent | None = None,
+    counter: TokenCounter | None = None,
 ) -> list[LoopEvent]:
     events: list[LoopEvent] = []
     async with LlmAdapter(config, sleep=sleep or FakeSleep(), retry=no_jitter()) as adapter:
@@ -56,6 +58,7 @@ async def turn_async(
             adapter=adapter,
             registry=registry or default_registry(),
             tool_context=ctx or make_context(project, conversation_id),
+            counter=counter,
         )
         async with aclosing(session.send(text, settings or TurnSettings())) as stream:
             async for event in stream:

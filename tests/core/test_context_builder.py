@@ -130,12 +130,29 @@ def test_latest_user_message_larger_than_the_budget_is_truncated_with_a_marker()
     assert tokens.ok and tokens.debug["estimatedTokens"] <= 3_000
 
 
+def test_a_current_turn_over_the_budget_is_compacted_oldest_first_and_stays_a_valid_chain() -> None:
+    # Issue 15 item 9: this turn used to end in CONTEXT_STILL_TOO_LARGE.
+    log = [msg("user", "go"), calls("a"), result("a", "r" * 30_000), calls("b"), result("b", "s" * 3_000)]
+    r = build_llm_messages(log, budget=ContextBudget(max_chars=10_000), counter=EST, conversation_id="conv1")
+    assert r.ok and validate_messages(r.messages, name_pattern=DOTTED_FUNCTION_NAME) == []
+    assert r.debug["estimatedChars"] <= 10_000
+    tools = [m for m in r.messages if m["role"] == "tool"]
+    alias = f"@state/logs/tool-results/conv1/{log[2].id}.json"
+    assert tools[0]["content"].startswith("r" * 500 + "\n\n[Shortened for this request: 30000 characters")
+    assert alias in tools[0]["content"]
+    assert tools[1]["content"] == "s" * 3_000  # the newest result fits: left as it is
+    assert [(s.alias, s.text) for s in r.spills] == [(alias, "r" * 30_000)]
+    assert r.debug["turnCompaction"]["shortenedMessageIds"] == [log[2].id]
+    assert log[2].content == "r" * 30_000  # a view for the request: the log is not changed
+
+
 def test_a_current_turn_that_cannot_fit_is_a_clear_error_and_nothing_to_send() -> None:
-    log = [msg("user", "go"), calls("a"), result("a", "r" * 30_000)]
+    ids = [f"c{i}" for i in range(200)]
+    log = [msg("user", "go"), calls(*ids), *(result(i, "r" * 3_000) for i in ids)]
     r = build_llm_messages(log, budget=ContextBudget(max_chars=10_000), counter=EST)
     assert not r.ok and r.error is not None and r.error.code == CONTEXT_STILL_TOO_LARGE
-    assert r.messages == []
-    assert "10000 characters" in r.error.message
+    assert r.messages == [] and r.spills == []
+    assert "10000 characters" in r.error.message and "Continue" in r.error.message
 
 
 def test_chat_has_no_persona_agent_and_run_have_it() -> None:
@@ -217,7 +234,9 @@ def test_usage_reports_the_token_budget() -> None:
 def test_budget_from_settings() -> None:
     b = ContextBudget.from_settings({"contextMaxMessages": 10, "contextMaxChars": "x", "contextMaxTokens": 500})
     assert (b.max_messages, b.max_chars, b.max_tokens) == (10, 120_000, 500)
-    assert ContextBudget.from_settings({}) == ContextBudget(80, 120_000, None)
+    default = ContextBudget.from_settings({})
+    assert (default.max_messages, default.max_chars, default.max_tokens) == (80, 120_000, None)
+    assert default.window is not None and default.window.source == "default"
 
 
 def test_default_counter_is_offline_cl100k() -> None:

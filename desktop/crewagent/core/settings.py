@@ -38,6 +38,10 @@ class LlmSettings(_Section):
     contextMaxMessages: int = Field(default=80, ge=1)
     contextMaxChars: int = Field(default=120_000, ge=1000)
     contextMaxTokens: int | None = Field(default=None, ge=256)
+    #: The model's context window in tokens; None: from the provider's model list, else the
+    #: table of known models (core/context/window.py). With tokens counted, a request gets the
+    #: window minus a reserve for the answer; contextMaxChars is only the fallback.
+    contextWindow: int | None = Field(default=None, ge=1024)
     includeToolResultsInContext: bool = True
     includeCollapsedUiEventsInContext: bool = False
 

@@ -42,7 +42,7 @@ from crewagent.core.loop import (
     TurnFinished,
     TurnStarted,
 )
-from crewagent.core.loop.factory import provider_config, tool_context, turn_settings
+from crewagent.core.loop.factory import context_window, provider_config, tool_context, turn_settings
 from crewagent.core.messages import MODES, ConversationMessage, ConversationMeta, Mode
 from crewagent.core.secrets import SecretStore
 from crewagent.core.settings import Settings, SettingsStore
@@ -570,6 +570,7 @@ class TurnWorker(QObject):
         settings = await asyncio.to_thread(settings_store.load)
         config = await self._config(settings)
         self.provider_changed.emit(_provider_info(config))
+        window = await asyncio.to_thread(context_window, settings, config, config_dir=settings_store.dir)
         meta = await asyncio.to_thread(store.get_conversation, project.id, turn.conversation_id)
         agent = await asyncio.to_thread(_turn_agent, meta, mode)
         subagents = await self._manager()
@@ -604,6 +605,7 @@ class TurnWorker(QObject):
             settings_for_turn = turn_settings(
                 settings,
                 mode,
+                window=window,
                 agent_id=agent.id if agent is not None else None,
                 persona=agent_persona(agent) if agent is not None else None,
             )

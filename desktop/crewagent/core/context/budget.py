@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from crewagent.core.context.tokens import CHARS_PER_TOKEN
+from crewagent.core.context.tokens import CHARS_PER_TOKEN, TokenCounter
+from crewagent.core.context.window import ContextWindow, resolve_window
 
 UsageStatus = Literal["normal", "warning", "critical"]
 
@@ -26,41 +27,82 @@ class ContextBudget:
 
     ``max_messages`` counts history messages taken from the log (not the system prefix nor
     the run blocks); ``max_chars`` and ``max_tokens`` count the whole request.
+
+    With a ``window``, :meth:`for_counter` turns the budget into the window minus the answer's
+    reserve when the counter counts real tokens; the character budget is then not enforced
+    (it is the fallback for when tokens cannot be counted).
     """
 
     max_messages: int = DEFAULT_MAX_MESSAGES
     max_chars: int = DEFAULT_MAX_CHARS
     max_tokens: int | None = None
+    window: ContextWindow | None = None
+    #: Whether ``max_chars`` is enforced (False once resolved for an exact token counter).
+    count_chars: bool = True
 
     @classmethod
-    def from_settings(cls, settings: Mapping[str, Any]) -> ContextBudget:
-        """Read ``contextMaxMessages``, ``contextMaxChars`` and ``contextMaxTokens`` (llm settings)."""
+    def from_settings(cls, settings: Mapping[str, Any], *, window: ContextWindow | None = None) -> ContextBudget:
+        """Read ``contextMaxMessages``, ``contextMaxChars``, ``contextMaxTokens`` and ``contextWindow``
+        (llm settings). Without ``window`` it is resolved offline: the setting, else the table of
+        known models for ``model``, else the default."""
 
         def positive(key: str) -> int | None:
             value = settings.get(key)
             return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
+        if window is None:
+            model = settings.get("model")
+            window = resolve_window(model if isinstance(model, str) else "", setting=positive("contextWindow"))
         return cls(
             max_messages=positive("contextMaxMessages") or DEFAULT_MAX_MESSAGES,
             max_chars=positive("contextMaxChars") or DEFAULT_MAX_CHARS,
             max_tokens=positive("contextMaxTokens"),
+            window=window,
         )
+
+    def for_counter(self, counter: TokenCounter) -> ContextBudget:
+        """The budget a build with ``counter`` enforces: with exact token counts and a known window,
+        the window minus the answer's reserve (``contextMaxTokens`` can only lower it) and no
+        character limit; otherwise the character budget, as before."""
+        if self.window is None or not self.count_chars or not counter.exact:
+            return self
+        tokens = self.window.input_tokens
+        if self.max_tokens:
+            tokens = min(tokens, self.max_tokens)
+        return replace(self, max_tokens=tokens, count_chars=False)
+
+    @property
+    def source(self) -> str:
+        """Which limit the size is held to, in words (for error messages and the debug output)."""
+        if not self.count_chars and self.window is not None:
+            text = f"{self.max_tokens} tokens: a context window of {self.window.tokens} tokens ({self.window.describe()})"
+            text += f" minus {self.window.reserve} reserved for the answer"
+            if self.max_tokens is not None and self.max_tokens < self.window.input_tokens:
+                text += ", capped by contextMaxTokens"
+            return text
+        text = f"{self.max_chars} characters (the fallback when tokens cannot be counted)"
+        return text + (f" / {self.max_tokens} tokens" if self.max_tokens else "")
 
     def load(self, chars: int, tokens: int) -> float:
         """The share of the tightest size budget in use (1.0 = full)."""
-        share = chars / self.max_chars if self.max_chars > 0 else float("inf")
+        share = 0.0
+        if self.count_chars:
+            share = chars / self.max_chars if self.max_chars > 0 else float("inf")
         if self.max_tokens:
             share = max(share, tokens / self.max_tokens)
         return share
 
     def fits(self, chars: int, tokens: int) -> bool:
-        return chars <= self.max_chars and (self.max_tokens is None or tokens <= self.max_tokens)
+        return (not self.count_chars or chars <= self.max_chars) and (self.max_tokens is None or tokens <= self.max_tokens)
 
-    def as_dict(self) -> dict[str, int | None]:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "contextMaxMessages": self.max_messages,
             "contextMaxChars": self.max_chars,
             "contextMaxTokens": self.max_tokens,
+            "enforced": "tokens" if not self.count_chars else "characters",
+            "source": self.source,
+            "contextWindow": self.window.as_dict() if self.window is not None else None,
         }
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from crewagent.core.context.budget import COMPRESS_ABOVE, ContextBudget, usage
+from crewagent.core.context.compaction import Spill, compact_turn
 from crewagent.core.context.compression import compress_window
 from crewagent.core.context.prompts import RunContext, run_blocks, system_prefix, user_input_block
 from crewagent.core.context.render import Piece, make_piece, render_unit, total_size, truncate
@@ -25,6 +26,8 @@ from crewagent.core.protocol.validator import DOTTED_FUNCTION_NAME, first_error
 
 CONTEXT_STILL_TOO_LARGE = "CONTEXT_STILL_TOO_LARGE"
 CONTEXT_PROTOCOL_INVALID = "CONTEXT_PROTOCOL_INVALID"
+#: The compacted turn refers to full outputs that could not be written (disk full ...).
+CONTEXT_SPILL_FAILED = "CONTEXT_SPILL_FAILED"
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +53,9 @@ class ContextResult:
     #: Oldest-first units whose content did not reach the model intact (trimmed or compressed):
     #: what a rolling summary should cover. Filled only when compression was triggered.
     summary_candidates: list[Unit] = field(default_factory=list)
+    #: Full texts the compacted current turn refers to by alias: they must be written (if not
+    #: on disk yet) before ``messages`` is sent.
+    spills: list[Spill] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -83,14 +89,16 @@ def build_llm_messages(
     counter: TokenCounter | None = None,
     compress: bool = True,
     pending_call_ids: Iterable[str] = (),
+    conversation_id: str | None = None,
 ) -> ContextResult:
     """The messages[] the next call of ``mode`` sends, built from the conversation log.
 
     Never raises on data: whatever the log holds, the result either validates or carries an
-    error (and no messages). Nothing in ``messages`` is modified.
+    error (and no messages). Nothing in ``messages`` is modified. ``conversation_id`` names
+    the ``@state`` files a compacted current turn refers to (``ContextResult.spills``).
     """
-    budget = budget or ContextBudget()
     counter = counter or default_counter()
+    budget = (budget or ContextBudget()).for_counter(counter)
     chain = assemble(messages, pending_call_ids=pending_call_ids)
     units = chain.units
     start = _protected_start(units)
@@ -123,19 +131,28 @@ def build_llm_messages(
 
     chars, tokens = total_size([*fixed, *protected])
     tokens += TOKENS_PER_REPLY
+    turn_chars, turn_tokens = chars, tokens
+    spills: list[Spill] = []
+    compacted_ids: list[str] = []
+    turn_compacted = not budget.fits(chars, tokens)
+    if turn_compacted:
+        compaction = compact_turn(protected, chars, tokens, budget, counter, conversation_id=conversation_id)
+        chars, tokens = compaction.chars, compaction.tokens
+        spills, compacted_ids = compaction.spills, compaction.message_ids
     truncated_user = False
     if not budget.fits(chars, tokens) and latest_user is not None:
         truncated_user, chars, tokens = _truncate_latest_user(protected, chars, tokens, budget, counter)
 
     error: ContextError | None = None
     if not budget.fits(chars, tokens):
+        spills = []
         error = ContextError(
             CONTEXT_STILL_TOO_LARGE,
-            f"The context is still too large after trimming and compression: the system prompt and the "
-            f"current turn alone need {chars} characters / {tokens} tokens, over the budget of "
-            f"{budget.max_chars} characters"
-            + (f" / {budget.max_tokens} tokens" if budget.max_tokens else "")
-            + ". Raise the context budget or start a new conversation.",
+            f"The current turn does not fit the context budget even with every tool result and large "
+            f"tool argument shortened to a note: the system prompt and the current turn need {chars} "
+            f"characters / {tokens} tokens (before shortening {turn_chars} / {turn_tokens}), over the "
+            f"budget of {budget.source}. Raise the model's context window (Settings > Model > Context "
+            "window) or start a new conversation, then press Continue.",
         )
 
     # The window: older units, newest first, while every budget holds; it stops at the first
@@ -202,6 +219,13 @@ def build_llm_messages(
             "stages": stages,
             "compressedMessageIds": [i for p in window if p.compressed for i in p.ids],
         },
+        "turnCompaction": {
+            "triggered": turn_compacted,
+            "charsBefore": turn_chars,
+            "tokensBefore": turn_tokens,
+            "shortenedMessageIds": compacted_ids,
+            "spilledAliases": [spill.alias for spill in spills],
+        },
         "truncatedLatestUserMessage": truncated_user,
         "protectedMessages": sum(len(p.payload) for p in protected),
         "validation": problem.envelope() if problem is not None else None,
@@ -213,6 +237,7 @@ def build_llm_messages(
         error,
         summary,
         candidates,
+        spills,
     )
 
 
@@ -238,7 +263,7 @@ def _truncate_latest_user(
     message = piece.payload[0]
     text = content_text(message.get("content"))
     other_chars, other_tokens = chars - piece.chars, tokens - piece.tokens
-    room_chars = budget.max_chars - other_chars
+    room_chars = budget.max_chars - other_chars if budget.count_chars else len(text)
     room_tokens = (budget.max_tokens - other_tokens) if budget.max_tokens else None
     keep = min(len(text), room_chars)
     if room_tokens is not None:
@@ -255,5 +280,6 @@ def _truncate_latest_user(
         if keep == 0:
             break
         # Token counts are not linear in characters: shrink by the overshoot, at least 10 %.
-        keep = max(0, min(keep - max(1, keep // 10), keep - (other_chars + c_chars - budget.max_chars)))
+        over = other_chars + c_chars - budget.max_chars if budget.count_chars else 0
+        keep = max(0, min(keep - max(1, keep // 10), keep - over))
     return False, chars, tokens

@@ -29,6 +29,9 @@ class TokenCounter(Protocol):
     """Counts the tokens of a text."""
 
     name: str
+    #: True when ``count`` gives real tokens (a tokenizer), False for an estimate: only real
+    #: counts replace the character budget by the model's window (ContextBudget.for_counter).
+    exact: bool
 
     def count(self, text: str) -> int: ...
 
@@ -37,6 +40,7 @@ class EstimateCounter:
     """``ceil(len(text) / 4)``: no dependency, close enough for budgets, never zero for text."""
 
     name = "estimate-chars/4"
+    exact = False
 
     def count(self, text: str) -> int:
         return -(-len(text) // CHARS_PER_TOKEN)
@@ -44,6 +48,8 @@ class EstimateCounter:
 
 class TiktokenCounter:
     """Exact counts with a tiktoken encoding; repeated texts are counted once (LRU cache)."""
+
+    exact = True
 
     def __init__(self, encoding: Any, name: str) -> None:
         self.name = name

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import openai
 
+from crewagent.core.context.window import metadata_window
 from crewagent.core.llm._client import make_client
 from crewagent.core.llm.adapter import classify_error
 from crewagent.core.llm.config import NO_KEY, ProviderConfig
@@ -28,6 +30,8 @@ class ConnectionResult:
     latency_ms: float | None = None
     #: Whether the configured model is in the list (None when there is no list).
     model_listed: bool | None = None
+    #: Model id -> context window in tokens, for the models whose metadata gives one.
+    windows: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -36,6 +40,14 @@ class ConnectionResult:
 
 async def list_models(config: ProviderConfig, *, http_client: Any | None = None) -> list[str]:
     """The model ids the provider lists, sorted; raises :class:`LlmError` (no retries: a user is waiting)."""
+    return (await list_models_with_windows(config, http_client=http_client))[0]
+
+
+async def list_models_with_windows(
+    config: ProviderConfig, *, http_client: Any | None = None
+) -> tuple[list[str], dict[str, int]]:
+    """The model ids the provider lists, and the context windows its metadata gives (OpenRouter's
+    ``context_length``, vLLM's ``max_model_len`` ...); raises :class:`LlmError`."""
     client = make_client(
         base_url=config.base_url,
         api_key=config.api_key or NO_KEY,
@@ -48,7 +60,15 @@ async def list_models(config: ProviderConfig, *, http_client: Any | None = None)
         data = getattr(page, "data", None)
         if not isinstance(data, list):
             raise LlmError("LLM_BAD_RESPONSE", f"{config.base_url}/models did not return a model list.")
-        return sorted({str(getattr(m, "id", "")) for m in data if getattr(m, "id", None)})
+        ids = sorted({str(getattr(m, "id", "")) for m in data if getattr(m, "id", None)})
+        windows: dict[str, int] = {}
+        for entry in data:
+            # The openai client keeps the fields it does not know in model_extra.
+            extra = getattr(entry, "model_extra", None)
+            window = metadata_window(extra) if isinstance(extra, Mapping) else None
+            if window is not None and getattr(entry, "id", None):
+                windows[str(entry.id)] = window
+        return ids, windows
     except (openai.OpenAIError, json.JSONDecodeError) as exc:
         raise classify_error(exc, base_url=config.base_url) from exc
     finally:
@@ -59,7 +79,7 @@ async def test_connection(config: ProviderConfig, *, http_client: Any | None = N
     """Reach the provider with the config's key: ok (with the model list), or why not."""
     started = time.perf_counter()
     try:
-        models = await list_models(config, http_client=http_client)
+        models, windows = await list_models_with_windows(config, http_client=http_client)
     except LlmError as error:
         return _failure(config, error)
     latency = (time.perf_counter() - started) * 1000
@@ -67,7 +87,7 @@ async def test_connection(config: ProviderConfig, *, http_client: Any | None = N
     message = f"Connected to {config.base_url} ({len(models)} models)."
     if listed is False:
         message += f" The model {config.model!r} is not in the provider's list."
-    return ConnectionResult("ok", message, tuple(models), 200, latency, listed)
+    return ConnectionResult("ok", message, tuple(models), 200, latency, listed, windows)
 
 
 test_connection.__test__ = False  # type: ignore[attr-defined]  # not a pytest test, despite its name

@@ -6,7 +6,9 @@ from pathlib import Path
 from typing import Any
 
 from crewagent.core.context import ContextBudget
+from crewagent.core.context.window import ContextWindow, resolve_window
 from crewagent.core.llm import ProviderConfig, config_from_env
+from crewagent.core.llm.reported_windows import ReportedWindows
 from crewagent.core.loop.session import TurnSettings
 from crewagent.core.messages import Mode
 from crewagent.core.secrets import SecretStore
@@ -64,11 +66,22 @@ def tool_context(
     )
 
 
-def turn_settings(settings: Settings, mode: Mode, **fields: Any) -> TurnSettings:
+def context_window(settings: Settings, config: ProviderConfig, *, config_dir: str | Path | None = None) -> ContextWindow:
+    """The window of the model a turn uses: ``llm.contextWindow``, else what the provider's model
+    list reported (remembered by Test Connection / Fetch models), else the table of known models."""
+    reported = None
+    if settings.llm.contextWindow is None and config.provider != "demo":
+        reported = ReportedWindows(config_dir).get(config.base_url, config.model)
+    return resolve_window(config.model, setting=settings.llm.contextWindow, reported=reported)
+
+
+def turn_settings(settings: Settings, mode: Mode, *, window: ContextWindow | None = None, **fields: Any) -> TurnSettings:
+    """What a turn needs from the settings; ``window`` from :func:`context_window` (else resolved
+    offline from ``llm.model``)."""
     llm = settings.llm
     return TurnSettings(
         mode=mode,
-        budget=ContextBudget.from_settings(llm.model_dump()),
+        budget=ContextBudget.from_settings(llm.model_dump(), window=window),
         max_turns=settings.engine.maxTurns,
         merge_system=llm.mergeSystemMessages,
         **fields,

@@ -11,10 +11,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncGenerator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from crewagent.core.context import ContextBudget, ContextResult, RunContext, TokenCounter
+from crewagent.core.context import ContextBudget, ContextError, ContextResult, RunContext, TokenCounter
+from crewagent.core.context.builder import CONTEXT_SPILL_FAILED
+from crewagent.core.errors import CrewAgentError
 from crewagent.core.context.summary import build_with_summary
 from crewagent.core.llm import LlmAdapter, LlmRequest
 from crewagent.core.loop.events import LoopEvent, MessagePersisted, TurnFinished, TurnStarted
@@ -251,9 +253,27 @@ class ConversationSession:
             merge_system=settings.merge_system,
             run_context=settings.run_context if settings.mode == "run" else None,
             counter=self.counter,
+            conversation_id=self.conversation_id,
         )
         messages.extend(appended)
+        if result.ok and result.spills:
+            result = await self._write_spills(result)
         return result, appended
+
+    async def _write_spills(self, result: ContextResult) -> ContextResult:
+        """Put on disk the full texts the compacted request names, before it is sent."""
+        spills = [(spill.alias, spill.text) for spill in result.spills]
+        try:
+            await asyncio.to_thread(self.store.write_spills, self.project.id, spills)
+        except (CrewAgentError, OSError) as exc:
+            error = ContextError(
+                CONTEXT_SPILL_FAILED,
+                f"The current turn is too large to send whole, and its full tool outputs could not be saved "
+                f"for the model to read ({exc}). Free some disk space, then press Continue.",
+            )
+            result.debug["error"] = error.as_dict()
+            return replace(result, messages=[], error=error)
+        return result
 
     async def _summarize(self, prompt: list[dict[str, Any]]) -> str:
         completed = await self.adapter.complete(LlmRequest(messages=prompt, tools=(), timeout=SUMMARIZER_TIMEOUT_S))

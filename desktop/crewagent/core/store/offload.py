@@ -71,6 +71,20 @@ def prepare_for_storage(message: ConversationMessage, conversation_id: str, stat
     )
 
 
+def write_spill(state_dir: Path, alias: str, text: str) -> bool:
+    """Write the full text a compacted request names by ``alias``, unless it is there already.
+
+    The context builder shortens large items of the current turn to a preview and an alias
+    (issue 15); the model reads the rest with ``fs.read``. Returns whether a file was written.
+    Raises :class:`StoreWriteError` (disk full, permission denied) or OffloadedOutputError.
+    """
+    target = resolve_state_alias(state_dir, alias)
+    if target.exists():
+        return False
+    atomic_write_bytes(target, text.encode("utf-8"))
+    return True
+
+
 def resolve_state_alias(state_dir: Path, alias: str) -> Path:
     """The file an ``@state/...`` alias names; refuses anything that leaves the state folder."""
     if not alias.startswith(STATE_ALIAS) or "\x00" in alias:

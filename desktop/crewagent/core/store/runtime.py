@@ -6,7 +6,7 @@ import os
 import re
 import shutil
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -450,6 +450,12 @@ class RuntimeStore:
 
     def clear_stream_checkpoint(self, project_id: str, conversation_id: str) -> None:
         checkpoint.clear_checkpoint(self._conversation_dir(project_id, conversation_id))
+
+    def write_spills(self, project_id: str, spills: Iterable[tuple[str, str]]) -> None:
+        """Write the ``(alias, text)`` full texts a compacted request refers to (kept when present)."""
+        state = self.state_dir(project_id)
+        for alias, text in spills:
+            offload.write_spill(state, alias, text)
 
     def read_full_output(self, project_id: str, message: ConversationMessage) -> str:
         """The complete content of a tool result, from its offload file when it was offloaded."""
