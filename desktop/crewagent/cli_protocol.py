@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -54,8 +55,10 @@ def add_subcommands(subparsers: Any, common_parent: argparse.ArgumentParser) -> 
     context.add_argument("--conversation", required=True)
     context.add_argument("--mode", choices=("chat", "agent", "run"), help="default: the conversation's active mode")
     context.add_argument("--max-messages", type=_positive, help="contextMaxMessages (default 80)")
-    context.add_argument("--max-chars", type=_positive, help="contextMaxChars (default 120000)")
-    context.add_argument("--max-tokens", type=_positive, help="optional token budget")
+    context.add_argument(
+        "--max-chars", type=_positive, help="hold the request to this many characters instead of the model's window"
+    )
+    context.add_argument("--max-tokens", type=_positive, help="a token budget below the model's window")
     context.set_defaults(handler=_context_with_store)
 
 
@@ -99,6 +102,23 @@ def _context_with_store(args: argparse.Namespace) -> int:
     return cmd_context(args, RuntimeStore(getattr(args, "data_dir", None)))
 
 
+def _budget(args: argparse.Namespace) -> ContextBudget:
+    """The budget a turn would use (the model's window, from the settings), with the flags applied;
+    ``--max-chars`` holds the request to the character budget instead of the window."""
+    from crewagent.core.loop.factory import settings_window
+    from crewagent.core.settings import SettingsStore
+
+    settings = SettingsStore().load()
+    base = ContextBudget.from_settings(settings.llm.model_dump(), window=settings_window(settings))
+    return replace(
+        base,
+        max_messages=args.max_messages or base.max_messages,
+        max_chars=args.max_chars or base.max_chars,
+        max_tokens=args.max_tokens or base.max_tokens,
+        window=None if args.max_chars else base.window,
+    )
+
+
 def cmd_context(args: argparse.Namespace, store: Any) -> int:
     """``crewagent context``: the next request of a conversation, built from its log as it is.
 
@@ -109,14 +129,9 @@ def cmd_context(args: argparse.Namespace, store: Any) -> int:
     project = store.open_project(args.project, create=True)
     meta = store.get_conversation(project.id, args.conversation)
     loaded = store.load_messages(project.id, meta.id)
-    defaults = ContextBudget()
-    budget = ContextBudget(
-        max_messages=args.max_messages or defaults.max_messages,
-        max_chars=args.max_chars or defaults.max_chars,
-        max_tokens=args.max_tokens,
-    )
+    budget = _budget(args)
     mode = args.mode or meta.activeType
-    result = build_llm_messages(loaded.messages, mode=mode, budget=budget)
+    result = build_llm_messages(loaded.messages, mode=mode, budget=budget, conversation_id=meta.id)
     if loaded.problems:
         result.debug["logProblems"] = loaded.problem_summary()
     if getattr(args, "json", False):
@@ -128,7 +143,7 @@ def cmd_context(args: argparse.Namespace, store: Any) -> int:
         print(
             f"crewagent: {mode}: {d['sentMessages']} messages ({d['includedMessages']} of "
             f"{d['totalMessages']} from the log), ~{d['estimatedTokens']} tokens, "
-            f"{d['usage']['usagePercent']}% of budget ({d['usage']['status']})",
+            f"{d['usage']['usagePercent']}% of budget ({d['usage']['status']}); budget: {d['budget']['source']}",
             file=sys.stderr,
         )
     if result.error is not None:

@@ -266,8 +266,8 @@
         <translation>不限制</translation>
     </message>
     <message>
-        <source>Set this to the model&apos;s context window when you know it.</source>
-        <translation>如果知道模型的上下文窗口大小，请在此填写。</translation>
+        <source>An upper limit per request, below the model&apos;s context window (set the window on the Model page).</source>
+        <translation>每个请求的上限，低于模型的上下文窗口（窗口大小在“模型”页设置）。</translation>
     </message>
     <message>
         <source>Tool results</source>
@@ -416,7 +416,7 @@ Files the model writes will appear here.</source>
     <name>LlmPage</name>
     <message>
         <source>Model</source>
-        <extracomment>How long the page waits for an answer before it gives up on a check (the worker bounds its own wait at 20 s; this only guards against an answer that never comes). ``LlmDraft``: test the connection described by the fields as typed. ``LlmDraft``: fetch the provider&apos;s models (``GET /v1/models``). ``provider``: the key state of this provider is wanted (the provider choice changed). ``(provider, &quot;&quot;)``: remove the stored key of that provider.</extracomment>
+        <extracomment>How long the page waits for an answer before it gives up on a check (the worker bounds its own wait at 20 s; this only guards against an answer that never comes). The context window spin box&apos;s value for &quot;automatic&quot; (the provider&apos;s list, else known models). ``LlmDraft``: test the connection described by the fields as typed. ``LlmDraft``: fetch the provider&apos;s models (``GET /v1/models``). ``provider``: the key state of this provider is wanted (the provider choice changed). ``(provider, &quot;&quot;)``: remove the stored key of that provider. Model id -&gt; the window the provider&apos;s last model list reported (this base URL).</extracomment>
         <translation>模型</translation>
     </message>
     <message>
@@ -472,20 +472,20 @@ Files the model writes will appear here.</source>
         <translation>等待首个字节以及两个流式片段之间的最长时间。</translation>
     </message>
     <message>
-        <source>Token budget</source>
-        <translation>Token 预算</translation>
-    </message>
-    <message>
-        <source>No limit</source>
-        <translation>不限制</translation>
-    </message>
-    <message>
         <source> tokens</source>
         <translation> 个 token</translation>
     </message>
     <message>
-        <source>The model&apos;s context window; requests are trimmed to fit (also on the Context page).</source>
-        <translation>模型的上下文窗口；请求会被裁剪以适应（也可在“上下文”页设置）。</translation>
+        <source>Context window</source>
+        <translation>上下文窗口</translation>
+    </message>
+    <message>
+        <source>Automatic</source>
+        <translation>自动</translation>
+    </message>
+    <message>
+        <source>Leave on Automatic to use what the provider reports or the known size of the model. Each request gets the window minus room for the answer.</source>
+        <translation>保持“自动”即使用提供方报告的大小或该模型的已知大小。每个请求可用窗口减去为回答预留的部分。</translation>
     </message>
     <message>
         <source>Check</source>
@@ -494,6 +494,26 @@ Files the model writes will appear here.</source>
     <message>
         <source>Test Connection</source>
         <translation>测试连接</translation>
+    </message>
+    <message>
+        <source>your setting</source>
+        <translation>你的设置</translation>
+    </message>
+    <message>
+        <source>from the provider</source>
+        <translation>来自提供方</translation>
+    </message>
+    <message>
+        <source>known model {model}</source>
+        <translation>已知模型 {model}</translation>
+    </message>
+    <message>
+        <source>default for unknown models</source>
+        <translation>未知模型的默认值</translation>
+    </message>
+    <message>
+        <source>Context window: {tokens} tokens ({source})</source>
+        <translation>上下文窗口：{tokens} 个 token（{source}）</translation>
     </message>
     <message>
         <source>Not needed</source>
@@ -914,7 +934,7 @@ Create a project or open an existing one to see it here.</source>
     <name>TimelineDelegate</name>
     <message>
         <source>waiting</source>
-        <extracomment>Rows within this many of the end are always measured exactly (the view opens there). Characters of a tool result shown expanded (the rest: &quot;Open full output&quot; or &quot;… more&quot;). Characters of a subagent&apos;s summary shown in its Task part (the whole answer is in its tab). Labels are translated as rows are painted (a language switch only repaints); lupdate finds ``translate(&quot;TimelineDelegate&quot;, &quot;...&quot;)`` calls by this name. A subagent&apos;s status (running, completed, failed, cancelled) in its Task part and notice. Code blocks in Markdown (``markdown.render``): ``light`` or ``dark``.</extracomment>
+        <extracomment>Rows within this many of the end are always measured exactly (the view opens there): enough for a last page of short messages. Each costs a Markdown layout (~1 ms, more while the worker competes for the GIL); a row above them is estimated until it is painted. Characters of a tool result shown expanded (the rest: &quot;Open full output&quot; or &quot;… more&quot;). Characters of a subagent&apos;s summary shown in its Task part (the whole answer is in its tab). Labels are translated as rows are painted (a language switch only repaints); lupdate finds ``translate(&quot;TimelineDelegate&quot;, &quot;...&quot;)`` calls by this name. A subagent&apos;s status (running, completed, failed, cancelled) in its Task part and notice. Code blocks in Markdown (``markdown.render``): ``light`` or ``dark``.</extracomment>
         <translation>等待中</translation>
     </message>
     <message>
@@ -1059,7 +1079,7 @@ Create a project or open an existing one to see it here.</source>
     <name>TimelineView</name>
     <message>
         <source>Code copied to the clipboard.</source>
-        <extracomment>Pixels from the bottom that still count as &quot;at the bottom&quot; (following new rows). Older rows shown at a time when the user scrolls to the first row shown (TimelineModel.show_older). Back at the end with more rows than this shown, the view keeps only the newest OPEN_ROWS (each new message lays out every row shown again; see TimelineModel.OPEN_ROWS). ``(action, key, message_id)``: Retry/Continue on an error part, or &quot;open_output&quot; of a tool part; for &quot;open_subagent&quot; (a Task part or a subagent notice) ``message_id`` is the subagent&apos;s session id. ``(request_id, call_id, payload)``: an ask-user widget was answered (None: dismissed). ``(text)``: something worth a line in the status bar (&quot;Copied&quot;).</extracomment>
+        <extracomment>Pixels from the bottom that still count as &quot;at the bottom&quot; (following new rows). Older rows shown at a time when the user scrolls to the first row shown (TimelineModel.show_older). Back at the end with more rows than this shown, the view keeps only the newest OPEN_ROWS (each new message lays out every row shown again; see TimelineModel.OPEN_ROWS). The most rows shown at once: on the way up (or down) the window slides rather than grows, so showing another batch lays out at most this many rows (~10 ms). ``(action, key, message_id)``: Retry/Continue on an error part, or &quot;open_output&quot; of a tool part; for &quot;open_subagent&quot; (a Task part or a subagent notice) ``message_id`` is the subagent&apos;s session id. ``(request_id, call_id, payload)``: an ask-user widget was answered (None: dismissed). ``(text)``: something worth a line in the status bar (&quot;Copied&quot;).</extracomment>
         <translation>代码已复制到剪贴板。</translation>
     </message>
 </context>

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -251,8 +251,9 @@ def completion(
     return Step(label, JsonReply(200, body))
 
 
-def models(*ids: str) -> Step:
-    data = [{"id": i, "object": "model", "created": 1, "owned_by": "scripted"} for i in ids]
+def models(*ids: str, metadata: Mapping[str, Mapping[str, Any]] | None = None) -> Step:
+    """The model list; ``metadata`` adds fields to entries by id (``{"m": {"context_length": 8192}}``)."""
+    data = [{"id": i, "object": "model", "created": 1, "owned_by": "scripted", **(metadata or {}).get(i, {})} for i in ids]
     return Step("model list", JsonReply(200, {"object": "list", "data": data}), endpoint="models")
 
 

@@ -163,7 +163,9 @@ class SettingsOps:
         except TimeoutError:
             return ConnectionReport("timeout", f"{config.base_url} did not answer within {NETWORK_CHECK_TIMEOUT:.0f} s.")
         latency = result.latency_ms if result.latency_ms is not None else (time.perf_counter() - started) * 1000
-        return ConnectionReport(result.status, result.message, result.models, latency)
+        if result.ok:
+            self._remember_windows(config, result.windows)
+        return ConnectionReport(result.status, result.message, result.models, latency, tuple(sorted(result.windows.items())))
 
     def fetch_models(self, draft: LlmDraft) -> ModelList:
         if draft.provider == "demo":
@@ -173,11 +175,18 @@ class SettingsOps:
         except LlmConfigError as exc:
             return ModelList(draft.provider, draft.base_url, error=str(exc))
         try:
-            from crewagent.core.llm.models import list_models  # imports openai: not at start-up
+            from crewagent.core.llm.models import list_models_with_windows  # imports openai: not at start-up
 
-            models = asyncio.run(asyncio.wait_for(list_models(config), NETWORK_CHECK_TIMEOUT))
+            models, windows = asyncio.run(asyncio.wait_for(list_models_with_windows(config), NETWORK_CHECK_TIMEOUT))
         except TimeoutError:
             return ModelList(draft.provider, config.base_url, error=f"{config.base_url} did not answer in time.")
         except LlmError as exc:
             return ModelList(draft.provider, config.base_url, error=exc.message)
-        return ModelList(draft.provider, config.base_url, tuple(models))
+        self._remember_windows(config, windows)
+        return ModelList(draft.provider, config.base_url, tuple(models), windows=tuple(sorted(windows.items())))
+
+    def _remember_windows(self, config: ProviderConfig, windows: Mapping[str, int]) -> None:
+        """Keep the windows the provider reported for later turns (core/llm/reported_windows.py)."""
+        from crewagent.core.llm.reported_windows import ReportedWindows
+
+        ReportedWindows(self._config_dir).record(config.base_url, windows)

@@ -142,6 +142,8 @@ class ConnectionReport:
     message: str
     models: tuple[str, ...] = ()
     latency_ms: float | None = None
+    #: ``(model id, context window)`` for the models whose metadata gives a window.
+    windows: tuple[tuple[str, int], ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -156,6 +158,8 @@ class ModelList:
     base_url: str
     models: tuple[str, ...] = ()
     error: str = ""
+    #: ``(model id, context window)`` for the models whose metadata gives a window.
+    windows: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

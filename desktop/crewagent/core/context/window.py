@@ -15,6 +15,8 @@ from typing import Any, Literal
 
 WindowSource = Literal["setting", "provider", "known", "default"]
 
+#: The built-in demo provider's model id (core/llm/demo.py, which this module does not import).
+DEMO_MODEL = "crewagent-demo"
 #: The window assumed for a model nobody knows: about what the character fallback gave (120,000
 #: characters ~ 30,000 tokens), so an unknown model is never sent more than before.
 DEFAULT_WINDOW = 32_768
@@ -85,7 +87,7 @@ KNOWN_WINDOWS: dict[str, int] = {
     "grok": 131_072,
     "command-r": 128_000,
     # The built-in demo provider (offline, its own answers).
-    "crewagent-demo": 128_000,
+    DEMO_MODEL: 128_000,
 }
 #: Keys of provider model metadata that give the context window (OpenRouter, Together, Groq,
 #: vLLM, LM Studio, Mistral ...), in the order they are believed.

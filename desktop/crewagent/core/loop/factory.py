@@ -8,6 +8,7 @@ from typing import Any
 from crewagent.core.context import ContextBudget
 from crewagent.core.context.window import ContextWindow, resolve_window
 from crewagent.core.llm import ProviderConfig, config_from_env
+from crewagent.core.llm.config import LlmConfigError
 from crewagent.core.llm.reported_windows import ReportedWindows
 from crewagent.core.loop.session import TurnSettings
 from crewagent.core.messages import Mode
@@ -73,6 +74,16 @@ def context_window(settings: Settings, config: ProviderConfig, *, config_dir: st
     if settings.llm.contextWindow is None and config.provider != "demo":
         reported = ReportedWindows(config_dir).get(config.base_url, config.model)
     return resolve_window(config.model, setting=settings.llm.contextWindow, reported=reported)
+
+
+def settings_window(settings: Settings, *, config_dir: str | Path | None = None) -> ContextWindow:
+    """:func:`context_window` of the provider the settings and the environment select, with no key
+    needed (for ``crewagent context``); incomplete provider settings fall back to ``llm.model``."""
+    try:
+        config = provider_config(settings, demo_base_url="http://127.0.0.1")
+    except LlmConfigError:
+        return resolve_window(settings.llm.model, setting=settings.llm.contextWindow)
+    return context_window(settings, config, config_dir=config_dir)
 
 
 def turn_settings(settings: Settings, mode: Mode, *, window: ContextWindow | None = None, **fields: Any) -> TurnSettings:

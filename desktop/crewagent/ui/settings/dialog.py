@@ -116,9 +116,6 @@ class SettingsDialog(QDialog):
 
         self.nav.currentRowChanged.connect(self.stack.setCurrentIndex)
         self.buttons.clicked.connect(self._on_button)
-        # One token budget, shown on two pages: keep both boxes equal.
-        self.llm_page.token_budget.valueChanged.connect(self.context_page.max_tokens.setValue)
-        self.context_page.max_tokens.valueChanged.connect(self.llm_page.token_budget.setValue)
         self.llm_page.connection_test_requested.connect(self.connection_test_requested)
         self.llm_page.models_requested.connect(self.models_requested)
         self.llm_page.key_state_requested.connect(self.key_state_requested)

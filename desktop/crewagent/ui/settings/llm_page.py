@@ -1,4 +1,4 @@
-"""The LLM page: provider, base URL, model (from /v1/models), API key, timeout, token budget, Test Connection."""
+"""The LLM page: provider, base URL, model (from /v1/models), API key, timeout, context window, Test Connection."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from crewagent.core.context.window import DEMO_MODEL, ContextWindow, resolve_window
 from crewagent.core.settings import Settings
 from crewagent.ui.settings.form import set_hint
 from crewagent.ui.settings.labels import PROVIDERS, provider_label
@@ -26,7 +27,8 @@ from crewagent.worker.values import ApiKeyState, ConnectionReport, LlmDraft, Mod
 #: How long the page waits for an answer before it gives up on a check (the worker bounds its own
 #: wait at 20 s; this only guards against an answer that never comes).
 CHECK_TIMEOUT_MS = 30_000
-NO_TOKEN_LIMIT = 0
+#: The context window spin box's value for "automatic" (the provider's list, else known models).
+AUTOMATIC_WINDOW = 0
 
 
 class LlmPage(SettingsPage):
@@ -48,6 +50,8 @@ class LlmPage(SettingsPage):
         super().__init__(parent)
         self._key_state: ApiKeyState | None = None
         self._busy: str = ""  # "", "test" or "models"
+        #: Model id -> the window the provider's last model list reported (this base URL).
+        self._reported: dict[str, int] = {}
 
         provider_group = self.add_group()
         self.provider = QComboBox(provider_group)
@@ -108,12 +112,16 @@ class LlmPage(SettingsPage):
         self.timeout = QDoubleSpinBox(limits_group)
         self.timeout.setRange(1, 3600)
         self.timeout.setDecimals(0)
-        self.token_budget = QSpinBox(limits_group)
-        self.token_budget.setRange(NO_TOKEN_LIMIT, 10_000_000)
-        self.token_budget.setSingleStep(1024)
-        self.token_budget.setGroupSeparatorShown(True)
+        self.context_window = QSpinBox(limits_group)
+        self.context_window.setRange(AUTOMATIC_WINDOW, 100_000_000)
+        self.context_window.setSingleStep(1024)
+        self.context_window.setGroupSeparatorShown(True)
+        self.window_info = QLabel(limits_group)
+        self.window_info.setObjectName("windowInfo")
+        self.window_info.setWordWrap(True)
         self.fields["llm.timeoutSeconds"] = limits_group.add_field(self.timeout)
-        self.fields["llm.contextMaxTokens"] = limits_group.add_field(self.token_budget)
+        self.fields["llm.contextWindow"] = limits_group.add_field(self.context_window)
+        limits_group.add_wide(self.window_info)
         self._limits_group = limits_group
 
         self.finish()
@@ -124,6 +132,9 @@ class LlmPage(SettingsPage):
         self._timeout.timeout.connect(self._on_check_timeout)
 
         self.provider.currentIndexChanged.connect(self._on_provider_changed)
+        self.model.currentTextChanged.connect(self._show_window)
+        self.context_window.valueChanged.connect(self._show_window)
+        self.base_url.textEdited.connect(self._forget_reported)
         self.test_button.clicked.connect(self.request_test)
         self.fetch_models.clicked.connect(self.request_models)
         self.remove_key.clicked.connect(self._remove_key)
@@ -154,14 +165,18 @@ class LlmPage(SettingsPage):
         self.fields["llm.timeoutSeconds"].label.setText(self.tr("Timeout"))
         self.timeout.setSuffix(self.tr(" s"))
         set_hint(self.fields["llm.timeoutSeconds"], self.tr("The longest wait for the first byte and between two streamed chunks."))
-        self.fields["llm.contextMaxTokens"].label.setText(self.tr("Token budget"))
-        self.token_budget.setSpecialValueText(self.tr("No limit"))
-        self.token_budget.setSuffix(self.tr(" tokens"))
-        set_hint(self.fields["llm.contextMaxTokens"], self.tr("The model's context window; requests are trimmed to fit (also on the Context page)."))
+        self.fields["llm.contextWindow"].label.setText(self.tr("Context window"))
+        self.context_window.setSpecialValueText(self.tr("Automatic"))
+        self.context_window.setSuffix(self.tr(" tokens"))
+        set_hint(
+            self.fields["llm.contextWindow"],
+            self.tr("Leave on Automatic to use what the provider reports or the known size of the model. Each request gets the window minus room for the answer."),
+        )
         self._check_group.title.setText(self.tr("Check"))
         self.test_button.setText(self.tr("Test Connection"))
         self._update_for_provider()
         self._show_key_state()
+        self._show_window()
 
     def load(self, settings: Settings) -> None:
         llm = settings.llm
@@ -170,22 +185,55 @@ class LlmPage(SettingsPage):
         self.base_url.setText(llm.baseUrl)
         self.model.setEditText(llm.model)
         self.timeout.setValue(llm.timeoutSeconds)
-        self.token_budget.setValue(llm.contextMaxTokens or NO_TOKEN_LIMIT)
+        self.context_window.setValue(llm.contextWindow or AUTOMATIC_WINDOW)
+        self._reported = {}
         self.api_key.clear()
         self._clear_result()
         self._update_for_provider()
 
     def changes(self) -> dict[str, Any]:
-        tokens = self.token_budget.value()
+        window = self.context_window.value()
         return {
             "llm": {
                 "provider": self.current_provider(),
                 "baseUrl": self.base_url.text().strip(),
                 "model": self.model.currentText().strip(),
                 "timeoutSeconds": self.timeout.value(),
-                "contextMaxTokens": tokens if tokens != NO_TOKEN_LIMIT else None,
+                "contextWindow": window if window != AUTOMATIC_WINDOW else None,
             }
         }
+
+    # -- context window ----------------------------------------------------------------------
+
+    def resolved_window(self) -> ContextWindow:
+        """The window a turn would use with the fields as typed (the same rules as the tool loop)."""
+        model = self.model.currentText().strip()
+        if self.current_provider() == "demo":
+            model = DEMO_MODEL
+        setting = self.context_window.value() or None
+        return resolve_window(model, setting=setting, reported=self._reported.get(model))
+
+    @Slot()
+    def _show_window(self) -> None:
+        window = self.resolved_window()
+        sources = {
+            "setting": self.tr("your setting"),
+            "provider": self.tr("from the provider"),
+            "known": self.tr("known model {model}").format(model=window.known_as),
+            "default": self.tr("default for unknown models"),
+        }
+        self.window_info.setText(
+            self.tr("Context window: {tokens} tokens ({source})").format(tokens=f"{window.tokens:,}", source=sources[window.source])
+        )
+
+    @Slot()
+    def _forget_reported(self) -> None:
+        self._reported = {}
+        self._show_window()
+
+    def _remember_reported(self, windows: tuple[tuple[str, int], ...]) -> None:
+        self._reported = dict(windows)
+        self._show_window()
 
     # -- API key -----------------------------------------------------------------------------
 
@@ -237,10 +285,12 @@ class LlmPage(SettingsPage):
     @Slot(int)
     def _on_provider_changed(self, _index: int) -> None:
         self._key_state = None
+        self._reported = {}
         self._clear_result()
         self.clear_problems()
         self._update_for_provider()
         self._show_key_state()
+        self._show_window()
         self.key_state_requested.emit(self.current_provider())
 
     def _update_for_provider(self) -> None:
@@ -315,6 +365,7 @@ class LlmPage(SettingsPage):
             self._show_result("resultOk", "✓ " + self.tr("Connected.") + " " + report.message + latency)
             if report.models:
                 self._fill_models(report.models)
+            self._remember_reported(report.windows)
         else:
             titles = {
                 "auth_failed": self.tr("The API key was refused."),
@@ -335,6 +386,7 @@ class LlmPage(SettingsPage):
             self._show_result("resultError", "✕ " + self.tr("No model list: {error}").format(error=listed.error))
             return
         self._fill_models(listed.models)
+        self._remember_reported(listed.windows)
         self._show_result("resultOk", self.tr("{count} models available.").format(count=len(listed.models)))
 
     def _fill_models(self, models: tuple[str, ...]) -> None:

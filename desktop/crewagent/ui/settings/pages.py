@@ -181,7 +181,10 @@ class ContextPage(SettingsPage):
         self.fields["llm.contextMaxTokens"].label.setText(self.tr("Tokens"))
         self.max_tokens.setSuffix(self.tr(" tokens"))
         self.max_tokens.setSpecialValueText(self.tr("No limit"))
-        set_hint(self.fields["llm.contextMaxTokens"], self.tr("Set this to the model's context window when you know it."))
+        set_hint(
+            self.fields["llm.contextMaxTokens"],
+            self.tr("An upper limit per request, below the model's context window (set the window on the Model page)."),
+        )
         self.fields["llm.includeToolResultsInContext"].label.setText(self.tr("Tool results"))
         self.include_tool_results.setText(self.tr("Send earlier tool results back to the model"))
 
