@@ -163,3 +163,50 @@ def test_run_mode_with_the_real_counter_is_valid_and_fits(script: list[Op], budg
     assert validate_messages(result.messages, name_pattern=DOTTED_FUNCTION_NAME) == []
     if budget.max_tokens is not None:
         assert messages_tokens(result.messages, counter) <= budget.max_tokens
+
+
+# -- compaction inside the current turn (issue 15, item 9) ------------------------------------------
+
+turn_steps = st.lists(
+    # one model step of the current turn: (result sizes of its parallel calls, size of its arguments)
+    st.tuples(st.lists(st.integers(0, 60_000), min_size=1, max_size=5), st.integers(0, 80_000)),
+    min_size=1,
+    max_size=8,
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(steps=turn_steps, window=st.integers(16_000, 200_000), exact=st.booleans())
+def test_any_current_turn_is_compacted_into_any_reasonable_window(
+    steps: list[tuple[list[int], int]], window: int, exact: bool
+) -> None:
+    from crewagent.core.context import default_counter
+    from crewagent.core.context.window import resolve_window
+
+    counter = default_counter() if exact else EST
+    log: list[ConversationMessage] = [ConversationMessage(id="u", createdAt="t", role="user", content="do it")]
+    for s, (sizes, arg_size) in enumerate(steps):
+        calls = [
+            {"id": f"c{s}_{k}", "type": "function", "function": {"name": "fs.write", "arguments": '{"path": "@project/x", "content": "' + "a " * (arg_size // 2) + '"}'}}
+            for k in range(len(sizes))
+        ]
+        log.append(ConversationMessage(id=f"a{s}", createdAt="t", role="assistant", content=None, tool_calls=calls))  # type: ignore[arg-type]
+        log += [
+            ConversationMessage(id=f"r{s}_{k}", createdAt="t", role="tool", content="w " * (size // 2), tool_call_id=f"c{s}_{k}")
+            for k, size in enumerate(sizes)
+        ]
+    before = [m.model_dump() for m in log]
+    budget = ContextBudget(window=resolve_window("m", setting=window)).for_counter(counter)
+    result = build_llm_messages(log, budget=budget, counter=counter, conversation_id="conv")
+
+    event(f"shortened={bool(result.debug['turnCompaction']['shortenedMessageIds'])}")
+    # A turn of up to 40 calls always fits a window of 16k tokens or more: it never dies of its size.
+    assert result.ok, result.error
+    assert validate_messages(result.messages, name_pattern=DOTTED_FUNCTION_NAME) == []
+    assert budget.fits(sum(message_chars(m) for m in result.messages), messages_tokens(result.messages, counter))
+    # Every call keeps its one result, in order; the newest result is shortened only if it must be.
+    answered = [m["tool_call_id"] for m in result.messages if m["role"] == "tool"]
+    assert answered == [c.id for m in log for c in m.tool_calls or ()]
+    assert [m.model_dump() for m in log] == before  # a view: the log is not changed
+    for spill in result.spills:
+        assert any(spill.alias in content_text(m.get("content")) or spill.alias in str(m.get("tool_calls")) for m in result.messages)

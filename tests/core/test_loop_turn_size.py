@@ -227,3 +227,29 @@ def test_a_turn_that_cannot_shrink_enough_stops_with_a_persisted_error_and_conti
     assert [m.get("tool_call_id") for m in request if m["role"] == "tool"] == [f"f{n}" for n in range(40)]
     assert persisted(again)[-1].text == "All forty read."
     assert_log_valid(store, project.id, conversation.id)
+
+
+def test_when_the_full_outputs_cannot_be_saved_the_turn_stops_with_a_persisted_error_and_continue_works(
+    scripted_llm: ScriptedServer, store: RuntimeStore, project: ProjectInfo, conversation: ConversationMeta
+) -> None:
+    for n in range(3):
+        (project.root / f"doc{n}.txt").write_text(prose(45 * KB, n), encoding="utf-8")
+    scripted_llm.script(tool_calls(*(read(f"r{n}", f"@project/doc{n}.txt") for n in range(3))), text("Read."))
+    # The folder of the conversation's full outputs cannot be created (a file is in the way).
+    blocker = store.state_dir(project.id) / "logs" / "tool-results" / conversation.id
+    blocker.parent.mkdir(parents=True)
+    blocker.write_text("in the way", encoding="utf-8")
+    events, per_turn = run_turn(scripted_llm, store, project, conversation, "scripted-model", "read the docs")
+
+    end = finished(events)
+    assert end.reason == "error" and end.error is not None and end.error["code"] == "CONTEXT_SPILL_FAILED"
+    assert "Continue" in end.error["message"]
+    log = assert_log_valid(store, project.id, conversation.id)
+    assert log[-1].partType == "error" and len(scripted_llm.bodies) == 1
+
+    blocker.unlink()
+    config, _ = settings_for(scripted_llm, "scripted-model")
+    again = turn(store, project, conversation.id, config, None, settings=per_turn)
+    assert finished(again).reason == "completed"
+    assert_requests_fit(scripted_llm, per_turn.budget, default_counter())
+    assert spilled_files(store, project, [assert_request_valid(scripted_llm.bodies[-1])])
