@@ -17,13 +17,14 @@ import pytest
 
 from crewagent.core.context import ContextBudget, EstimateCounter, TokenCounter, default_counter
 from crewagent.core.context.tokens import messages_tokens
+from crewagent.core.llm.local_server import RecordedRequest, Reply
 from crewagent.core.loop import TurnSettings
 from crewagent.core.loop.factory import context_window, turn_settings
 from crewagent.core.messages import ConversationMeta
 from crewagent.core.settings import Settings
 from crewagent.core.store import ProjectInfo, RuntimeStore
 from tests.core.loop_helpers import assert_log_valid, assert_request_valid, finished, persisted, result_of, turn
-from tests.fakes.scripted_server import ScriptedServer, call, text, tool_calls
+from tests.fakes.scripted_server import ScriptedServer, Step, call, text, tool_calls
 
 KB = 1024
 WORDS = "the agent reads files writes notes and reports what it found in each folder of the project".split()
@@ -253,3 +254,28 @@ def test_when_the_full_outputs_cannot_be_saved_the_turn_stops_with_a_persisted_e
     assert finished(again).reason == "completed"
     assert_requests_fit(scripted_llm, per_turn.budget, default_counter())
     assert spilled_files(store, project, [assert_request_valid(scripted_llm.bodies[-1])])
+
+
+def test_the_model_reads_a_shortened_result_back_through_its_alias(
+    scripted_llm: ScriptedServer, store: RuntimeStore, project: ProjectInfo, conversation: ConversationMeta
+) -> None:
+    for n in range(3):
+        (project.root / f"doc{n}.txt").write_text(prose(45 * KB, n), encoding="utf-8")
+
+    def read_the_alias(request: RecordedRequest) -> Reply:
+        notes = [m["content"] for m in request.body["messages"] if m["role"] == "tool" and "The full output is at " in m["content"]]
+        alias = notes[0].split("The full output is at ", 1)[1].split(";", 1)[0]
+        return tool_calls(read("back", alias)).reply  # type: ignore[return-value]
+
+    scripted_llm.script(
+        tool_calls(*(read(f"r{n}", f"@project/doc{n}.txt") for n in range(3))),
+        Step("read the alias", read_the_alias),
+        text("Got it back."),
+    )
+    events, per_turn = run_turn(scripted_llm, store, project, conversation, "scripted-model", "read the docs")
+
+    assert finished(events).reason == "completed", finished(events)
+    assert_requests_fit(scripted_llm, per_turn.budget, default_counter())
+    log = assert_log_valid(store, project.id, conversation.id)
+    back = result_of(next(m for m in log if m.tool_call_id == "back"))
+    assert back["ok"] is True and json.loads(back["content"])["content"] == prose(45 * KB, 0)

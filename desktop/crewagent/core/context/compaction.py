@@ -17,7 +17,6 @@ request; the log on disk keeps everything.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,16 +95,19 @@ def shorten_arguments(arguments: str, keep: int, alias: str | None) -> str:
     return shortened
 
 
-class _Sizer:
-    """Keeps the request's totals while messages of the pieces are replaced."""
+class _Compactor:
+    """Replaces messages of the turn's pieces with shortened ones, keeping the request's totals."""
 
-    def __init__(self, pieces: list[Piece], chars: int, tokens: int, counter: TokenCounter) -> None:
+    def __init__(self, pieces: list[Piece], chars: int, tokens: int, counter: TokenCounter, conversation_id: str | None) -> None:
         self.pieces = pieces
         self.chars = chars
         self.tokens = tokens
         self.counter = counter
+        self.conversation_id = conversation_id
+        self.spills: dict[str, Spill] = {}
+        self.shortened: list[str] = []
 
-    def replace_message(self, index: int, position: int, new: dict[str, Any]) -> None:
+    def _replace(self, index: int, position: int, new: dict[str, Any]) -> None:
         piece = self.pieces[index]
         old = piece.payload[position]
         d_chars = message_chars(new) - message_chars(old)
@@ -115,6 +117,53 @@ class _Sizer:
         self.pieces[index] = Piece(piece.sources, payload, piece.chars + d_chars, piece.tokens + d_tokens, "turn_compaction")
         self.chars += d_chars
         self.tokens += d_tokens
+
+    def _spill(self, name: str, text: str) -> str | None:
+        """The alias the full ``text`` will have (written by the session before sending)."""
+        if self.conversation_id is None:
+            return None
+        alias = offload_alias(self.conversation_id, name)
+        self.spills.setdefault(alias, Spill(alias, text))
+        return alias
+
+    def shorten_arguments(self, index: int, unit: Unit, position: int, keep: int, large: int) -> None:
+        call = unit.calls[position]
+        assistant = self.pieces[index].payload[0]
+        calls = list(assistant.get("tool_calls") or ())
+        current = calls[position]["function"]["arguments"]
+        full = call.function.arguments
+        if len(current) <= large:
+            return
+        name = f"{unit.message.id}-arguments-{call.id}"
+        alias = offload_alias(self.conversation_id, name) if self.conversation_id is not None else None
+        arguments = shorten_arguments(full, keep, alias)
+        if len(arguments) >= len(current):
+            return
+        self._spill(name, full)
+        calls[position] = {**calls[position], "function": {**calls[position]["function"], "arguments": arguments}}
+        self._replace(index, 0, {**assistant, "tool_calls": calls})
+        self.shortened.append(unit.message.id)
+
+    def shorten_result(self, index: int, unit: Unit, position: int, keep: int, large: int) -> None:
+        result = unit.results[unit.calls[position].id]
+        message = self.pieces[index].payload[1 + position]
+        current = content_text(message.get("content"))
+        if len(current) <= large:
+            return
+        full = content_text(result.content)
+        if result.fullOutputPath is not None:
+            # Offloaded by the store: the stored content is already a 500-character preview.
+            alias: str | None = result.fullOutputPath
+            text = shorten_result(full, keep, alias, size=result.fullOutputBytes or len(full), unit="bytes")
+        else:
+            alias = offload_alias(self.conversation_id, result.id) if self.conversation_id is not None else None
+            text = shorten_result(full, keep, alias)
+        if len(text) >= len(current):
+            return
+        if result.fullOutputPath is None:
+            self._spill(result.id, full)
+        self._replace(index, 1 + position, {**message, "content": text})
+        self.shortened.append(result.id)
 
 
 def compact_turn(
@@ -132,89 +181,25 @@ def compact_turn(
     notes name an ``@state`` alias for every shortened item (:class:`Spill` for the ones not on
     disk yet); without it they say the full text is in the conversation log.
     """
-    sizer = _Sizer(pieces, chars, tokens, counter)
-    spills: dict[str, Spill] = {}
-    shortened: list[str] = []
+    work = _Compactor(pieces, chars, tokens, counter, conversation_id)
 
     def fits() -> bool:
-        return budget.fits(sizer.chars, sizer.tokens)
+        return budget.fits(work.chars, work.tokens)
 
     for keep, large in ((PREVIEW_CHARS, LARGE_CHARS), (0, MINIMAL_CHARS)):
         for index in range(len(pieces)):
-            if fits():
-                break
-            piece = pieces[index]
-            if len(piece.sources) != 1 or piece.sources[0].kind != "group" or len(piece.payload) < 2:
+            sources = pieces[index].sources
+            if len(sources) != 1 or sources[0].kind != "group":
                 continue
-            unit = piece.sources[0]
-            for step in _items(unit):
+            unit = sources[0]
+            # Oldest first: the calls' arguments, then their results, in call order.
+            for position in range(len(unit.calls)):
                 if fits():
                     break
-                step(sizer, index, keep, large, conversation_id, spills, shortened)
-    return Compaction(sizer.chars, sizer.tokens, list(spills.values()), list(dict.fromkeys(shortened)))
-
-
-_Step = Callable[[_Sizer, int, int, int, "str | None", dict[str, Spill], list[str]], None]
-
-
-def _items(unit: Unit) -> list[_Step]:
-    """The shrinkable items of a group, oldest first: each call's arguments, then the results."""
-    steps: list[_Step] = []
-    for position in range(len(unit.calls)):
-        steps.append(_arguments_step(unit, position))
-    for position, call in enumerate(unit.calls):
-        if call.id in unit.results:
-            steps.append(_result_step(unit, position))
-    return steps
-
-
-def _arguments_step(unit: Unit, position: int) -> _Step:
-    call = unit.calls[position]
-
-    def step(sizer: _Sizer, index: int, keep: int, large: int, cid: str | None, spills: dict[str, Spill], shortened: list[str]) -> None:
-        assistant = sizer.pieces[index].payload[0]
-        calls = list(assistant.get("tool_calls") or ())
-        current = calls[position]["function"]["arguments"] if position < len(calls) else ""
-        full = call.function.arguments
-        if len(current) <= large or len(full) <= large:
-            return
-        alias: str | None = None
-        if cid is not None:
-            alias = offload_alias(cid, f"{unit.message.id}-arguments-{call.id}")
-            spills.setdefault(alias, Spill(alias, full))
-        new_arguments = shorten_arguments(full, keep, alias)
-        if len(new_arguments) >= len(current):
-            return
-        calls[position] = {**calls[position], "function": {**calls[position]["function"], "arguments": new_arguments}}
-        sizer.replace_message(index, 0, {**assistant, "tool_calls": calls})
-        shortened.append(unit.message.id)
-
-    return step
-
-
-def _result_step(unit: Unit, position: int) -> _Step:
-    call = unit.calls[position]
-    result = unit.results[call.id]
-
-    def step(sizer: _Sizer, index: int, keep: int, large: int, cid: str | None, spills: dict[str, Spill], shortened: list[str]) -> None:
-        message = sizer.pieces[index].payload[1 + position]
-        current = content_text(message.get("content"))
-        if len(current) <= large:
-            return
-        full = content_text(result.content)
-        alias = result.fullOutputPath
-        size = len(full)
-        if alias is not None:
-            # Offloaded by the store: the stored content is already a preview of the file.
-            full = full.split("\n\n[Full output: ", 1)[0]
-            size = result.fullOutputBytes or size
-        elif cid is not None:
-            alias = offload_alias(cid, result.id)
-            spills.setdefault(alias, Spill(alias, full))
-        text = shorten_result(full, keep, alias, size=size, unit="bytes" if result.fullOutputPath else "characters")
-        if len(text) >= len(current):
-            return
-        sizer.replace_message(index, 1 + position, {**message, "content": text})
-        shortened.append(result.id)
-
-    return step
+                work.shorten_arguments(index, unit, position, keep, large)
+            for position, call in enumerate(unit.calls):
+                if fits():
+                    break
+                if call.id in unit.results:
+                    work.shorten_result(index, unit, position, keep, large)
+    return Compaction(work.chars, work.tokens, list(work.spills.values()), list(dict.fromkeys(work.shortened)))

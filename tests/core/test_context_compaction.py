@@ -1,0 +1,43 @@
+"""Compaction inside the current turn, item by item (issue 15, item 9)."""
+
+from __future__ import annotations
+
+import json
+
+from crewagent.core.context import ContextBudget, EstimateCounter, build_llm_messages
+from crewagent.core.context.compaction import shorten_arguments
+from crewagent.core.protocol import DOTTED_FUNCTION_NAME, validate_messages
+from tests.core.context_helpers import calls, msg, result
+
+EST = EstimateCounter()
+ALIAS = "@state/logs/tool-results/c/x.json"
+
+
+def test_large_argument_values_become_previews_and_the_object_keeps_its_keys() -> None:
+    arguments = json.dumps({"path": "@project/a.md", "content": "x" * 10_000, "edits": [{"old": "y" * 5_000}], "mode": "w"})
+    short = json.loads(shorten_arguments(arguments, 500, ALIAS))
+    assert short["path"] == "@project/a.md" and short["mode"] == "w"
+    assert short["content"].startswith("x" * 500) and ALIAS in short["content"] and len(short["content"]) < 700
+    assert isinstance(short["edits"], str) and ALIAS in short["edits"]
+
+
+def test_arguments_that_are_not_a_json_object_become_a_preview_object() -> None:
+    for arguments in ("not json " * 1_000, json.dumps(["a" * 5_000])):
+        short = json.loads(shorten_arguments(arguments, 500, None))
+        assert short["argumentsPreview"] == arguments[:500] and "omitted from this request" in short["note"]
+
+
+def test_an_offloaded_result_keeps_its_own_file_and_nothing_is_spilled() -> None:
+    ids = [f"c{i}" for i in range(30)]
+    offloaded = "o" * 500 + f"\n\n[Full output: {ALIAS}]"
+    log = [
+        msg("user", "go"),
+        calls(*ids),
+        *(result(i, offloaded, fullOutputPath=ALIAS, fullOutputBytes=80_000) for i in ids),
+    ]
+    r = build_llm_messages(log, budget=ContextBudget(max_chars=12_000), counter=EST, conversation_id="c")
+    assert r.ok and validate_messages(r.messages, name_pattern=DOTTED_FUNCTION_NAME) == []
+    notes = [m["content"] for m in r.messages if m["role"] == "tool"]
+    assert notes[0] == f"[Shortened for this request: 80000 bytes in all. The full output is at {ALIAS}; read it with fs.read if you need more.]"
+    assert notes[-1] == offloaded  # the newest, as stored, once the request fits
+    assert r.spills == []
