@@ -80,6 +80,7 @@ async def _chat(args: argparse.Namespace) -> int:
         config = provider_config(
             settings, SecretStore(), provider=provider, model=args.model, demo_base_url=demo.base_url if demo else None
         )
+        window = context_window(settings, config)
         approver = AutoApprover() if args.yes else _TerminalApprover()
         agent = turn_agent(meta.agentId, mode)
         ctx = tool_context(
@@ -109,13 +110,13 @@ async def _chat(args: argparse.Namespace) -> int:
                     conversation_id=meta.id,
                     adapter=adapter,
                     registry=registry,
-                    settings=ChildSettings.from_settings(settings),
+                    settings=ChildSettings.from_settings(settings, window=window),
                 )
                 session = ConversationSession(store, project, meta.id, adapter=adapter, registry=registry, tool_context=ctx)
                 per_turn = turn_settings(
                     settings,
                     mode,
-                    window=context_window(settings, config),
+                    window=window,
                     agent_id=agent.id if agent is not None else None,
                     persona=agent_persona(agent) if agent is not None else None,
                 )

@@ -595,7 +595,7 @@ class TurnWorker(QObject):
                 conversation_id=turn.conversation_id,
                 adapter=adapter,
                 registry=registry,
-                settings=ChildSettings.from_settings(settings),
+                settings=ChildSettings.from_settings(settings, window=window),
             )
             session = ConversationSession(
                 store, project, turn.conversation_id, adapter=adapter, registry=registry, tool_context=context

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from crewagent.core.context import ContextBudget, ContextResult, TokenCounter, build_llm_messages
+from crewagent.core.context.window import ContextWindow
 from crewagent.core.errors import CrewAgentError
 from crewagent.core.llm import LlmAdapter
 from crewagent.core.loop.events import LoopEvent, MessagePersisted, ToolCallStarted, TurnFinished
@@ -43,10 +44,11 @@ class ChildSettings:
     counter: TokenCounter | None = None
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> ChildSettings:
+    def from_settings(cls, settings: Settings, *, window: ContextWindow | None = None) -> ChildSettings:
+        """``window``: the parent's (children use its model), else resolved from ``llm.model``."""
         return cls(
             max_turns=settings.engine.maxTurns,
-            budget=ContextBudget.from_settings(settings.llm.model_dump()),
+            budget=ContextBudget.from_settings(settings.llm.model_dump(), window=window),
             merge_system=settings.llm.mergeSystemMessages,
         )
 
