@@ -142,3 +142,22 @@ def test_load_agents_lists_the_builtin_personas(qtbot: Any, worker_thread: Worke
     assert all(isinstance(agent, AgentSummary) for agent in agents)
     assert [agent.id for agent in agents][:2] == ["assistant", "code-reviewer"]
     assert agents[1].title == "Code Reviewer" and agents[1].menu[1].trigger == "*review"
+
+
+def test_test_connection_remembers_the_context_windows_the_provider_reports(
+    qtbot: Any, scripted_llm: ScriptedServer, worker_thread: WorkerThread, settings_client: SettingsClient
+) -> None:
+    from crewagent.core.llm.reported_windows import ReportedWindows
+    from crewagent.core.loop.factory import context_window, provider_config
+
+    scripted_llm.script(models("alpha", "beta", metadata={"alpha": {"max_model_len": 24_576}}))
+    worker = worker_thread.worker
+    draft = LlmDraft("openai-compatible", scripted_llm.base_url, "alpha", 5.0, api_key=API_KEY)
+    with qtbot.waitSignal(worker.connection_tested, timeout=10_000) as tested:
+        settings_client.test_connection.emit(draft)
+    assert tested.args[0].ok and tested.args[0].windows == (("alpha", 24_576),)
+    assert ReportedWindows().get(scripted_llm.base_url, "alpha") == 24_576
+    # The next turn with these settings budgets with the provider's window.
+    settings = Settings.model_validate({"llm": {"provider": "openai-compatible", "baseUrl": scripted_llm.base_url, "model": "alpha"}})
+    window = context_window(settings, provider_config(settings))
+    assert (window.tokens, window.describe()) == (24_576, "from the provider")
