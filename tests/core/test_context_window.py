@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -141,3 +142,10 @@ def test_crewagent_context_shows_the_budget_and_its_source(
     assert main([*args, "--max-chars", "5000"]) == 0  # the flag asks for the character budget
     budget = json.loads(capsys.readouterr().out)["debug"]["budget"]
     assert budget["enforced"] == "characters" and budget["contextMaxChars"] == 5_000
+
+
+def test_the_tool_definitions_share_the_window() -> None:
+    budget = ContextBudget.from_settings({"model": "gpt-4o"})
+    with_tools = replace(budget, tools_tokens=2_000).for_counter(default_counter())
+    assert with_tools.max_tokens == 128_000 - 16_384 - 2_000
+    assert "2000 for the tool definitions" in with_tools.source

@@ -55,12 +55,15 @@ def read(call_id: str, path: str) -> Any:
 
 
 def assert_requests_fit(server: ScriptedServer, budget: ContextBudget, counter: TokenCounter) -> list[list[dict[str, Any]]]:
-    """Every request the server received is a valid chain and under the budget the builder enforced."""
+    """Every request the server received is a valid chain and under the budget: with tokens counted,
+    its messages and tool definitions together fit the window minus the answer's reserve."""
     resolved = budget.for_counter(counter)
     requests = []
     for body in server.bodies:
         messages = assert_request_valid(body)
         tokens = messages_tokens(messages, counter)
+        if not resolved.count_chars:
+            tokens += counter.count(json.dumps(body["tools"], ensure_ascii=False))
         chars = sum(len(m.get("content") or "") + sum(len(c["function"]["arguments"]) for c in m.get("tool_calls") or ()) for m in messages)
         assert resolved.fits(chars, tokens), (resolved.source, chars, tokens)
         requests.append(messages)

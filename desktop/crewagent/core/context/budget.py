@@ -39,6 +39,8 @@ class ContextBudget:
     window: ContextWindow | None = None
     #: Whether ``max_chars`` is enforced (False once resolved for an exact token counter).
     count_chars: bool = True
+    #: Tokens of the request outside its messages (the tool definitions): the window holds them too.
+    tools_tokens: int = 0
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any], *, window: ContextWindow | None = None) -> ContextBudget:
@@ -66,7 +68,7 @@ class ContextBudget:
         character limit; otherwise the character budget, as before."""
         if self.window is None or not self.count_chars or not counter.exact:
             return self
-        tokens = self.window.input_tokens
+        tokens = max(1, self.window.input_tokens - self.tools_tokens)
         if self.max_tokens:
             tokens = min(tokens, self.max_tokens)
         return replace(self, max_tokens=tokens, count_chars=False)
@@ -77,7 +79,9 @@ class ContextBudget:
         if not self.count_chars and self.window is not None:
             text = f"{self.max_tokens} tokens: a context window of {self.window.tokens} tokens ({self.window.describe()})"
             text += f" minus {self.window.reserve} reserved for the answer"
-            if self.max_tokens is not None and self.max_tokens < self.window.input_tokens:
+            if self.tools_tokens:
+                text += f" and {self.tools_tokens} for the tool definitions"
+            if self.max_tokens is not None and self.max_tokens < self.window.input_tokens - self.tools_tokens:
                 text += ", capped by contextMaxTokens"
             return text
         text = f"{self.max_chars} characters (the fallback when tokens cannot be counted)"

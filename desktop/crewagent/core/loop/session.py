@@ -9,12 +9,13 @@ so a turn is persisted identically in both.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from crewagent.core.context import ContextBudget, ContextError, ContextResult, RunContext, TokenCounter
+from crewagent.core.context import ContextBudget, ContextError, ContextResult, RunContext, TokenCounter, default_counter
 from crewagent.core.context.builder import CONTEXT_SPILL_FAILED
 from crewagent.core.errors import CrewAgentError
 from crewagent.core.context.summary import build_with_summary
@@ -247,7 +248,7 @@ class ConversationSession:
             append=append_summary,
             summarizer=self._summarize,
             mode=settings.mode,
-            budget=settings.budget,
+            budget=replace(settings.budget, tools_tokens=self._tools_tokens()),
             persona=settings.persona if settings.mode != "chat" else None,
             extra_system=settings.extra_system,
             merge_system=settings.merge_system,
@@ -259,6 +260,12 @@ class ConversationSession:
         if result.ok and result.spills:
             result = await self._write_spills(result)
         return result, appended
+
+    def _tools_tokens(self) -> int:
+        """Tokens of the tool definitions the loop sends with every request (they share the window)."""
+        context = self.tool_context
+        tools = self.registry.openai_tools(context.policy, has_ui=context.ask_user is not None)
+        return (self.counter or default_counter()).count(json.dumps(tools, ensure_ascii=False)) if tools else 0
 
     async def _write_spills(self, result: ContextResult) -> ContextResult:
         """Put on disk the full texts the compacted request names, before it is sent."""
