@@ -41,3 +41,14 @@ def test_an_offloaded_result_keeps_its_own_file_and_nothing_is_spilled() -> None
     assert notes[0] == f"[Shortened for this request: 80000 bytes in all. The full output is at {ALIAS}; read it with fs.read if you need more.]"
     assert notes[-1] == offloaded  # the newest, as stored, once the request fits
     assert r.spills == []
+
+
+def test_older_results_previewed_by_compression_name_a_file_too() -> None:
+    log = [msg("user", "first"), calls("a"), result("a", "r" * 9_000), msg("assistant", "done"), msg("user", "next")]
+    r = build_llm_messages(log, budget=ContextBudget(max_chars=12_000), counter=EST, conversation_id="c")
+    assert r.ok and r.debug["compression"]["stages"] == ["previews"]
+    alias = f"@state/logs/tool-results/c/{log[2].id}.json"
+    tool = next(m for m in r.messages if m["role"] == "tool")
+    assert tool["content"].startswith("r" * 500) and f"Full output: {alias}" in tool["content"]
+    assert [(s.alias, s.text) for s in r.spills] == [(alias, "r" * 9_000)]
+    assert r.debug["spilledAliases"] == [alias]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +23,7 @@ from crewagent.core.context.tokens import (
 from crewagent.core.messages import ConversationMessage, Mode
 from crewagent.core.protocol.chain import Unit, assemble
 from crewagent.core.protocol.validator import DOTTED_FUNCTION_NAME, first_error
+from crewagent.core.store.offload import offload_alias
 
 CONTEXT_STILL_TOO_LARGE = "CONTEXT_STILL_TOO_LARGE"
 CONTEXT_PROTOCOL_INVALID = "CONTEXT_PROTOCOL_INVALID"
@@ -53,8 +54,8 @@ class ContextResult:
     #: Oldest-first units whose content did not reach the model intact (trimmed or compressed):
     #: what a rolling summary should cover. Filled only when compression was triggered.
     summary_candidates: list[Unit] = field(default_factory=list)
-    #: Full texts the compacted current turn refers to by alias: they must be written (if not
-    #: on disk yet) before ``messages`` is sent.
+    #: Full texts the request refers to by alias (shortened items of the current turn, previews
+    #: of older results): they must be written, if not on disk yet, before ``messages`` is sent.
     spills: list[Spill] = field(default_factory=list)
 
     @property
@@ -179,7 +180,7 @@ def build_llm_messages(
     stages: list[str] = []
     candidates: list[Unit] = []
     if compress and load_before > COMPRESS_ABOVE and error is None:
-        window, stages = compress_window(window, chars, tokens, budget, counter)
+        window, stages = compress_window(window, chars, tokens, budget, counter, _spiller(conversation_id, spills))
         chars, tokens = total_size([*fixed, *protected, *window])
         tokens += TOKENS_PER_REPLY
         last_compressed = max((i for i, p in enumerate(window) if p.compressed), default=-1)
@@ -224,8 +225,8 @@ def build_llm_messages(
             "charsBefore": turn_chars,
             "tokensBefore": turn_tokens,
             "shortenedMessageIds": compacted_ids,
-            "spilledAliases": [spill.alias for spill in spills],
         },
+        "spilledAliases": [spill.alias for spill in spills],
         "truncatedLatestUserMessage": truncated_user,
         "protectedMessages": sum(len(p.payload) for p in protected),
         "validation": problem.envelope() if problem is not None else None,
@@ -239,6 +240,20 @@ def build_llm_messages(
         candidates,
         spills,
     )
+
+
+def _spiller(conversation_id: str | None, spills: list[Spill]) -> Callable[[str, str], str | None] | None:
+    """Names the ``@state`` file of a previewed older result (added to ``spills``), like compaction does."""
+    if conversation_id is None:
+        return None
+
+    def spill(name: str, text: str) -> str:
+        alias = offload_alias(conversation_id, name)
+        if all(s.alias != alias for s in spills):
+            spills.append(Spill(alias, text))
+        return alias
+
+    return spill
 
 
 def _ids_of(units: Sequence[Unit]) -> list[str]:

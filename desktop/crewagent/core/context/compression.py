@@ -16,12 +16,16 @@ alias path. Only pieces of the window are touched; the current turn is never pas
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from crewagent.core.context.budget import COMPRESS_TARGET, ContextBudget
 from crewagent.core.context.render import Piece, make_piece, truncate
 from crewagent.core.context.tokens import TokenCounter, content_text
 from crewagent.core.protocol.chain import Unit
+
+#: Takes a log message id and the full text; returns the alias the text will be readable at.
+Spiller = Callable[[str, str], "str | None"]
 
 LARGE_RESULT_CHARS = 2_000
 PREVIEW_CHARS = 500
@@ -64,7 +68,7 @@ def tool_history_lines(unit: Unit) -> list[str]:
     return lines
 
 
-def _preview_group(piece: Piece, counter: TokenCounter) -> Piece | None:
+def _preview_group(piece: Piece, counter: TokenCounter, spill: Spiller | None = None) -> Piece | None:
     """The group with its large results replaced by previews; ``None`` when none is large."""
     unit = piece.sources[0]
     changed = False
@@ -74,6 +78,8 @@ def _preview_group(piece: Piece, counter: TokenCounter) -> Piece | None:
         if len(text) > LARGE_RESULT_CHARS:
             result = unit.results.get(message.get("tool_call_id") or "")
             path = result.fullOutputPath if result is not None else None
+            if path is None and result is not None and spill is not None:
+                path = spill(result.id, content_text(result.content))
             where = f"Full output: {path}" if path else "the full output is in the conversation log"
             preview = f"{text[:PREVIEW_CHARS]}\n\n[Preview for context: {len(text)} characters; {where}]"
             message = {**message, "content": preview}
@@ -91,12 +97,19 @@ def _collapse(pieces: list[Piece], counter: TokenCounter) -> Piece:
 
 
 def compress_window(
-    window: list[Piece], chars: int, tokens: int, budget: ContextBudget, counter: TokenCounter
+    window: list[Piece],
+    chars: int,
+    tokens: int,
+    budget: ContextBudget,
+    counter: TokenCounter,
+    spill: Spiller | None = None,
 ) -> tuple[list[Piece], list[str]]:
     """The window compressed oldest first until the whole request is at 50 % of the budget.
 
-    ``chars`` and ``tokens`` are the totals of the whole request including ``window``.
-    Returns the new window and the stages that changed something.
+    ``chars`` and ``tokens`` are the totals of the whole request including ``window``;
+    ``spill`` names the file a previewed result's full text will be written to (see
+    :mod:`~crewagent.core.context.compaction`). Returns the new window and the stages that
+    changed something.
     """
     pieces = list(window)
     stages: list[str] = []
@@ -117,7 +130,7 @@ def compress_window(
         if at_target():
             return pieces, stages
         if piece.sources and piece.sources[0].kind == "group" and piece.compressed is None:
-            new = _preview_group(piece, counter)
+            new = _preview_group(piece, counter, spill)
             if new is not None:
                 replace(index, new, "previews")
 
