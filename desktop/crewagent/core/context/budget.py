@@ -84,7 +84,8 @@ class ContextBudget:
             if self.max_tokens is not None and self.max_tokens < self.window.input_tokens - self.tools_tokens:
                 text += ", capped by contextMaxTokens"
             return text
-        text = f"{self.max_chars} characters (the fallback when tokens cannot be counted)"
+        why = "the fallback when tokens cannot be counted" if self.window is not None else "contextMaxChars"
+        text = f"{self.max_chars} characters ({why})"
         return text + (f" / {self.max_tokens} tokens" if self.max_tokens else "")
 
     def load(self, chars: int, tokens: int) -> float:
