@@ -169,7 +169,8 @@ def _matches(glob: str | None, relative: str, name: str) -> bool:
 def _walk(ctx: ToolContext, base: ResolvedPath, recursive: bool) -> Iterator[tuple[os.DirEntry[str], str, str]]:
     """(entry, path relative to base, shown path) breadth-first, sorted, never leaving the sandbox.
 
-    Symlinked folders are listed but not entered; entries inside the conversation logs are skipped.
+    Symlinked folders are listed but not entered; the app's own files (protected.py), links to
+    them and hard links of them are skipped silently.
     """
     queue: deque[tuple[Path, str]] = deque([(base.real, "")])
     while queue:
@@ -184,7 +185,7 @@ def _walk(ctx: ToolContext, base: ResolvedPath, recursive: bool) -> Iterator[tup
             continue  # a subfolder that vanished or is unreadable: skip it, keep the rest
         for entry in entries:
             relative = f"{prefix}{entry.name}"
-            if ctx.sandbox.is_protected(Path(entry.path)):
+            if ctx.sandbox.hides(entry):
                 continue
             shown = f"{base.shown}/{relative}"
             yield entry, relative, shown

@@ -35,9 +35,11 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
+from crewagent.core import paths
 from crewagent.core.tools.audit import AuditLog
 from crewagent.core.tools.policy import ApprovalGate, ApprovalRequest, ToolPolicy
 from crewagent.core.tools.results import ErrorCode, error
+from crewagent.core.tools.protected import ProtectedAreas
 from crewagent.core.tools.sandbox import Sandbox
 
 if TYPE_CHECKING:
@@ -108,8 +110,10 @@ class ToolContext:
     project_root: Path
     state_dir: Path | None = None
     pkg_dir: Path | None = None
-    #: Folders no path may reach (the conversation logs).
+    #: Further folders no path may reach (conversation logs), on top of ``areas``.
     protected: tuple[Path, ...] = ()
+    #: The app's own files no tool may reach (protected.py); None: the app's default folders.
+    areas: ProtectedAreas | None = field(default=None, compare=False)
     policy: ToolPolicy = field(default_factory=ToolPolicy)
     ask_user: AskUser | None = None
     approval: ApprovalGate | None = None
@@ -124,20 +128,23 @@ class ToolContext:
     sandbox: Sandbox = field(init=False, compare=False)
 
     def __post_init__(self) -> None:
-        sandbox = Sandbox(self.project_root, self.state_dir, self.pkg_dir, self.protected)
+        sandbox = Sandbox(self.project_root, self.state_dir, self.pkg_dir, self.protected, self.areas)
         object.__setattr__(self, "sandbox", sandbox)
 
     @classmethod
-    def for_project(cls, project: ProjectInfo, *, pkg_dir: Path | None = None, **fields: Any) -> ToolContext:
-        """The context of an opened project: @state and the protected conversation logs come from it."""
+    def for_project(
+        cls, project: ProjectInfo, *, pkg_dir: Path | None = None, config_dir: Path | None = None, **fields: Any
+    ) -> ToolContext:
+        """The context of an opened project: @state and the protected areas come from it.
+
+        The data root is the one the project lives in; ``config_dir`` is the settings folder in
+        use (None: ``paths.config_dir()``). The defaults of both are protected as well.
+        """
         runtime = project.runtime_dir
-        return cls(
-            project_root=project.root,
-            state_dir=runtime / "state",
-            pkg_dir=pkg_dir,
-            protected=(runtime / "conversations",),
-            **fields,
+        areas = ProtectedAreas.of_app(
+            paths.data_root_of_runtime(runtime), config_dir, logs=(runtime / "conversations",)
         )
+        return cls(project_root=project.root, state_dir=runtime / "state", pkg_dir=pkg_dir, areas=areas, **fields)
 
     def for_call(self, call_id: str | None) -> ToolContext:
         """A copy for one call: its id and its own cancel event (the sandbox is shared, not re-resolved)."""
