@@ -14,6 +14,12 @@ or the environment did; it returns a result dict. The order of checks, and the c
 6. the handler under a timeout (``Tool.timeout_s``, else the policy's, default 300 s):
    ``TOOL_TIMEOUT``; a handler raising: ``TOOL_EXEC_FAILED`` with its message.
 
+The timeout holds for CPU-bound work too, provided the work lets the event loop run: handlers do
+their blocking work in a thread (the wait is abandoned at the deadline; the thread stops at its
+next ``check_cancelled``), and no such thread may hold the GIL for long in one C call. The one
+such call a model could provoke, a backtracking regular expression, is bounded by the call's
+``deadline`` (textmatch.py).
+
 Cancellation (the user pressed Stop) is not a result: ``execute`` audits the call as
 ``TOOL_INTERRUPTED``, sets the call's cancel event (threads stop at their next check) and
 re-raises ``CancelledError``; the loop answers the call.
@@ -125,6 +131,9 @@ class ToolContext:
     subagents: SubagentScope | None = field(default=None, compare=False)
     call_id: str | None = None
     cancel_event: threading.Event = field(default_factory=threading.Event, compare=False)
+    #: When the running call times out (``time.monotonic()``); None: no limit. Work that cannot
+    #: check ``cancel_event`` often (a regular expression) bounds itself by it.
+    deadline: float | None = field(default=None, compare=False)
     sandbox: Sandbox = field(init=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -262,6 +271,7 @@ class ToolRegistry:
             if math.isinf(timeout):
                 result = await tool.handler(args, ctx)
             else:
+                object.__setattr__(ctx, "deadline", time.monotonic() + timeout)  # ctx is this call's own copy
                 result = await asyncio.wait_for(tool.handler(args, ctx), timeout)
         except TimeoutError:
             ctx.cancel_event.set()
