@@ -13,6 +13,10 @@ The model chooses the pattern, so a pattern is untrusted input. Python's ``re`` 
   registry's own timeout, so the model learns why;
 - a pattern neither accepts is ``E_SCHEMA_VALIDATION``.
 
+``regex``'s ``timeout`` counts CPU time, so on a busy machine the registry's wall-clock timeout
+may come first (``TOOL_TIMEOUT`` with the registry's message). The turn still ends on time,
+because the GIL is free; the abandoned thread stops within its CPU budget.
+
 RE2 differs from ``re`` in small ways (``\\d`` and ``\\w`` are ASCII-only); for a search tool
 that is a fair price for a bound on time.
 """
