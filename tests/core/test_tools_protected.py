@@ -8,6 +8,7 @@ links to the protected files. Every fs tool is tried on every protected file.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 from dataclasses import dataclass
@@ -45,7 +46,8 @@ class App:
     settings: Path
 
     def ctx(self) -> ToolContext:
-        return tool_context(self.project, SettingsStore(self.config).load(), conversation_id="conv_x", approver=AutoApprover())
+        settings = SettingsStore(self.config).load()
+        return tool_context(self.project, settings, conversation_id="conv_x", approver=AutoApprover(), config_dir=self.config)
 
     def shown(self, real: Path) -> str:
         return "@project/" + real.relative_to(self.project.root).as_posix()
@@ -282,3 +284,20 @@ def test_a_context_built_without_the_project_still_protects_the_app_folders(
     assert refused(run(ctx, "fs.write", {"path": "cfg/settings.json", "content": "{}"}), SETTINGS)
     assert refused(run(ctx, "fs.write", {"path": "cfg/secrets.json", "content": "{}"}), KEYS)
     assert not (project / "cfg").exists()
+
+
+def test_a_settings_folder_passed_by_the_caller_is_protected_and_derived_contexts_keep_it(
+    isolated_dirs: dict[str, Path], tmp_path: Path
+) -> None:
+    """The worker passes its settings folder; a subagent's context (dataclasses.replace) keeps the areas."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    app = make_app(root / "appdata", root / "my-config", root, tmp_path / "elsewhere")
+    assert app.config == root / "my-config" and paths.config_dir() != app.config
+    ctx = app.ctx()
+    child = dataclasses.replace(ctx, run_id="run_1")
+    for context in (ctx, child):
+        assert refused(run(context, "fs.read", {"path": "my-config/secrets.json"}), KEYS)
+        assert refused(run(context, "fs.write", {"path": "my-config/settings.json", "content": "{}"}), SETTINGS)
+        assert refused(run(context, "fs.read", {"path": app.shown(app.other_log)}), LOGS)
+        assert run(context, "fs.write", {"path": "@state/ok.md", "content": "fine"})["ok"]
