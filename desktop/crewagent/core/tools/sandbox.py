@@ -82,9 +82,6 @@ class ResolvedPath:
         return f"@{self.alias}/{self.relative}" if self.relative else f"@{self.alias}"
 
 
-_real = real_path
-
-
 @dataclass(frozen=True)
 class Sandbox:
     """The roots a tool call may touch. ``state``/``pkg`` may be None (no state folder, no package).
@@ -102,34 +99,32 @@ class Sandbox:
     areas: ProtectedAreas | None = None
     _roots: dict[str, Path] = field(init=False, repr=False, compare=False)
     _allowed: tuple[Path, ...] = field(init=False, repr=False, compare=False)
+    _areas: ProtectedAreas = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        roots = {"project": _real(self.project)}
+        roots = {"project": real_path(self.project)}
         if self.state is not None:
-            roots["state"] = _real(self.state)
+            roots["state"] = real_path(self.state)
         if self.pkg is not None:
-            roots["pkg"] = _real(self.pkg)
+            roots["pkg"] = real_path(self.pkg)
         object.__setattr__(self, "_roots", roots)
         object.__setattr__(self, "_allowed", tuple(root for alias, root in roots.items() if alias != "project"))
         areas = self.areas if self.areas is not None else ProtectedAreas.of_app()
-        object.__setattr__(self, "areas", areas.with_logs(self.protected))
+        object.__setattr__(self, "_areas", areas.with_logs(self.protected))
 
     @property
     def protected_areas(self) -> ProtectedAreas:
-        assert self.areas is not None  # set in __post_init__
-        return self.areas
+        """The areas this sandbox refuses (``areas`` or the app's defaults, plus ``protected``)."""
+        return self._areas
 
     @classmethod
     def for_project(
         cls, project_root: Path, runtime_dir: Path, pkg: Path | None = None, *, config_dir: Path | None = None
     ) -> Sandbox:
         """The sandbox of an opened project: @state is ``<runtime>/state``; its data root and settings are protected."""
-        return cls(
-            project=project_root,
-            state=runtime_dir / "state",
-            pkg=pkg,
-            areas=ProtectedAreas.of_app(paths.data_root_of_runtime(runtime_dir), config_dir, logs=(runtime_dir / "conversations",)),
-        )
+        data_root = paths.data_root_of_runtime(runtime_dir)
+        areas = ProtectedAreas.of_app(data_root, config_dir, logs=(runtime_dir / "conversations",))
+        return cls(project=project_root, state=runtime_dir / "state", pkg=pkg, areas=areas)
 
     def root(self, alias: str) -> Path | None:
         return self._roots.get(alias)
@@ -143,7 +138,7 @@ class Sandbox:
         if root is None:
             what = "no package is active" if alias == "pkg" else "this conversation has no state folder"
             raise ToolFailure(ErrorCode.ENOENT, f"@{alias} is not available: {what}.")
-        real = _real(root.joinpath(*parts)) if parts else root
+        real = real_path(root.joinpath(*parts)) if parts else root
         if not is_within(real, root):
             raise SandboxViolation(f"{raw!r} resolves outside @{alias} (through a symbolic link).")
         resolved = ResolvedPath(real=real, alias=alias, relative="/".join(parts), read_only=alias == "pkg")
@@ -156,7 +151,9 @@ class Sandbox:
             raise SandboxViolation(f"{shown} is outside the folders tools may use.")
         area = self.protected_area(real)
         if area is not None:
-            raise SandboxViolation(f"{shown} is protected: it is part of {area}. Tools may not read or change the app's own files.")
+            raise SandboxViolation(
+                f"{shown} is protected: it is part of {area}. Tools may not read or change the app's own files."
+            )
         if not write:
             return
         pkg = self._roots.get("pkg")
@@ -170,7 +167,7 @@ class Sandbox:
 
     def protected_area(self, real: Path, info: os.stat_result | None = None) -> str | None:
         """The protected area a real path is in (by path, or as a hard link of a protected file), or None."""
-        areas = self.protected_areas
+        areas = self._areas
         area = areas.area_of(real, allowed=self._allowed)
         if area is not None:
             return area
@@ -185,10 +182,10 @@ class Sandbox:
         """True for a walked entry that walkers skip silently: in a protected area, a link into one, or a hard link of one."""
         try:
             if entry.is_symlink():
-                return self.protected_area(_real(entry.path)) is not None
-            area = self.protected_areas.area_of(Path(entry.path), allowed=self._allowed)
+                return self.protected_area(real_path(entry.path)) is not None
+            area = self._areas.area_of(Path(entry.path), allowed=self._allowed)
             if area is None and entry.is_file(follow_symlinks=False):
-                area = self.protected_areas.hardlink_area(entry.stat(follow_symlinks=False))
+                area = self._areas.hardlink_area(entry.stat(follow_symlinks=False))
         except OSError:
             return False  # vanished while walking: the later open reports it
         return area is not None
