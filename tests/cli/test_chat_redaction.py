@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 import logging
 import socket
+import string
 import uuid
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from crewagent.cli import main
 from crewagent.core.redact import redact
@@ -98,3 +101,25 @@ def test_a_base_url_with_credentials_is_redacted_everywhere(
 def test_redact(raw: str, clean: str) -> None:
     assert redact(raw) == clean
     assert redact(clean) == clean
+
+
+_SECRET_CHARS = st.text(alphabet=string.ascii_letters + string.digits + "-._~%!$'()*+,@:", min_size=6, max_size=40)
+
+
+@given(
+    secret=_SECRET_CHARS,
+    user=st.text(alphabet=string.ascii_letters + string.digits, min_size=1, max_size=10),
+    scheme=st.sampled_from(["http", "https", "ws", "postgres+psycopg"]),
+    param=st.sampled_from(["key", "api_key", "apikey", "API-KEY", "token", "access_token", "sig", "signature", "password", "secret", "client_secret", "x-goog-signature"]),
+    around=st.tuples(st.text(max_size=20), st.text(max_size=20)),
+)
+def test_no_credential_survives_redaction(secret: str, user: str, scheme: str, param: str, around: tuple[str, str]) -> None:
+    """For any credential in user-info or a key-like query parameter, in any surrounding text."""
+    before, after = (part.replace(secret, "") for part in around)
+    for url in (
+        f"{scheme}://{user}:{secret}@host.example:8080/v1",
+        f"{scheme}://{secret}@host.example/v1?model=m",
+        f"{scheme}://host.example/v1?model=m&{param}={secret}&x=1",
+        f"{scheme}://host.example/v1?{param}={secret}#frag",
+    ):
+        assert secret not in redact(f"{before} {url} {after}"), url

@@ -25,9 +25,11 @@ from typing import Any
 
 MASK = "***"
 
-# scheme://user-info@ : the user-info stops at the first '/', '?', '#' or whitespace.
-_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)([^\s/?#@'\"<>]+)@")
-_PARAM = re.compile(r"([?&;]|\b)([A-Za-z0-9_.\-]{1,64})=([^&#\s'\"<>]+)")
+# scheme://user-info@ : up to the last '@' before the first '/', '?', '#' or whitespace (a raw
+# '@' in a password is common). A quote ends neither this nor a query value (RFC 3986 allows ')
+# : masking a little too much beats a leak.
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)([^\s/?#\"<>]+)@")
+_PARAM = re.compile(r"([?&;]|\b)([A-Za-z0-9_.\-]{1,64})=([^&#\s\"<>]+)")
 _SENSITIVE = re.compile(
     r"(?i)^(?:[a-z0-9._\-]*[_.\-])?"
     r"(?:key|apikey|api[_-]?key|token|sig|signature|password|passwd|pwd|secret|credentials?|auth)$"
