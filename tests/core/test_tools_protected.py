@@ -301,3 +301,18 @@ def test_a_settings_folder_passed_by_the_caller_is_protected_and_derived_context
         assert refused(run(context, "fs.write", {"path": "my-config/settings.json", "content": "{}"}), SETTINGS)
         assert refused(run(context, "fs.read", {"path": app.shown(app.other_log)}), LOGS)
         assert run(context, "fs.write", {"path": "@state/ok.md", "content": "fine"})["ok"]
+
+
+def test_a_later_tool_checks_host_paths_with_the_same_rules(home_app: App, tmp_path: Path) -> None:
+    """An MCP or command tool gets host paths, not aliases: refuse_protected applies the areas to them."""
+    from crewagent.core.tools.sandbox import SandboxViolation
+
+    sandbox = home_app.ctx().sandbox
+    for path, area in ((home_app.secrets, KEYS), (home_app.settings.parent, SETTINGS), (home_app.other_index, LOGS)):
+        with pytest.raises(SandboxViolation, match=area):
+            sandbox.refuse_protected(path)
+    os.symlink(home_app.secrets, tmp_path / "k")
+    with pytest.raises(SandboxViolation, match=KEYS):
+        sandbox.refuse_protected(tmp_path / "k")
+    sandbox.refuse_protected(tmp_path)  # anything else is the tool's own business
+    sandbox.refuse_protected(home_app.store.state_dir(home_app.project.id))

@@ -3,8 +3,8 @@
 A :class:`ProtectedAreas` value is built once per tool context from the data root, the settings
 folder and the key files, and answers one question for any real path: which protected area is
 it in, if any. The sandbox asks it for every path a file tool touches; any later tool that
-takes a path (MCP, commands) asks it the same way (``ctx.sandbox.areas.area_of(real)``), so the
-rules live in this one place.
+takes a host path (MCP, commands) asks it the same way, through
+``ctx.sandbox.refuse_protected(path)``, so the rules live in this one place.
 
 The areas, whatever folder they sit in and whatever the project root is:
 

@@ -149,11 +149,7 @@ class Sandbox:
         """The checks that hold for every real path, also applied to entries found while walking."""
         if not any(is_within(real, root) for root in self._roots.values()):
             raise SandboxViolation(f"{shown} is outside the folders tools may use.")
-        area = self.protected_area(real)
-        if area is not None:
-            raise SandboxViolation(
-                f"{shown} is protected: it is part of {area}. Tools may not read or change the app's own files."
-            )
+        self.refuse_protected(real, shown=shown)
         if not write:
             return
         pkg = self._roots.get("pkg")
@@ -177,6 +173,18 @@ class Sandbox:
             except OSError:
                 return None  # nothing there yet: the path check above is all there is to check
         return areas.hardlink_area(info)
+
+    def refuse_protected(self, path: Path | str, *, shown: str | None = None) -> None:
+        """Raise SandboxViolation when a host path (any folder, symlinks followed) is one of the app's files.
+
+        For tools that take paths outside the aliases (an MCP server's arguments, a command's
+        working folder): the roots do not apply to them, the protected areas do.
+        """
+        area = self.protected_area(real_path(path))
+        if area is not None:
+            raise SandboxViolation(
+                f"{shown or path} is protected: it is part of {area}. Tools may not read or change the app's own files."
+            )
 
     def hides(self, entry: os.DirEntry[str]) -> bool:
         """True for a walked entry that walkers skip silently: in a protected area, a link into one, or a hard link of one."""
