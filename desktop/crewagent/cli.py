@@ -24,6 +24,7 @@ from crewagent.core.export import (
     export_openai_with_subagents,
     parse_openai_messages,
 )
+from crewagent.core.redact import install_log_redaction
 from crewagent.core.store import RuntimeStore
 from crewagent.core.store.index import title_from_text
 from crewagent.core.subagents.export import subagent_tree
@@ -230,6 +231,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    install_log_redaction()  # no log line may carry a credential (a base URL's user-info ...)
     parser = build_parser()
     args = parser.parse_args(argv)
     handler: Handler | None = getattr(args, "handler", None)

@@ -503,8 +503,22 @@ def test_a_store_project_gives_state_and_protects_its_conversation_logs(store: A
     assert (store.state_dir(project.id) / "runs" / "r1" / "workflow.md").read_text() == "---\n---\n"
     listing = asyncio.run(registry.execute("fs.list", {"path": "@state", "recursive": True}, ctx))
     assert [(e["path"], e["type"], e.get("outside")) for e in listing["entries"]] == [
-        ("@state/convs", "symlink", True),  # shown, never entered
+        # @state/convs, a link into the conversation logs, is skipped silently (issue 15).
         ("@state/runs", "dir", None),
         ("@state/runs/r1", "dir", None),
         ("@state/runs/r1/workflow.md", "file", None),
     ]
+
+
+def test_a_yaml_alias_bomb_is_refused_before_it_expands(env: dict[str, Path]) -> None:
+    """300 bytes of nested YAML aliases stand for 9**9 values; merging them took the process's memory."""
+    bomb = "a0: &a0 [x,x,x,x,x,x,x,x,x]\n" + "".join(
+        f"a{i}: &a{i} [{','.join([f'*a{i - 1}'] * 9)}]\n" for i in range(1, 9)
+    )
+    (env["project"] / "w.md").write_text("---\nstep: 1\n---\nbody\n")
+    result = call(env, "fs.apply_patch", {"path": "w.md", "updateFrontmatter": bomb})
+    assert code(result) == ErrorCode.E_INVALID_FRONTMATTER and "aliases" in result["error"]["message"]
+    (env["project"] / "b.md").write_text(f"---\n{bomb}---\nbody\n")
+    result = call(env, "fs.apply_patch", {"path": "b.md", "updateFrontmatter": {"step": 2}})
+    assert code(result) == ErrorCode.E_INVALID_FRONTMATTER
+    assert (env["project"] / "w.md").read_text() == "---\nstep: 1\n---\nbody\n"

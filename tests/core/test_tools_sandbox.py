@@ -139,8 +139,11 @@ def test_the_absolute_path_of_a_file_inside_the_project_is_refused_too(roots: Ro
 def test_conversation_logs_inside_the_project_are_refused(roots: Roots, raw: str) -> None:
     with pytest.raises(SandboxViolation, match="conversation logs"):
         roots.inner_data_sandbox.resolve(raw)
-    # The rest of that data folder is ordinary project content.
-    assert roots.inner_data_sandbox.resolve(".data/projects/proj_2").real.is_dir()
+    # The rest of that data folder is the app's too (issue 15); only this project's @state stays usable.
+    with pytest.raises(SandboxViolation, match="the app's data folder"):
+        roots.inner_data_sandbox.resolve(".data/projects/proj_2")
+    (roots.project / ".data" / "projects" / "proj_2" / "state").mkdir()
+    assert roots.inner_data_sandbox.resolve(".data/projects/proj_2/state").alias == "project"
 
 
 @pytest.mark.parametrize(

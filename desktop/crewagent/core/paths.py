@@ -10,6 +10,7 @@ import platformdirs
 APP_NAME = "CrewAgent"
 DATA_DIR_ENV = "CREWAGENT_DATA_DIR"
 CONFIG_DIR_ENV = "CREWAGENT_CONFIG_DIR"
+SECRETS_FILE = "secrets.json"
 
 
 def data_dir(override: str | os.PathLike[str] | None = None) -> Path:
@@ -32,12 +33,32 @@ def config_dir(override: str | os.PathLike[str] | None = None) -> Path:
     return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False))
 
 
+def default_data_dir() -> Path:
+    """The OS default data root, whatever the overrides say (the sandbox protects it too)."""
+    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+
+
+def default_config_dir() -> Path:
+    """The OS default settings folder, whatever the overrides say (the sandbox protects it too)."""
+    return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False))
+
+
+def secrets_file(config: Path) -> Path:
+    """The keyring fallback file of a settings folder (core/secrets.py)."""
+    return config / SECRETS_FILE
+
+
 def projects_file(root: Path) -> Path:
     return root / "projects.json"
 
 
 def project_runtime_dir(root: Path, project_id: str) -> Path:
     return root / "projects" / project_id
+
+
+def data_root_of_runtime(runtime_dir: Path) -> Path:
+    """The data root a project runtime folder belongs to (the inverse of ``project_runtime_dir``)."""
+    return runtime_dir.parent.parent
 
 
 def conversations_dir(root: Path, project_id: str) -> Path:

@@ -16,7 +16,7 @@ from crewagent.core import paths
 from crewagent.core.store._fsutil import atomic_write_bytes
 
 SERVICE = "CrewAgent Desktop"
-FALLBACK_NAME = "secrets.json"
+FALLBACK_NAME = paths.SECRETS_FILE
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ class SecretStore:
     """Stores one secret per provider name (``openai``, ``openai-compatible``)."""
 
     def __init__(self, config_dir: str | Path | None = None, *, use_keyring: bool = True):
-        self._fallback = paths.config_dir(config_dir) / FALLBACK_NAME
+        self._fallback = paths.secrets_file(paths.config_dir(config_dir))
         self._keyring = keyring.get_keyring() if use_keyring else None
         if self._keyring is not None and isinstance(self._keyring, fail.Keyring):
             self._keyring = None

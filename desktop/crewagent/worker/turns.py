@@ -583,6 +583,7 @@ class TurnWorker(QObject):
             approver=self._prompts,
             ask_user=self._prompts.ask_user_for(turn.conversation_id),
             agent_tools=agent.tool_policy() if agent is not None else None,
+            config_dir=settings_store.dir,
         )
         if context.approval is not None:
             context.approval.persist_always = functools.partial(_persist_always, settings_store)

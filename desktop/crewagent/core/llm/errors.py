@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from crewagent.core.errors import CrewAgentError
+from crewagent.core.redact import redact
 
 LlmErrorCode = Literal["LLM_AUTH_FAILED", "LLM_TIMEOUT", "LLM_RATE_LIMITED", "LLM_HTTP_ERROR", "LLM_BAD_RESPONSE"]
 
@@ -47,6 +48,7 @@ class LlmError(CrewAgentError):
         attempts: int = 1,
         retry_after: float | None = None,
     ) -> None:
+        message = redact(message)  # a base URL with credentials must not reach the log or the model
         super().__init__(message)
         self.code: LlmErrorCode = code
         self.message = message

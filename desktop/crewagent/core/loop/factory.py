@@ -49,8 +49,12 @@ def tool_context(
     pkg_dir: Path | None = None,
     agent_tools: dict[str, Any] | None = None,
     approval: ApprovalGate | None = None,
+    config_dir: Path | None = None,
 ) -> ToolContext:
-    """The sandbox, policy, approval and audit of one conversation's tool calls."""
+    """The sandbox, policy, approval and audit of one conversation's tool calls.
+
+    ``config_dir`` is the settings folder in use (None: the default); the sandbox protects it.
+    """
     policy = ToolPolicy.from_settings(settings.tools.model_dump(mode="json")).tighten(agent_tools)
     if approval is None and approver is not None:
         approval = ApprovalGate(approver, always_allowed=settings.tools.alwaysAllow)
@@ -58,6 +62,7 @@ def tool_context(
     return ToolContext.for_project(
         project,
         pkg_dir=pkg_dir,
+        config_dir=config_dir,
         policy=policy,
         ask_user=ask_user,
         approval=approval,

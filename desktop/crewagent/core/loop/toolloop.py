@@ -43,6 +43,7 @@ from crewagent.core.loop.events import (
 from crewagent.core.messages import ConversationMessage, Mode, ToolCall, new_message_id, utc_now_iso
 from crewagent.core.protocol import DOTTED_FUNCTION_NAME, OPENAI_FUNCTION_NAME, presend_check, presend_error_message
 from crewagent.core.protocol.repair import interrupted_message
+from crewagent.core.redact import redact
 from crewagent.core.tools import ToolContext, ToolRegistry
 
 log = logging.getLogger(__name__)
@@ -82,7 +83,7 @@ def error_block(code: str, message: str, *, status: int | None = None, retryable
     lines = [title, f"- code: {code}"]
     if status is not None:
         lines.append(f"- status: {status}")
-    lines.append(f"- message: {message}")
+    lines.append(f"- message: {redact(message)}")
     if retryable is not None:
         lines.append(f"- retryable: {'true' if retryable else 'false'}")
     return "\n".join(lines)
@@ -368,6 +369,7 @@ class ToolLoop:
         yield TurnFinished("error", error.to_block())
 
     async def _finish_with_error(self, code: str, message: str, *, title: str) -> AsyncIterator[LoopEvent]:
+        message = redact(message)
         part = self._stamped(
             ConversationMessage.new("assistant", error_block(code, message, title=title), partType="error", error={"code": code, "message": message})
         )

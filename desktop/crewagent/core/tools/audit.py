@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from crewagent.core.messages import utc_now_iso
+from crewagent.core.redact import redact_value
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +106,7 @@ class AuditLog:
             "callId": call_id,
             "conversationId": conversation_id,
             "runId": run_id,
-            "args": truncate_args(args),
+            "args": truncate_args(redact_value(args)),
             "ok": code is None,
             "errorCode": code,
             "durationMs": round(duration_ms, 3),

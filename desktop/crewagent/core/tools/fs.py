@@ -2,7 +2,8 @@
 
 Every path goes through the sandbox (sandbox.py). The blocking work runs in a worker thread
 (``asyncio.to_thread``) and checks the call's cancel event between files, so a timed-out or
-stopped call stops soon after. Results follow results.py; a tool never raises for a bad path,
+stopped call stops soon after; nothing in it holds the GIL for long (fs.search patterns are
+matched by textmatch.py, in linear time or under the call's deadline). Results follow results.py; a tool never raises for a bad path,
 a missing file or a full disk.
 """
 
@@ -12,7 +13,6 @@ import asyncio
 import fnmatch
 import hashlib
 import os
-import re
 import stat
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -35,6 +35,7 @@ from crewagent.core.tools._files import (
 from crewagent.core.tools.registry import Tool, ToolContext, ToolHandler, ToolResult, describe_validation_error
 from crewagent.core.tools.results import ErrorCode, ToolFailure, error, ok, os_error
 from crewagent.core.tools.sandbox import ResolvedPath, SandboxViolation
+from crewagent.core.tools.textmatch import compile_query
 
 #: A file larger than this is not read at all (hashing it would take too long).
 MAX_READ_FILE_BYTES = 256 * 1024 * 1024
@@ -169,7 +170,8 @@ def _matches(glob: str | None, relative: str, name: str) -> bool:
 def _walk(ctx: ToolContext, base: ResolvedPath, recursive: bool) -> Iterator[tuple[os.DirEntry[str], str, str]]:
     """(entry, path relative to base, shown path) breadth-first, sorted, never leaving the sandbox.
 
-    Symlinked folders are listed but not entered; entries inside the conversation logs are skipped.
+    Symlinked folders are listed but not entered; the app's own files (protected.py), links to
+    them and hard links of them are skipped silently.
     """
     queue: deque[tuple[Path, str]] = deque([(base.real, "")])
     while queue:
@@ -184,7 +186,7 @@ def _walk(ctx: ToolContext, base: ResolvedPath, recursive: bool) -> Iterator[tup
             continue  # a subfolder that vanished or is unreadable: skip it, keep the rest
         for entry in entries:
             relative = f"{prefix}{entry.name}"
-            if ctx.sandbox.is_protected(Path(entry.path)):
+            if ctx.sandbox.hides(entry):
                 continue
             shown = f"{base.shown}/{relative}"
             yield entry, relative, shown
@@ -412,11 +414,10 @@ def search(args: SearchArgs, ctx: ToolContext) -> ToolResult:
     base = ctx.sandbox.resolve(args.path)
     if not base.real.exists():
         return error(ErrorCode.ENOENT, f"{base.shown} does not exist.")
-    flags = 0 if args.caseSensitive else re.IGNORECASE
-    try:
-        pattern = re.compile(args.query if args.regex else re.escape(args.query), flags)
-    except re.error as exc:
-        return error(ErrorCode.E_SCHEMA_VALIDATION, f"query is not a valid regular expression: {exc}")
+    current = [base.shown]  # the file being searched, for a pattern that runs out of time
+    matches_line = compile_query(
+        args.query, is_regex=args.regex, case_sensitive=args.caseSensitive, deadline=ctx.deadline, where=lambda: current[0]
+    )
     matches: list[dict[str, Any]] = []
     skipped = {"binary": 0, "tooLarge": 0, "unreadable": 0}
     searched = 0
@@ -432,8 +433,9 @@ def search(args: SearchArgs, ctx: ToolContext) -> ToolResult:
         if text is None:
             continue
         searched += 1
+        current[0] = shown
         for number, line in enumerate(text.splitlines(), start=1):
-            if pattern.search(line):
+            if matches_line(line):
                 if len(matches) >= args.maxResults:
                     truncated = True
                     break

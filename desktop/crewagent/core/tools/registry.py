@@ -14,6 +14,12 @@ or the environment did; it returns a result dict. The order of checks, and the c
 6. the handler under a timeout (``Tool.timeout_s``, else the policy's, default 300 s):
    ``TOOL_TIMEOUT``; a handler raising: ``TOOL_EXEC_FAILED`` with its message.
 
+The timeout holds for CPU-bound work too, provided the work lets the event loop run: handlers do
+their blocking work in a thread (the wait is abandoned at the deadline; the thread stops at its
+next ``check_cancelled``), and no such thread may hold the GIL for long in one C call. The one
+such call a model could provoke, a backtracking regular expression, is bounded by the call's
+``deadline`` (textmatch.py).
+
 Cancellation (the user pressed Stop) is not a result: ``execute`` audits the call as
 ``TOOL_INTERRUPTED``, sets the call's cancel event (threads stop at their next check) and
 re-raises ``CancelledError``; the loop answers the call.
@@ -35,9 +41,11 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
+from crewagent.core import paths
 from crewagent.core.tools.audit import AuditLog
 from crewagent.core.tools.policy import ApprovalGate, ApprovalRequest, ToolPolicy
 from crewagent.core.tools.results import ErrorCode, error
+from crewagent.core.tools.protected import ProtectedAreas
 from crewagent.core.tools.sandbox import Sandbox
 
 if TYPE_CHECKING:
@@ -108,8 +116,10 @@ class ToolContext:
     project_root: Path
     state_dir: Path | None = None
     pkg_dir: Path | None = None
-    #: Folders no path may reach (the conversation logs).
+    #: Further folders no path may reach (conversation logs), on top of ``areas``.
     protected: tuple[Path, ...] = ()
+    #: The app's own files no tool may reach (protected.py); None: the app's default folders.
+    areas: ProtectedAreas | None = field(default=None, compare=False)
     policy: ToolPolicy = field(default_factory=ToolPolicy)
     ask_user: AskUser | None = None
     approval: ApprovalGate | None = None
@@ -121,23 +131,29 @@ class ToolContext:
     subagents: SubagentScope | None = field(default=None, compare=False)
     call_id: str | None = None
     cancel_event: threading.Event = field(default_factory=threading.Event, compare=False)
+    #: When the running call times out (``time.monotonic()``); None: no limit. Work that cannot
+    #: check ``cancel_event`` often (a regular expression) bounds itself by it.
+    deadline: float | None = field(default=None, compare=False)
     sandbox: Sandbox = field(init=False, compare=False)
 
     def __post_init__(self) -> None:
-        sandbox = Sandbox(self.project_root, self.state_dir, self.pkg_dir, self.protected)
+        sandbox = Sandbox(self.project_root, self.state_dir, self.pkg_dir, self.protected, self.areas)
         object.__setattr__(self, "sandbox", sandbox)
 
     @classmethod
-    def for_project(cls, project: ProjectInfo, *, pkg_dir: Path | None = None, **fields: Any) -> ToolContext:
-        """The context of an opened project: @state and the protected conversation logs come from it."""
+    def for_project(
+        cls, project: ProjectInfo, *, pkg_dir: Path | None = None, config_dir: Path | None = None, **fields: Any
+    ) -> ToolContext:
+        """The context of an opened project: @state and the protected areas come from it.
+
+        The data root is the one the project lives in; ``config_dir`` is the settings folder in
+        use (None: ``paths.config_dir()``). The defaults of both are protected as well.
+        """
         runtime = project.runtime_dir
-        return cls(
-            project_root=project.root,
-            state_dir=runtime / "state",
-            pkg_dir=pkg_dir,
-            protected=(runtime / "conversations",),
-            **fields,
+        areas = ProtectedAreas.of_app(
+            paths.data_root_of_runtime(runtime), config_dir, logs=(runtime / "conversations",)
         )
+        return cls(project_root=project.root, state_dir=runtime / "state", pkg_dir=pkg_dir, areas=areas, **fields)
 
     def for_call(self, call_id: str | None) -> ToolContext:
         """A copy for one call: its id and its own cancel event (the sandbox is shared, not re-resolved)."""
@@ -255,6 +271,7 @@ class ToolRegistry:
             if math.isinf(timeout):
                 result = await tool.handler(args, ctx)
             else:
+                object.__setattr__(ctx, "deadline", time.monotonic() + timeout)  # ctx is this call's own copy
                 result = await asyncio.wait_for(tool.handler(args, ctx), timeout)
         except TimeoutError:
             ctx.cancel_event.set()

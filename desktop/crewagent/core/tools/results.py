@@ -6,6 +6,8 @@ import errno
 from enum import StrEnum
 from typing import Any
 
+from crewagent.core.redact import redact
+
 
 class ErrorCode(StrEnum):
     """Codes of ``{"ok": false, "error": {"code", "message"}}`` results.
@@ -42,8 +44,8 @@ def ok(**fields: Any) -> dict[str, Any]:
 
 
 def error(code: str, message: str, **details: Any) -> dict[str, Any]:
-    """A failure result the model can read; ``details`` go next to code and message."""
-    return {"ok": False, "error": {"code": str(code), "message": message, **details}}
+    """A failure result the model can read; ``details`` go next to code and message (credentials redacted)."""
+    return {"ok": False, "error": {"code": str(code), "message": redact(message), **details}}
 
 
 def is_error(result: dict[str, Any], code: str | None = None) -> bool:

@@ -12,9 +12,23 @@ Rules (ARCHITECTURE.md, PACKAGE-FORMAT.md), each refusal being ``E_SANDBOX_VIOLA
   trust). On Windows any ``:`` is refused too (alternate data streams).
 - Then the path is joined to the root and resolved with ``os.path.realpath``; the result must be
   inside the root's own realpath, so a symlink pointing out of the root is refused.
-- Protected paths are refused whatever alias reaches them: the conversation logs
-  (``<data>/projects/<id>/conversations``, a sibling of @state, reachable through a symlink or a
-  data folder kept inside the project).
+- The app's own files are refused whatever alias, symlink or hard link reaches them, wherever
+  they sit and whatever the project root is (a home folder opened as a project holds the
+  default data and settings folders). The areas, decided in one place (protected.py, a
+  ``ProtectedAreas`` value every ``ToolContext`` carries and any later tool can ask):
+
+  * the stored API keys: the keyring fallback file ``<config>/secrets.json`` and the folder of
+    file-based keyring backends;
+  * the app's settings folder (``settings.json`` ...), the one in use and the default one;
+  * every project's conversation logs (``<data>/projects/<id>/conversations``: messages.jsonl,
+    index.json, subagent sidechains ...);
+  * the rest of the app's data folder (the one in use, e.g. ``--data-dir``, and the default
+    one), except this project's own ``@state`` root (read-write) and the active ``@pkg``
+    (read-only).
+
+  The refusal names the area ("... is part of the app's settings folder ..."). A regular file
+  with more than one hard link is compared by ``(st_dev, st_ino)`` with the protected files.
+  Walkers (fs.list, fs.search) skip protected entries silently.
 - Writes are refused in @pkg (read-only; PACKAGE-FORMAT.md has no separate code, so the sandbox
   code is used with a message saying so), to the project's ``.crewagent.json`` (a broken file
   stops the project from opening; the app owns it), and under ``@state/logs/`` and
@@ -22,7 +36,8 @@ Rules (ARCHITECTURE.md, PACKAGE-FORMAT.md), each refusal being ``E_SANDBOX_VIOLA
   read but must not rewrite).
 
 What remains: a symlink swapped in between the check and the open (TOCTOU) is not defended
-against; the model cannot create symlinks through these tools, so only another local process can.
+against; the model cannot create symlinks or hard links through these tools, so only another
+local process can. For the same reason the hard-link index may be up to two seconds old.
 """
 
 from __future__ import annotations
@@ -33,13 +48,16 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from crewagent.core import paths
+from crewagent.core.tools.protected import ProtectedAreas, is_within, path_key, real_path
 from crewagent.core.tools.results import ErrorCode, ToolFailure
+
+__all__ = ["ALIASES", "PROJECT_FILE", "ProtectedAreas", "ResolvedPath", "Sandbox", "SandboxViolation", "is_within"]
 
 ALIASES = ("project", "state", "pkg")
 PROJECT_FILE = ".crewagent.json"
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
-_CASE_INSENSITIVE = sys.platform in ("darwin", "win32")
 
 
 class SandboxViolation(ToolFailure):
@@ -64,53 +82,49 @@ class ResolvedPath:
         return f"@{self.alias}/{self.relative}" if self.relative else f"@{self.alias}"
 
 
-def _real(path: Path) -> Path:
-    return Path(os.path.realpath(path))
-
-
-def _key(path: Path | str) -> str:
-    text = os.path.normpath(str(path))
-    return text.casefold() if _CASE_INSENSITIVE else text
-
-
-def is_within(path: Path, root: Path) -> bool:
-    """True when ``path`` is ``root`` or below it (both already real paths)."""
-    path_key, root_key = _key(path), _key(root)
-    if path_key == root_key:
-        return True
-    return path_key.startswith(root_key.rstrip(os.sep) + os.sep)
-
-
 @dataclass(frozen=True)
 class Sandbox:
-    """The roots a tool call may touch. ``state``/``pkg`` may be None (no state folder, no package)."""
+    """The roots a tool call may touch. ``state``/``pkg`` may be None (no state folder, no package).
+
+    ``areas`` are the app's own files (see protected.py); left out, they are the app's default
+    folders, so a sandbox built anywhere protects at least those. ``protected`` adds folders of
+    conversation logs to them.
+    """
 
     project: Path
     state: Path | None = None
     pkg: Path | None = None
-    #: Folders no alias may reach (the conversation logs); see ``for_project``.
+    #: Further folders no alias may reach (conversation logs); merged into ``areas``.
     protected: tuple[Path, ...] = ()
+    areas: ProtectedAreas | None = None
     _roots: dict[str, Path] = field(init=False, repr=False, compare=False)
-    _protected_real: tuple[Path, ...] = field(init=False, repr=False, compare=False)
+    _allowed: tuple[Path, ...] = field(init=False, repr=False, compare=False)
+    _areas: ProtectedAreas = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        roots = {"project": _real(self.project)}
+        roots = {"project": real_path(self.project)}
         if self.state is not None:
-            roots["state"] = _real(self.state)
+            roots["state"] = real_path(self.state)
         if self.pkg is not None:
-            roots["pkg"] = _real(self.pkg)
+            roots["pkg"] = real_path(self.pkg)
         object.__setattr__(self, "_roots", roots)
-        object.__setattr__(self, "_protected_real", tuple(_real(p) for p in self.protected))
+        object.__setattr__(self, "_allowed", tuple(root for alias, root in roots.items() if alias != "project"))
+        areas = self.areas if self.areas is not None else ProtectedAreas.of_app()
+        object.__setattr__(self, "_areas", areas.with_logs(self.protected))
+
+    @property
+    def protected_areas(self) -> ProtectedAreas:
+        """The areas this sandbox refuses (``areas`` or the app's defaults, plus ``protected``)."""
+        return self._areas
 
     @classmethod
-    def for_project(cls, project_root: Path, runtime_dir: Path, pkg: Path | None = None) -> Sandbox:
-        """The sandbox of an opened project: @state is ``<runtime>/state``, its conversations are protected."""
-        return cls(
-            project=project_root,
-            state=runtime_dir / "state",
-            pkg=pkg,
-            protected=(runtime_dir / "conversations",),
-        )
+    def for_project(
+        cls, project_root: Path, runtime_dir: Path, pkg: Path | None = None, *, config_dir: Path | None = None
+    ) -> Sandbox:
+        """The sandbox of an opened project: @state is ``<runtime>/state``; its data root and settings are protected."""
+        data_root = paths.data_root_of_runtime(runtime_dir)
+        areas = ProtectedAreas.of_app(data_root, config_dir, logs=(runtime_dir / "conversations",))
+        return cls(project=project_root, state=runtime_dir / "state", pkg=pkg, areas=areas)
 
     def root(self, alias: str) -> Path | None:
         return self._roots.get(alias)
@@ -124,7 +138,7 @@ class Sandbox:
         if root is None:
             what = "no package is active" if alias == "pkg" else "this conversation has no state folder"
             raise ToolFailure(ErrorCode.ENOENT, f"@{alias} is not available: {what}.")
-        real = _real(root.joinpath(*parts)) if parts else root
+        real = real_path(root.joinpath(*parts)) if parts else root
         if not is_within(real, root):
             raise SandboxViolation(f"{raw!r} resolves outside @{alias} (through a symbolic link).")
         resolved = ResolvedPath(real=real, alias=alias, relative="/".join(parts), read_only=alias == "pkg")
@@ -135,23 +149,54 @@ class Sandbox:
         """The checks that hold for every real path, also applied to entries found while walking."""
         if not any(is_within(real, root) for root in self._roots.values()):
             raise SandboxViolation(f"{shown} is outside the folders tools may use.")
-        for protected in self._protected_real:
-            if is_within(real, protected):
-                raise SandboxViolation(f"{shown} is inside the conversation logs, which tools may not touch.")
+        self.refuse_protected(real, shown=shown)
         if not write:
             return
         pkg = self._roots.get("pkg")
         if pkg is not None and is_within(real, pkg):
             raise SandboxViolation(f"{shown} is in @pkg, which is read-only.")
-        if _key(real) == _key(self._roots["project"] / PROJECT_FILE):
+        if path_key(real) == path_key(self._roots["project"] / PROJECT_FILE):
             raise SandboxViolation(f"{shown} is the project file; the app manages it, tools may only read it.")
         state = self._roots.get("state")
         if state is not None and is_within(real, state) and _is_state_log(real, state):
             raise SandboxViolation(f"{shown} is a log kept by the app (read-only for tools).")
 
-    def is_protected(self, real: Path) -> bool:
-        """True for a path inside the conversation logs (walkers skip these)."""
-        return any(is_within(real, protected) for protected in self._protected_real)
+    def protected_area(self, real: Path, info: os.stat_result | None = None) -> str | None:
+        """The protected area a real path is in (by path, or as a hard link of a protected file), or None."""
+        areas = self._areas
+        area = areas.area_of(real, allowed=self._allowed)
+        if area is not None:
+            return area
+        if info is None:
+            try:
+                info = os.stat(real)
+            except OSError:
+                return None  # nothing there yet: the path check above is all there is to check
+        return areas.hardlink_area(info)
+
+    def refuse_protected(self, path: Path | str, *, shown: str | None = None) -> None:
+        """Raise SandboxViolation when a host path (any folder, symlinks followed) is one of the app's files.
+
+        For tools that take paths outside the aliases (an MCP server's arguments, a command's
+        working folder): the roots do not apply to them, the protected areas do.
+        """
+        area = self.protected_area(real_path(path))
+        if area is not None:
+            raise SandboxViolation(
+                f"{shown or path} is protected: it is part of {area}. Tools may not read or change the app's own files."
+            )
+
+    def hides(self, entry: os.DirEntry[str]) -> bool:
+        """True for a walked entry that walkers skip silently: in a protected area, a link into one, or a hard link of one."""
+        try:
+            if entry.is_symlink():
+                return self.protected_area(real_path(entry.path)) is not None
+            area = self._areas.area_of(Path(entry.path), allowed=self._allowed)
+            if area is None and entry.is_file(follow_symlinks=False):
+                area = self._areas.hardlink_area(entry.stat(follow_symlinks=False))
+        except OSError:
+            return False  # vanished while walking: the later open reports it
+        return area is not None
 
     def show(self, real: Path) -> str:
         """The alias form of a real path inside one of the roots (the most specific root wins)."""
