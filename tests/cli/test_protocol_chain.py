@@ -172,6 +172,22 @@ def test_export_of_a_log_missing_a_result_in_the_middle_is_the_repaired_chain(
     assert code == 0 and [json.loads(line) for line in out.splitlines()] == [{"id": f"m{i}", "createdAt": "2026-01-01T00:00:00.000Z", **m} for i, m in enumerate(log)]
 
 
+def test_export_piped_into_validate_passes_in_real_processes(
+    store: RuntimeStore, project: ProjectInfo, conversation: ConversationMeta
+) -> None:
+    write_log(store, project.id, conversation.id, [
+        {"role": "user", "content": "read"},
+        {"role": "assistant", "content": None, "tool_calls": [call("ca")]},
+        {"role": "user", "content": "still there?"},
+    ])
+    where = ["--data-dir", str(store.data_dir), "--project", str(project.root), "--conversation", conversation.id]
+    exported = subprocess.run([*CLI, "export", *where], capture_output=True, text=True, timeout=60)
+    assert exported.returncode == 0 and "repaired: 1 tool call(s)" in exported.stderr
+    checked = subprocess.run([*CLI, "validate", "-"], input=exported.stdout, capture_output=True, text=True, timeout=60)
+    assert checked.returncode == 0, checked.stdout
+    assert checked.stdout == "valid: 4 messages\n"
+
+
 def test_export_says_nothing_on_stderr_when_the_log_is_a_valid_chain(
     cli: Cli, store: RuntimeStore, project: ProjectInfo, conversation: ConversationMeta
 ) -> None:
