@@ -244,7 +244,7 @@ def _output_problem(output: str) -> str | None:
     if path.is_dir():
         return f"{output} is a folder; give a file name"
     if not path.parent.is_dir():
-        return f"the folder {path.parent} does not exist"
+        return f"{path.parent} is not a folder" if path.parent.exists() else f"the folder {path.parent} does not exist"
     return None
 
 
