@@ -16,7 +16,6 @@ from crewagent.core.errors import (
     CrewAgentError,
     ImportFormatError,
     ProjectError,
-    StoreWriteError,
 )
 from crewagent.core.export import (
     OpenAIExport,
