@@ -420,3 +420,39 @@ def test_export_into_a_missing_folder_or_onto_a_folder_is_bad_input(
         assert code == 2 and out == ""  # was: exit 1 (or a traceback)
         assert len(err.splitlines()) == 1 and str(target) in err
     assert not (tmp_path / "missing").exists()
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(script=scripts(1, 20))
+def test_any_messages_array_is_imported_valid_or_refused_whole(capsys: pytest.CaptureFixture[str], script: list[Op]) -> None:
+    """Whatever the file holds: refused with exit 2, an envelope and nothing created; or stored as a
+    chain that validates. ``--repair`` stores every file that holds a message a request can carry."""
+    entries = [to_openai(m) for m in build_log(script) if isinstance(m, ConversationMessage)]
+    with tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch)
+        source = root / "in.json"
+        source.write_text(json.dumps(entries), encoding="utf-8")
+        where = ["--data-dir", str(root / "d"), "--project", str(root / "p")]
+        code, out, err = run(capsys, "import", *where, str(source))
+        broken = bool(validate_messages(entries, name_pattern=DOTTED_FUNCTION_NAME))
+        if broken:
+            assert code == 2 and json.loads(out)["error"]["code"] and list((root / "d").glob("projects/*/conversations/conv_*")) == []
+            code, out, err = run(capsys, "import", *where, str(source), "--repair")
+            if code == 2:
+                assert "holds no message" in err
+                return
+        assert code == 0, err
+        cid = out.strip()
+        code, out, err = run(capsys, "export", *where, "--conversation", cid)
+        assert code == 0 and err == ""  # stored valid: nothing for the export to repair
+        assert validate_messages(json.loads(out)) == []
+        if not broken:
+            assert json.loads(out) == [_renamed(m) for m in entries]
+
+
+def _renamed(message: dict[str, Any]) -> dict[str, Any]:
+    """``message`` with its tool names as the export writes them (``fs.read`` -> ``fs_read``)."""
+    calls = message.get("tool_calls")
+    if not calls:
+        return message
+    return {**message, "tool_calls": [{**c, "function": {**c["function"], "name": c["function"]["name"].replace(".", "_")}} for c in calls]}
