@@ -5,6 +5,10 @@ crashes, kills, interrupted tools, LLM errors, subagents, damaged logs): ``crewa
 --format openai`` piped into ``crewagent validate`` passes. It reads the logs without locks or
 writes (damaged lines are simply skipped, as the export skips them), then runs the export and
 the validator exactly as the two commands do.
+
+It also checks that every repair result in a log is in place when the log is read in its own
+order (``validate --all`` of the log): recovery's TOOL_INTERRUPTED results read correctly from
+the log alone.
 """
 
 from __future__ import annotations
@@ -14,7 +18,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from crewagent.core.export import app_tool_names, export_openai
-from crewagent.core.protocol import OPENAI_FUNCTION_NAME, validate_messages
+from crewagent.core.messages import ConversationMessage, to_openai
+from crewagent.core.protocol import (
+    DOTTED_FUNCTION_NAME,
+    OPENAI_FUNCTION_NAME,
+    answers_message_id,
+    log_order,
+    validate_messages,
+)
 from crewagent.core.store import RuntimeStore
 from crewagent.core.store.log import load_log
 
@@ -62,4 +73,22 @@ def export_problems(root: Path) -> list[str]:
         if exported.errors or errors:
             error = (exported.errors or errors)[0]
             problems.append(f"{log}: {error.code} at {error.param}: {error.message}")
+        problems.extend(f"{log}: {problem}" for problem in misplaced_repairs(messages))
     return problems
+
+
+def misplaced_repairs(messages: list[ConversationMessage]) -> list[str]:
+    """Repair results that the log, read in its own order, does not show answering their call."""
+    ordered = log_order(messages)
+    # Every synthetic result, not only those naming their call: one without the name is checked too.
+    repairs = {id(m) for m in ordered if answers_message_id(m) or (m.role == "tool" and getattr(m, "synthetic", False) is True)}
+    if not repairs:
+        return []
+    calls = {m.tool_call_id for m in ordered if id(m) in repairs}
+    out = []
+    for error in validate_messages([to_openai(m) for m in ordered], name_pattern=DOTTED_FUNCTION_NAME):
+        at_repair = error.index >= 0 and id(ordered[error.index]) in repairs
+        unanswered = error.code == "missing_tool_result" and set(error.message.rsplit(": ", 1)[-1].split(", ")) & calls
+        if at_repair or unanswered:
+            out.append(f"the log read in order: {error.code} at {error.param}")
+    return out
