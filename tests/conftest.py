@@ -43,3 +43,13 @@ def project(store, tmp_path: Path):  # type: ignore[no-untyped-def]
 @pytest.fixture
 def conversation(store, project):  # type: ignore[no-untyped-def]
     return store.create_conversation(project.id, title="Test conversation")
+
+
+@pytest.fixture(autouse=True)
+def exports_are_valid_chains(tmp_path: Path) -> Iterator[None]:
+    """Issue 15: every conversation a test leaves behind exports (openai) as a chain that validates."""
+    yield
+    from tests.export_check import export_problems
+
+    problems = export_problems(tmp_path)
+    assert not problems, "export --format openai | validate fails:\n" + "\n".join(problems)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import stat
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -15,15 +16,19 @@ from crewagent.core.errors import (
     CrewAgentError,
     ImportFormatError,
     ProjectError,
-    StoreWriteError,
 )
 from crewagent.core.export import (
+    OpenAIExport,
+    app_tool_names,
+    check_import_chain,
+    decode_tool_names,
     export_jsonl,
     export_markdown,
     export_openai,
     export_openai_with_subagents,
     parse_openai_messages,
 )
+from crewagent.core.protocol import repaired_chain
 from crewagent.core.redact import install_log_redaction
 from crewagent.core.store import RuntimeStore
 from crewagent.core.store.index import title_from_text
@@ -71,6 +76,11 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("--project", required=True)
     imp.add_argument("file", help="a JSON file holding an array of OpenAI chat messages ('-' for stdin)")
     imp.add_argument("--title")
+    imp.add_argument(
+        "--repair",
+        action="store_true",
+        help="import a broken tool-call chain repaired, as a request would carry it (default: refuse it, exit 2)",
+    )
     imp.set_defaults(handler=cmd_import)
 
     exp = sub.add_parser("export", parents=[common], help="export a conversation")
@@ -159,11 +169,25 @@ def cmd_conversations(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def cmd_import(args: argparse.Namespace) -> int:
+def _read_input(source: str) -> bytes:
+    """The bytes of FILE, or of stdin for '-'. Only a regular file is opened: a FIFO or a device would block."""
+    if source == "-":
+        return sys.stdin.buffer.read()
+    path = Path(source)
     try:
-        raw = sys.stdin.buffer.read() if args.file == "-" else Path(args.file).read_bytes()
+        mode = path.stat().st_mode
+        if stat.S_ISDIR(mode):
+            raise ImportFormatError(f"{source} is a folder, not a file.")
+        if not stat.S_ISREG(mode):
+            raise ImportFormatError(f"{source} is not a regular file (a pipe, socket or device); pass its content on stdin with '-'.")
+        return path.read_bytes()
     except OSError as exc:
-        raise ImportFormatError(f"Cannot read {args.file}: {exc.strerror or exc}") from exc
+        raise ImportFormatError(f"Cannot read {source}: {exc.strerror or exc}") from exc
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    """Check everything first (JSON, messages, the tool-call chain, storable text); then create the conversation."""
+    raw = _read_input(args.file)
     try:
         data = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
@@ -171,16 +195,42 @@ def cmd_import(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise ImportFormatError(f"{args.file} is not valid JSON: {exc}") from exc
     messages = parse_openai_messages(data)  # raises before anything is created
-    store = _store(args)
-    project = store.open_project(args.project, create=True)
+    errors = check_import_chain(data)
+    changes: list[str] = []
+    if errors and not args.repair:
+        print(json.dumps(errors[0].envelope(), ensure_ascii=False, indent=2))
+        first = errors[0]
+        print(
+            f"crewagent: {args.file} is not a valid tool-call chain ({first.code} at {first.param}); "
+            "nothing was imported (--repair imports it repaired)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    if errors:
+        chain = repaired_chain(messages)
+        where = {message.id: f"messages[{index}]" for index, message in enumerate(messages)}
+        messages, changes = chain.messages, chain.describe(lambda i: where.get(i, i))
+        if not messages:
+            raise ImportFormatError(f"{args.file} holds no message that a request could carry; nothing was imported.")
+    messages = decode_tool_names(messages, app_tool_names())
     first_user = next((m.text for m in messages if m.role == "user" and m.text.strip()), "")
     title = args.title or title_from_text(first_user) or f"Imported from {Path(args.file).name}"
+    try:
+        for message in messages:
+            message.to_log_line().encode("utf-8")
+        title.encode("utf-8")
+    except (UnicodeError, ValueError) as exc:
+        raise ImportFormatError(f"{args.file} holds text that cannot be stored as UTF-8 ({exc}).") from exc
+    store = _store(args)
+    project = store.open_project(args.project, create=True)
     meta = store.create_conversation(project.id, title=title)
     try:
         store.append_messages(project.id, meta.id, messages)
-    except StoreWriteError:
-        store.delete_conversation(project.id, meta.id)
+    except BaseException:
+        store.delete_conversation(project.id, meta.id)  # a failed import leaves nothing behind
         raise
+    for change in changes:
+        print(f"crewagent: repaired: {change}", file=sys.stderr)
     if _json_mode(args):
         print(json.dumps({"conversationId": meta.id, "messageCount": len(messages)}))
     else:
@@ -188,7 +238,21 @@ def cmd_import(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _output_problem(output: str) -> str | None:
+    """Why ``-o FILE`` cannot be written, for what can be told before any work: a folder, a missing folder."""
+    path = Path(output)
+    if path.is_dir():
+        return f"{output} is a folder; give a file name"
+    if not path.parent.is_dir():
+        return f"{path.parent} is not a folder" if path.parent.exists() else f"the folder {path.parent} does not exist"
+    return None
+
+
 def cmd_export(args: argparse.Namespace) -> int:
+    problem = _output_problem(args.output) if args.output else None
+    if problem is not None:
+        print(f"crewagent: cannot write {args.output}: {problem}", file=sys.stderr)
+        return EXIT_USAGE
     store = _store(args)
     project = store.open_project(args.project, create=True)
     meta = store.get_conversation(project.id, args.conversation)
@@ -205,12 +269,22 @@ def cmd_export(args: argparse.Namespace) -> int:
         subagents, damaged = subagent_tree(store, project.id, meta.id)
         warnings.extend(damaged)
     payload: Any
-    if args.format == "openai" and subagents is not None:
-        payload, more = export_openai_with_subagents(loaded.messages, full, subagents)
+    changes: list[str] = []
+    if args.format == "openai":
+        report: OpenAIExport
+        if subagents is not None:
+            payload, report = export_openai_with_subagents(loaded.messages, full, subagents, tool_names=app_tool_names())
+        else:
+            report = export_openai(loaded.messages, full, tool_names=app_tool_names())
+            payload = report.messages
+        if report.errors:  # a bug: never hand out a chain a provider would reject
+            print(json.dumps(report.errors[0].envelope(), ensure_ascii=False), file=sys.stderr)
+            print("crewagent: the exported chain would not be valid; nothing was written", file=sys.stderr)
+            return EXIT_FAILED
         text = json.dumps(payload, ensure_ascii=False, indent=2) + "\n"
-    elif args.format == "openai":
-        payload, more = export_openai(loaded.messages, full)
-        text = json.dumps(payload, ensure_ascii=False, indent=2) + "\n"
+        more, changes = report.warnings, report.changes
+        if not report.messages:
+            warnings.append("the conversation holds no message a request would carry: the export is []")
     elif args.format == "jsonl":
         text, more = export_jsonl(loaded.messages, subagents), []
     else:
@@ -224,6 +298,8 @@ def cmd_export(args: argparse.Namespace) -> int:
             return EXIT_FAILED
     else:
         sys.stdout.write(text)
+    for change in changes:  # the log is not a valid chain as it stands: say what the export changed
+        print(f"crewagent: repaired: {change}", file=sys.stderr)
     for warning in warnings:
         print(f"crewagent: warning: {warning}", file=sys.stderr)
     # Output that could not be completed (a missing offload file) is a failure of the operation.

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from crewagent.core.context import ContextBudget, build_llm_messages
-from crewagent.core.protocol import DOTTED_FUNCTION_NAME, OPENAI_FUNCTION_NAME, validate_messages
+from crewagent.core.protocol import DOTTED_FUNCTION_NAME, OPENAI_FUNCTION_NAME, log_order, validate_messages
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -34,7 +34,8 @@ def add_subcommands(subparsers: Any, common_parent: argparse.ArgumentParser) -> 
         description=(
             "Exit 0 when the messages would be accepted; exit 1 and the error envelope of the first "
             "problem (--all: every problem) when not; exit 2 when FILE is not readable JSON. FILE is a "
-            "JSON array of messages, a request body with a 'messages' array, or a .jsonl log."
+            "JSON array of messages, a request body with a 'messages' array, or a .jsonl log (read in the "
+            "log's order: a repair result counts as written right after the call it answers)."
         ),
     )
     validate.add_argument("file", help="the JSON file ('-' for stdin)")
@@ -82,6 +83,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         print(f"crewagent: cannot read {args.file} as JSON: {reason}", file=sys.stderr)
         return EXIT_USAGE
+    if isinstance(messages, list):
+        messages = log_order(messages)  # moves only repair results of a log (answersMessageId)
     pattern = DOTTED_FUNCTION_NAME if args.allow_dotted_names else OPENAI_FUNCTION_NAME
     errors = validate_messages(messages, name_pattern=pattern, first_only=not args.all)
     if errors:

@@ -105,9 +105,10 @@ def test_markdown_export_shows_tool_calls_and_results(capsys: pytest.CaptureFixt
         "--format", "markdown", "--data-dir", str(data_dir),
     )
     assert code == 0
-    assert "Tool call** `fs_read`" in out
+    # The transcript shows the app's own tool names: import mapped the wire names back.
+    assert "Tool call** `fs.read`" in out
     assert '"path": "a.md"' in out
-    assert "Result of `fs_read`" in out and "# Title" in out
+    assert "Result of `fs.read`" in out and "# Title" in out
     assert "Here is the summary." in out
 
 

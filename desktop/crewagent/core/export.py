@@ -1,5 +1,8 @@
 """Conversation exports: OpenAI messages[] (outputs in full), JSON Lines, and readable Markdown.
 
+The OpenAI export is the chain a request would carry, after repair, with tool names as the wire
+sends them (``fs_read``); ``import`` maps those back to the app's names. JSON Lines is the raw log.
+
 With subagents (``--include-subagents``) each export nests the sidechains under the Task call
 that started them (see :class:`SubagentExport` and the section at the end).
 """
@@ -12,7 +15,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from crewagent.core.errors import ImportFormatError, OffloadedOutputError
+from crewagent.core.llm.toolnames import KnownNameDecoder, ToolNameCodec
 from crewagent.core.messages import ConversationMessage, ConversationMeta, from_openai, to_openai
+from crewagent.core.protocol import (
+    DOTTED_FUNCTION_NAME,
+    OPENAI_FUNCTION_NAME,
+    ProtocolError,
+    repaired_chain,
+    validate_messages,
+)
 
 _ROLES = {"system", "user", "assistant", "tool", "developer"}
 
@@ -49,19 +60,80 @@ def _json_type(value: Any) -> str:
 FullOutput = Callable[[ConversationMessage], str]
 
 
-def export_openai(messages: Iterable[ConversationMessage], full_output: FullOutput) -> tuple[list[dict[str, Any]], list[str]]:
-    """The OpenAI messages[] with offloaded tool outputs put back in full, and warnings for any that cannot be."""
+def app_tool_names() -> frozenset[str]:
+    """The names of the app's own tools as the log holds them (``fs.read``, ``task.status`` ...)."""
+    from crewagent.core.subagents.tools import TOOL_NAMES  # the subagents package uses the loop
+    from crewagent.core.tools.builtin import builtin_tools
+
+    return frozenset([*(tool.name for tool in builtin_tools()), *TOOL_NAMES])
+
+
+def check_import_chain(data: list[Any]) -> list[ProtocolError]:
+    """Every protocol error of a messages[] about to be imported (dotted or wire names both pass)."""
+    return validate_messages(data, name_pattern=DOTTED_FUNCTION_NAME)
+
+
+def decode_tool_names(messages: Iterable[ConversationMessage], known: Iterable[str]) -> list[ConversationMessage]:
+    """Imported messages with wire names of the app's tools mapped back (``fs_read`` -> ``fs.read``)."""
+    decoder = KnownNameDecoder(known)
+    out: list[ConversationMessage] = []
+    for message in messages:
+        calls = message.tool_calls or []
+        if any(decoder.decode(call.function.name) != call.function.name for call in calls):
+            renamed = [
+                call.model_copy(update={"function": call.function.model_copy(update={"name": decoder.decode(call.function.name)})})
+                for call in calls
+            ]
+            message = message.model_copy(update={"tool_calls": renamed})
+        out.append(message)
+    return out
+
+
+@dataclass(frozen=True)
+class OpenAIExport:
+    """An OpenAI export: the messages[], what repair had to change, and outputs not put back in full.
+
+    ``errors`` is the export's own validation (OpenAI's rules); it is empty unless the chain
+    could not be made valid, which would be a bug.
+    """
+
+    messages: list[dict[str, Any]]
+    changes: list[str]
+    warnings: list[str]
+    errors: list[ProtocolError]
+
+
+def export_openai(
+    messages: Iterable[ConversationMessage], full_output: FullOutput, *, tool_names: Iterable[str] = ()
+) -> OpenAIExport:
+    """The chain a request would carry of the whole log, with offloaded tool outputs in full.
+
+    Repaired like a request (see :func:`~crewagent.core.protocol.repaired_chain`); tool names
+    are encoded as the provider adapter encodes them, given the offered ``tool_names``.
+    """
+    chain = repaired_chain(list(messages))
+    names = [call.function.name for m in chain.messages for call in m.tool_calls or ()]
+    codec = ToolNameCodec([*names, *tool_names])
     out: list[dict[str, Any]] = []
     warnings: list[str] = []
-    for message in messages:
-        content: str | None = None
+    for message in chain.messages:
+        content: Any = None
         if message.is_offloaded:
             try:
                 content = full_output(message)
             except OffloadedOutputError as exc:
                 warnings.append(str(exc))
-        out.append(to_openai(message, content=content))
-    return out, warnings
+        data = to_openai(message, content=content)
+        if message.role == "tool" and data.get("content") is None:
+            data["content"] = ""
+        for call in data.get("tool_calls") or ():
+            call["function"]["name"] = codec.encode(call["function"]["name"])
+        if message.role == "tool" and isinstance(data.get("name"), str):
+            data["name"] = codec.encode(data["name"])
+        out.append(data)
+    # An empty history is not an error of the chain (a request would add the system prompt).
+    errors = validate_messages(out, name_pattern=OPENAI_FUNCTION_NAME) if out else []
+    return OpenAIExport(out, chain.changes, warnings, errors)
 
 
 def export_jsonl(messages: Iterable[ConversationMessage], subagents: Mapping[str, SubagentExport] | None = None) -> str:
@@ -161,20 +233,32 @@ class SubagentExport:
 
 
 def export_openai_with_subagents(
-    messages: Iterable[ConversationMessage], full_output: FullOutput, subagents: Mapping[str, SubagentExport]
-) -> tuple[dict[str, Any], list[str]]:
+    messages: Iterable[ConversationMessage],
+    full_output: FullOutput,
+    subagents: Mapping[str, SubagentExport],
+    *,
+    tool_names: Iterable[str] = (),
+) -> tuple[dict[str, Any], OpenAIExport]:
     """``{"messages": [...], "subagents": [...]}``: the conversation's messages[] exactly as
     :func:`export_openai` gives them, and its children, each ``{sessionId, parentSessionId,
     parentToolCallId, type, status, depth, description, model, createdAt, updatedAt, summary,
     messages: [...], subagents: [...]}`` (its messages[] in full, its own children nested).
+
+    The second value gathers the changes, warnings and errors of every chain, a child's
+    prefixed with its session id.
     """
-    out, warnings = export_openai(messages, full_output)
+    names = tuple(tool_names)
+    top = export_openai(messages, full_output, tool_names=names)
+    changes, warnings, errors = list(top.changes), list(top.warnings), list(top.errors)
     nested: list[dict[str, Any]] = []
     for child in subagents.values():
-        node, more = _openai_subagent(child, full_output)
+        node, report = _openai_subagent(child, full_output, names)
         nested.append(node)
-        warnings.extend(more)
-    return {"messages": out, "subagents": nested}, warnings
+        where = f"subagent {child.meta.get('sessionId')}: "
+        changes.extend(where + text for text in report.changes)
+        warnings.extend(report.warnings)
+        errors.extend(report.errors)
+    return {"messages": top.messages, "subagents": nested}, OpenAIExport(top.messages, changes, warnings, errors)
 
 
 _META_KEYS = (
@@ -183,10 +267,12 @@ _META_KEYS = (
 )
 
 
-def _openai_subagent(child: SubagentExport, full_output: FullOutput) -> tuple[dict[str, Any], list[str]]:
-    payload, warnings = export_openai_with_subagents(child.messages, full_output, child.children)
+def _openai_subagent(
+    child: SubagentExport, full_output: FullOutput, tool_names: tuple[str, ...]
+) -> tuple[dict[str, Any], OpenAIExport]:
+    payload, report = export_openai_with_subagents(child.messages, full_output, child.children, tool_names=tool_names)
     node = {key: child.meta[key] for key in _META_KEYS if child.meta.get(key) is not None}
-    return {**node, **payload}, warnings
+    return {**node, **payload}, report
 
 
 def _markdown_subagent(child: SubagentExport, full_output: FullOutput) -> tuple[str, list[str]]:

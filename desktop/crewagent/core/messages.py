@@ -40,6 +40,7 @@ APP_FIELDS: frozenset[str] = frozenset(
         "fullOutputBytes",
         "fullOutputSha256",
         "synthetic",
+        "answersMessageId",
         "interrupted",
         "error",
         "usage",

@@ -81,3 +81,27 @@ def wire_name_candidates(name: str) -> tuple[str, ...]:
     if is_valid_wire_name(name):
         return (name,)
     return (readable_wire_name(name), _hashed(name))
+
+
+class KnownNameDecoder:
+    """wire -> original for a fixed set of tool names, without the request the wire names came from.
+
+    ``crewagent import`` reads a messages[] that ``export`` (or another tool) wrote with wire
+    names; the request's table is gone, so the names are matched against the app's own tools:
+    a name that is one of them stays, a readable or hashed form of exactly one of them is mapped
+    back (``fs_read`` -> ``fs.read``), anything else is kept as it is.
+    """
+
+    def __init__(self, known: Iterable[str]) -> None:
+        names = set(known)
+        claims: dict[str, set[str]] = {}
+        for name in names:
+            for wire in wire_name_candidates(name):
+                if wire != name:
+                    claims.setdefault(wire, set()).add(name)
+        self._to_original = {
+            wire: next(iter(owners)) for wire, owners in claims.items() if len(owners) == 1 and wire not in names
+        }
+
+    def decode(self, wire: str) -> str:
+        return self._to_original.get(wire, wire)

@@ -9,12 +9,15 @@ from crewagent.core.protocol.chain import (
     interrupted_result,
     is_summary,
 )
+from crewagent.core.protocol.order import ANSWERS_FIELD, answers_message_id, log_order
 from crewagent.core.protocol.presend import PROTOCOL_INVALID, presend_check, presend_error_message
 from crewagent.core.protocol.repair import (
+    RepairedChain,
     RepairResult,
     interrupted_message,
     plan_repair,
     repair_conversation,
+    repaired_chain,
 )
 from crewagent.core.protocol.validator import (
     DOTTED_FUNCTION_NAME,
@@ -25,6 +28,7 @@ from crewagent.core.protocol.validator import (
 )
 
 __all__ = [
+    "ANSWERS_FIELD",
     "DOTTED_FUNCTION_NAME",
     "INTERRUPTED_CODE",
     "OPENAI_FUNCTION_NAME",
@@ -33,15 +37,19 @@ __all__ = [
     "ChainReport",
     "ProtocolError",
     "RepairResult",
+    "RepairedChain",
     "Unit",
+    "answers_message_id",
     "assemble",
     "first_error",
     "interrupted_message",
     "interrupted_result",
     "is_summary",
+    "log_order",
     "plan_repair",
     "presend_check",
     "presend_error_message",
     "repair_conversation",
+    "repaired_chain",
     "validate_messages",
 ]
