@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from crewagent.core.errors import ImportFormatError, OffloadedOutputError
+from crewagent.core.jsonparse import parse_json
 from crewagent.core.messages import ConversationMessage, ConversationMeta, from_openai, to_openai
 
 _ROLES = {"system", "user", "assistant", "tool", "developer"}
@@ -132,7 +133,7 @@ def _markdown_body(
 
 def _pretty(text: str) -> str:
     try:
-        return json.dumps(json.loads(text), ensure_ascii=False, indent=2)
+        return json.dumps(parse_json(text), ensure_ascii=False, indent=2)
     except ValueError:
         return text
 

@@ -24,6 +24,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from crewagent.core.jsonparse import parse_json
 from crewagent.core.messages import utc_now_iso
 
 log = logging.getLogger(__name__)
@@ -154,7 +155,7 @@ def read_audit(path: Path) -> list[dict[str, Any]]:
     records = []
     for line in text.splitlines():
         try:
-            value = json.loads(line)
+            value = parse_json(line)
         except ValueError:
             continue
         if isinstance(value, dict):
