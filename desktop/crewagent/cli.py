@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -15,6 +16,7 @@ from crewagent.core.errors import (
     CrewAgentError,
     ImportFormatError,
     ProjectError,
+    SetupError,
     StoreWriteError,
 )
 from crewagent.core.export import (
@@ -24,6 +26,8 @@ from crewagent.core.export import (
     export_openai_with_subagents,
     parse_openai_messages,
 )
+from crewagent.core.jsonparse import parse_json
+from crewagent.core.llm.config import LlmConfigError
 from crewagent.core.store import RuntimeStore
 from crewagent.core.store.index import title_from_text
 from crewagent.core.subagents.export import subagent_tree
@@ -164,11 +168,9 @@ def cmd_import(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise ImportFormatError(f"Cannot read {args.file}: {exc.strerror or exc}") from exc
     try:
-        data = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise ImportFormatError(f"{args.file} is not UTF-8 text.") from exc
-    except ValueError as exc:
-        raise ImportFormatError(f"{args.file} is not valid JSON: {exc}") from exc
+        data = parse_json(raw)
+    except ValueError as exc:  # not UTF-8, not JSON, nested too deeply
+        raise ImportFormatError(f"{args.file} is {exc}") from exc
     messages = parse_openai_messages(data)  # raises before anything is created
     store = _store(args)
     project = store.open_project(args.project, create=True)
@@ -229,15 +231,32 @@ def cmd_export(args: argparse.Namespace) -> int:
     return EXIT_FAILED if more else EXIT_OK
 
 
+class _StderrNotices(logging.Handler):
+    """Shows what the core logs as a warning (a rebuilt index, conversations brought back) on stderr."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        print(f"crewagent: {record.getMessage()}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     handler: Handler | None = getattr(args, "handler", None)
     if handler is None:
         return cmd_gui(args)
+    notices = _StderrNotices(logging.WARNING)
+    logger = logging.getLogger("crewagent")
+    logger.addHandler(notices)
+    try:
+        return _run(handler, args)
+    finally:
+        logger.removeHandler(notices)
+
+
+def _run(handler: Handler, args: argparse.Namespace) -> int:
     try:
         return handler(args)
-    except (ImportFormatError, ProjectError, ConversationNotFound, ValueError) as exc:
+    except (ImportFormatError, ProjectError, ConversationNotFound, SetupError, LlmConfigError, ValueError) as exc:
         print(f"crewagent: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except CrewAgentError as exc:
