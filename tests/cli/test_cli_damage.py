@@ -248,11 +248,16 @@ def test_an_unreadable_conversation_folder_fails_only_that_conversation(setup: S
     assert len(json.loads(exported.stdout)) == 2
 
 
-def test_an_unreadable_project_data_folder_fails_only_that_project(setup: Setup, locked: list[Path], tmp_path: Path) -> None:
-    _lock(locked, setup.data / "projects" / setup.project.id)
-    failed = _cli(setup, *setup.args("conversations"))
-    assert failed.returncode == 1
-    _assert_one_line_error(failed.stderr, setup.project.id, "permission denied")
+@pytest.mark.parametrize("sub", ["", "conversations"])
+def test_an_unreadable_project_data_folder_fails_only_that_project(
+    setup: Setup, locked: list[Path], tmp_path: Path, sub: str
+) -> None:
+    folder = setup.data / "projects" / setup.project.id / sub
+    _lock(locked, folder)
+    for command in (["conversations"], ["export", "--conversation", setup.good], ["chat", "--provider", "demo", "hi"]):
+        failed = _cli(setup, *setup.args(*command))
+        assert failed.returncode == 1
+        _assert_one_line_error(failed.stderr, str(folder).rstrip("/"), "permission denied")
 
     other = _cli(setup, "chat", "--data-dir", str(setup.data), "--project", str(tmp_path / "other"), "--provider", "demo", "hi")
     assert other.returncode == 0, other.stderr

@@ -62,12 +62,18 @@ class ConversationIndex:
         self.pending_deletions: list[str] = []
 
     def load(self) -> list[ConversationMeta]:
+        """The index; raises StoreReadError when the conversations folder itself cannot be read."""
         try:
             stat = self.path.stat()
         except FileNotFoundError:
-            if self.dir.is_dir() and any(self._conversation_dirs()):
-                return self._rebuild(keep_aside=False)
+            try:
+                if self.dir.is_dir() and any(self._conversation_dirs()):
+                    return self._rebuild(keep_aside=False)
+            except OSError as exc:
+                raise StoreReadError.from_os_error(self.dir, exc) from exc
             return []
+        except OSError as exc:  # the conversations folder is not readable: nothing can be listed
+            raise StoreReadError.from_os_error(self.dir, exc) from exc
         key = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
         if key == self._cache_key:
             return [meta.model_copy() for meta in self._cache]
@@ -76,8 +82,13 @@ class ConversationIndex:
             if not isinstance(data, list):
                 raise ValueError("index.json is not a list")
             metas = [ConversationMeta.model_validate(item) for item in data]
-        except (OSError, ValueError, ValidationError):
-            return self._rebuild(keep_aside=True)
+        except (OSError, ValueError, ValidationError) as exc:
+            # The index is a cache of the folders: even an unreadable one is rebuilt (its copy kept aside).
+            reason = str(StoreReadError.from_os_error(self.path, exc)) if isinstance(exc, OSError) else ""
+            try:
+                return self._rebuild(keep_aside=True, reason=reason)
+            except OSError as rebuild_exc:
+                raise StoreReadError.from_os_error(self.dir, rebuild_exc) from rebuild_exc
         self._cache_key, self._cache = key, metas
         missing = self._unindexed_dirs(metas)
         if missing:
@@ -93,7 +104,9 @@ class ConversationIndex:
             return []
         folders = [self.dir / name for name in names if name not in known and CONVERSATION_ID.fullmatch(name)]
         folders = [folder for folder in folders if folder.is_dir()]
-        self.pending_deletions.extend(folder.name for folder in folders if is_marked_deleted(folder))
+        self.pending_deletions.extend(
+            folder.name for folder in folders if is_marked_deleted(folder) and folder.name not in self.pending_deletions
+        )
         return [folder for folder in folders if not is_marked_deleted(folder)]
 
     def _bring_back(self, metas: list[ConversationMeta], folders: list[Path]) -> list[ConversationMeta]:
@@ -166,7 +179,7 @@ class ConversationIndex:
             if entry.is_dir() and not entry.name.startswith(".") and not is_marked_deleted(entry)
         ]
 
-    def _rebuild(self, *, keep_aside: bool) -> list[ConversationMeta]:
+    def _rebuild(self, *, keep_aside: bool, reason: str = "") -> list[ConversationMeta]:
         """Recreate index.json from the conversation folders; the damaged original is kept."""
         if keep_aside and self.path.exists():
             stamp = utc_now_iso().replace(":", "").replace(".", "")
@@ -176,7 +189,8 @@ class ConversationIndex:
             except OSError as exc:
                 raise StoreReadError.from_os_error(self.path, exc) from exc
             self.recovered_from = aside
-            self.notify(f"{self.path} was damaged and was rebuilt from the conversation folders; the damaged copy is {aside}")
+            what = f"{reason.rstrip('.')}; it" if reason else f"{self.path} was damaged and"
+            self.notify(f"{what} was rebuilt from the conversation folders; the old copy is {aside}")
         elif not keep_aside:
             self.notify(f"{self.path} was missing and was rebuilt from the conversation folders")
         self.pending_deletions = [
