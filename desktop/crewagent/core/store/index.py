@@ -158,8 +158,7 @@ class ConversationIndex:
             return False
         try:
             if isinstance(recorded, int) and 0 <= recorded < stat.st_size:
-                added = count_records(log_path, recorded, stat.st_size)
-                meta.messageCount += added
+                meta.messageCount += count_records(log_path, recorded, stat.st_size)
             else:
                 meta.messageCount = count_records(log_path, 0, stat.st_size)
         except OSError:

@@ -55,7 +55,6 @@ from crewagent.core.store.sidechain import Sidechains
 
 DEFAULT_TITLE = "New conversation"
 LOCK_TIMEOUT_S = 30.0
-_CONVERSATION_ID = CONVERSATION_ID
 log = logging.getLogger(__name__)
 
 
@@ -174,7 +173,7 @@ class RuntimeStore:
             save_recent(paths.projects_file(self.data_dir), [e for e in recent if e.projectId != project_id])
 
     def _runtime_dir(self, project_id: str) -> Path:
-        if not _CONVERSATION_ID.fullmatch(project_id):
+        if not CONVERSATION_ID.fullmatch(project_id):
             raise ProjectError(f"Invalid project id {project_id!r}")
         return paths.project_runtime_dir(self.data_dir, project_id)
 
@@ -192,7 +191,7 @@ class RuntimeStore:
             return index
 
     def _conversation_dir(self, project_id: str, conversation_id: str) -> Path:
-        if not _CONVERSATION_ID.fullmatch(conversation_id):
+        if not CONVERSATION_ID.fullmatch(conversation_id):
             raise ConversationNotFound(conversation_id)
         return self._runtime_dir(project_id) / "conversations" / conversation_id
 
