@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import os
-from urllib.parse import urlsplit
 from collections.abc import Mapping
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
