@@ -164,3 +164,21 @@ def test_a_conversation_without_meta_is_brought_back_from_its_log(store: Runtime
     fresh = RuntimeStore(store.data_dir)
     (meta,) = fresh.list_conversations(project.id)
     assert meta.id == conv.id and meta.title == "What is the plan?"
+
+
+def test_deep_json_from_the_model_or_a_tool_is_an_error_value_not_a_crash(tmp_path: Path) -> None:
+    """The other readers of untrusted JSON: tool arguments, tool results, export, checkpoints, audit."""
+    from crewagent.core.context.compression import outcome
+    from crewagent.core.store.checkpoint import CHECKPOINT_NAME, read_checkpoint
+    from crewagent.core.tools.audit import read_audit
+    from crewagent.core.tools.registry import parse_arguments
+
+    deep = '{"a":' + "[" * 1500
+    arguments, problem = parse_arguments(deep)
+    assert arguments is None and problem.startswith("are not valid JSON")
+    assert outcome(deep).startswith("ok: ")
+    (tmp_path / CHECKPOINT_NAME).write_text(deep)
+    assert read_checkpoint(tmp_path) is None
+    audit = tmp_path / "audit.jsonl"
+    audit.write_text(deep + "\n" + json.dumps({"tool": "fs.read"}) + "\n")
+    assert read_audit(audit) == [{"tool": "fs.read"}]
