@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import stat
 import sys
 from collections.abc import Callable, Sequence
@@ -16,6 +17,7 @@ from crewagent.core.errors import (
     CrewAgentError,
     ImportFormatError,
     ProjectError,
+    SetupError,
 )
 from crewagent.core.export import (
     OpenAIExport,
@@ -28,6 +30,8 @@ from crewagent.core.export import (
     export_openai_with_subagents,
     parse_openai_messages,
 )
+from crewagent.core.jsonparse import parse_json
+from crewagent.core.llm.config import LlmConfigError
 from crewagent.core.protocol import repaired_chain
 from crewagent.core.redact import install_log_redaction
 from crewagent.core.store import RuntimeStore
@@ -189,11 +193,9 @@ def cmd_import(args: argparse.Namespace) -> int:
     """Check everything first (JSON, messages, the tool-call chain, storable text); then create the conversation."""
     raw = _read_input(args.file)
     try:
-        data = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise ImportFormatError(f"{args.file} is not UTF-8 text.") from exc
-    except ValueError as exc:
-        raise ImportFormatError(f"{args.file} is not valid JSON: {exc}") from exc
+        data = parse_json(raw)
+    except ValueError as exc:  # not UTF-8, not JSON, nested too deeply
+        raise ImportFormatError(f"{args.file} is {exc}") from exc
     messages = parse_openai_messages(data)  # raises before anything is created
     errors = check_import_chain(data)
     changes: list[str] = []
@@ -306,6 +308,13 @@ def cmd_export(args: argparse.Namespace) -> int:
     return EXIT_FAILED if more else EXIT_OK
 
 
+class _StderrNotices(logging.Handler):
+    """Shows what the core logs as a warning (a rebuilt index, conversations brought back) on stderr."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        print(f"crewagent: {record.getMessage()}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     install_log_redaction()  # no log line may carry a credential (a base URL's user-info ...)
     parser = build_parser()
@@ -313,9 +322,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     handler: Handler | None = getattr(args, "handler", None)
     if handler is None:
         return cmd_gui(args)
+    notices = _StderrNotices(logging.WARNING)
+    logger = logging.getLogger("crewagent")
+    logger.addHandler(notices)
+    try:
+        return _run(handler, args)
+    finally:
+        logger.removeHandler(notices)
+
+
+def _run(handler: Handler, args: argparse.Namespace) -> int:
     try:
         return handler(args)
-    except (ImportFormatError, ProjectError, ConversationNotFound, ValueError) as exc:
+    except (ImportFormatError, ProjectError, ConversationNotFound, SetupError, LlmConfigError, ValueError) as exc:
         print(f"crewagent: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except CrewAgentError as exc:

@@ -62,25 +62,29 @@ def cmd_chat(args: argparse.Namespace) -> int:
 
 async def _chat(args: argparse.Namespace) -> int:
     store = RuntimeStore(getattr(args, "data_dir", None))
-    settings = SettingsStore().load()
+    settings_store = SettingsStore()
+    settings = settings_store.load()
+    for problem in settings_store.problems:
+        print(f"crewagent: warning: {problem}", file=sys.stderr)
     project = store.open_project(args.project, create=True)
-    if args.conversation:
-        meta = store.get_conversation(project.id, args.conversation)
-    else:
-        existing = [] if args.new else store.list_conversations(project.id)
-        meta = existing[0] if existing else store.create_conversation(project.id, entry_type=args.mode or "chat")
-    mode: Mode = args.mode or meta.activeType
-    if mode != meta.activeType:
-        store.update_conversation(project.id, meta.id, activeType=mode)
-    print(meta.id, file=sys.stderr)
-
     provider = args.provider or settings.llm.provider
     demo = start_demo_server() if provider == "demo" else None
     try:
+        # Check the provider first: a chat that cannot reach a model creates no conversation.
         config = provider_config(
             settings, SecretStore(), provider=provider, model=args.model, demo_base_url=demo.base_url if demo else None
         )
         window = context_window(settings, config)
+        if args.conversation:
+            meta = store.get_conversation(project.id, args.conversation)
+        else:
+            existing = [] if args.new else store.list_conversations(project.id)
+            meta = existing[0] if existing else store.create_conversation(project.id, entry_type=args.mode or "chat")
+        mode: Mode = args.mode or meta.activeType
+        if mode != meta.activeType:
+            store.update_conversation(project.id, meta.id, activeType=mode)
+        print(meta.id, file=sys.stderr)
+
         approver = AutoApprover() if args.yes else _TerminalApprover()
         agent = turn_agent(meta.agentId, mode)
         ctx = tool_context(

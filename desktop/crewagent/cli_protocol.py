@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from crewagent.core.context import ContextBudget, build_llm_messages
+from crewagent.core.jsonparse import parse_json
 from crewagent.core.protocol import DOTTED_FUNCTION_NAME, OPENAI_FUNCTION_NAME, log_order, validate_messages
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -66,10 +67,9 @@ def add_subcommands(subparsers: Any, common_parent: argparse.ArgumentParser) -> 
 def _read_messages(source: str) -> Any:
     """The messages[] of FILE; raises ValueError/OSError when it cannot be read as JSON."""
     raw = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
-    text = raw.decode("utf-8")
     if source.endswith(".jsonl"):
-        return [json.loads(line) for line in text.splitlines() if line.strip()]
-    data = json.loads(text)
+        return [parse_json(line) for line in raw.splitlines() if line.strip()]
+    data = parse_json(raw)
     if isinstance(data, dict) and "messages" in data:
         return data["messages"]
     return data

@@ -136,6 +136,20 @@ def test_create_conversation_then_reload_shows_it_first(
     assert [item.id for item in items] == [created.id, conversation.id]
 
 
+def test_conversations_a_stale_index_hid_come_back_with_a_notice(
+    qtbot: Any, store: Any, project: Any, conversation: Any, client: Client, recorder: Recorder
+) -> None:
+    index = store.log_path(project.id, conversation.id).parent.parent / "index.json"
+    index.write_text("[]", encoding="utf-8")
+    client.load_conversations.emit(project.id)
+    qtbot.waitUntil(lambda: bool(recorder.of("conversations_loaded")))
+
+    _, items = recorder.of("conversations_loaded")[0]
+    assert [item.id for item in items] == [conversation.id]
+    ((request, message),) = recorder.of("error")
+    assert request == "load_conversations" and "brought back" in message and conversation.id in message
+
+
 def test_a_direct_call_from_another_thread_is_refused(worker_thread: WorkerThread) -> None:
     # Calling a slot directly would run the store on the GUI thread: a bug, reported loudly.
     with pytest.raises(RuntimeError, match="connect a signal"):

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from crewagent.core.context.prompts import render_persona
 from crewagent.core.errors import CrewAgentError
+from crewagent.core.jsonparse import parse_json
 
 BUILTIN_AGENTS_FILE = "agents.json"
 #: The action of a menu item that shows the menu again (``*help``).
@@ -159,11 +160,11 @@ def load_agents(path: str | Path) -> tuple[Agent, ...]:
     """Read and validate an ``agents.json`` file (a package's, or the built-in one)."""
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = parse_json(path.read_bytes())
     except OSError as exc:
         raise AgentsFileError(f"{path}: cannot be read ({exc.strerror or exc}).") from exc
     except ValueError as exc:
-        raise AgentsFileError(f"{path}: not valid JSON ({exc}).") from exc
+        raise AgentsFileError(f"{path}: {exc}.") from exc
     return parse_agents(data, source=str(path))
 
 

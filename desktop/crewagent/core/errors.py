@@ -31,6 +31,32 @@ class StoreWriteError(CrewAgentError):
         return cls(f"Could not write {path}: {reason}. Nothing already stored was lost.", path=path, errno_code=code)
 
 
+class StoreReadError(CrewAgentError):
+    """A stored file or folder cannot be read (permission denied, a folder where a file belongs)."""
+
+    def __init__(self, message: str, *, path: Path | None = None):
+        super().__init__(message)
+        self.path = path
+
+    @classmethod
+    def from_os_error(cls, path: Path, exc: OSError) -> StoreReadError:
+        return cls(f"Cannot read {path}: {_read_reason(exc)}.", path=path)
+
+
+class SetupError(CrewAgentError):
+    """The data or settings folder the user points at cannot be used (bad input: exit code 2)."""
+
+
+def _read_reason(exc: OSError) -> str:
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return "permission denied"
+    if exc.errno == errno.EISDIR:
+        return "it is a folder, not a file"
+    if exc.errno == errno.ENOTDIR:
+        return "a part of the path is a file, not a folder"
+    return describe_os_error(exc)
+
+
 class ProjectError(CrewAgentError):
     """A project folder cannot be created or opened."""
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from crewagent.core.errors import ImportFormatError, OffloadedOutputError
+from crewagent.core.jsonparse import parse_json
 from crewagent.core.llm.toolnames import KnownNameDecoder, ToolNameCodec
 from crewagent.core.messages import ConversationMessage, ConversationMeta, from_openai, to_openai
 from crewagent.core.protocol import (
@@ -204,7 +205,7 @@ def _markdown_body(
 
 def _pretty(text: str) -> str:
     try:
-        return json.dumps(json.loads(text), ensure_ascii=False, indent=2)
+        return json.dumps(parse_json(text), ensure_ascii=False, indent=2)
     except ValueError:
         return text
 

@@ -13,6 +13,7 @@ import keyring.errors
 from keyring.backends import fail
 
 from crewagent.core import paths
+from crewagent.core.jsonparse import parse_json
 from crewagent.core.store._fsutil import atomic_write_bytes
 
 SERVICE = "CrewAgent Desktop"
@@ -82,7 +83,7 @@ class SecretStore:
 
     def _read_fallback(self) -> dict[str, str]:
         try:
-            data = json.loads(self._fallback.read_text(encoding="utf-8"))
+            data = parse_json(self._fallback.read_bytes())
         except (OSError, ValueError):
             return {}
         return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)} if isinstance(data, dict) else {}

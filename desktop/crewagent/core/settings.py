@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+import errno
 import logging
 import threading
 from pathlib import Path
@@ -11,6 +11,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from crewagent.core import paths
+from crewagent.core.errors import SetupError, StoreReadError
+from crewagent.core.jsonparse import parse_json
 from crewagent.core.store._fsutil import atomic_write_json
 
 log = logging.getLogger(__name__)
@@ -111,13 +113,25 @@ class SettingsStore:
         self._lock = threading.Lock()
 
     def load(self) -> Settings:
+        """The settings; raises SetupError when the file or its folder cannot be read.
+
+        Only content that is really damaged (not JSON) is set aside for defaults: a file that
+        cannot be read (permission denied) is an error, and nothing on disk is changed.
+        """
         self.problems = []
         try:
-            raw = json.loads(self.path.read_text(encoding="utf-8"))
+            data = self.path.read_bytes()
         except FileNotFoundError:
             return Settings()
-        except (OSError, UnicodeDecodeError, ValueError) as exc:
-            self.problems.append(f"{self.path} could not be read ({exc}); defaults are used and the file was kept aside")
+        except OSError as exc:
+            if exc.errno == errno.ENOTDIR and self.dir.is_file():
+                raise SetupError(f"The settings folder {self.dir} is a file, not a folder.") from exc
+            reason = StoreReadError.from_os_error(self.path, exc)
+            raise SetupError(f"{reason} The settings were not changed.") from exc
+        try:
+            raw = parse_json(data)
+        except ValueError as exc:
+            self.problems.append(f"{self.path} is damaged ({exc}); defaults are used and the file was kept aside")
             self._keep_aside()
             return Settings()
         merged = _merge_valid(Settings().model_dump(mode="json"), _strip_secrets(raw), "", self.problems)

@@ -217,6 +217,8 @@ class Worker(QObject):
     def _emit_conversations(self, project_id: str) -> None:
         metas = self._store.list_conversations(project_id)
         self.conversations_loaded.emit(project_id, tuple(ConversationSummary.from_meta(meta) for meta in metas))
+        for notice in self._store.take_notices():  # what the load repaired: a rebuilt index, conversations brought back
+            self.error.emit("load_conversations", notice)
 
     # -- conversations: rename, delete, search -----------------------------------------------
 

@@ -6,11 +6,11 @@ older one (``cancelled`` is checked between conversations and every few hundred 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 
 from crewagent.core.errors import ConversationNotFound
+from crewagent.core.jsonparse import parse_json
 from crewagent.core.store import RuntimeStore
 from crewagent.core.store.log import iter_log
 from crewagent.worker.background import Cancelled
@@ -59,7 +59,7 @@ def search_messages(
                 if prefilter and needle not in line.casefold():
                     continue
                 try:
-                    content = json.loads(line).get("content")
+                    content = parse_json(line).get("content")
                 except (ValueError, AttributeError):
                     continue  # a damaged line: the store reports it when the conversation is opened
                 if not isinstance(content, str):

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from crewagent.core.jsonparse import parse_json
 from crewagent.core.messages import ConversationMessage
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
@@ -150,7 +151,7 @@ class TimelineMessage:
     def result_json(self) -> Any:
         """A tool message's content parsed as JSON (None when it is not JSON, e.g. a preview)."""
         try:
-            return json.loads(self.text)
+            return parse_json(self.text)
         except ValueError:
             return None
 

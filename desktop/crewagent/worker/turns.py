@@ -771,7 +771,11 @@ class TurnWorker(QObject):
         return await asyncio.to_thread(self._provider_factory, settings, demo_url)
 
     async def _describe_provider(self) -> None:
-        settings = await asyncio.to_thread(self._settings_store().load)
+        try:
+            settings = await asyncio.to_thread(self._settings_store().load)
+        except CrewAgentError as exc:  # settings.json unreadable: say so, change nothing
+            self.error.emit("describe_provider", str(exc))
+            return
         try:
             config = await self._config(settings)
         except CrewAgentError as exc:

@@ -15,13 +15,13 @@ alias path. Only pieces of the window are touched; the current turn is never pas
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
 from crewagent.core.context.budget import COMPRESS_TARGET, ContextBudget
 from crewagent.core.context.render import Piece, make_piece, truncate
 from crewagent.core.context.tokens import TokenCounter, content_text
+from crewagent.core.jsonparse import parse_json
 from crewagent.core.protocol.chain import Unit
 
 #: Takes a log message id and the full text; returns the alias the text will be readable at.
@@ -45,7 +45,7 @@ def outcome(content: str) -> str:
     stripped = content.lstrip()
     if stripped.startswith("{") and len(stripped) < 20_000:
         try:
-            body = json.loads(stripped)
+            body = parse_json(stripped)
         except ValueError:
             body = None
         if isinstance(body, dict) and body.get("ok") is False:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from crewagent.core.errors import CrewAgentError
 
@@ -57,7 +58,13 @@ class ProviderConfig(BaseModel):
     def _strip_slash(cls, value: str) -> str:
         value = value.strip().rstrip("/")
         if not value.startswith(("http://", "https://")):
-            raise ValueError(f"base_url must start with http:// or https://, got {value!r}")
+            raise ValueError(f"the base URL must start with http:// or https://, got {value!r}")
+        try:
+            host = urlsplit(value).hostname
+        except ValueError:  # an invalid port or IPv6 literal
+            host = None
+        if not host or any(char.isspace() for char in value):
+            raise ValueError(f"the base URL {value!r} is not a URL (e.g. http://localhost:11434/v1)")
         return value
 
     def describe(self) -> str:
@@ -79,6 +86,7 @@ def config_from_env(
     provider: str | None = None,
     api_key: str | None = None,
     demo_base_url: str | None = None,
+    model: str | None = None,
 ) -> ProviderConfig:
     """Build the config of the active provider from the settings' LLM section and the environment.
 
@@ -89,8 +97,8 @@ def config_from_env(
 
     For ``openai`` and ``openai-compatible``, ``OPENAI_BASE_URL``, ``OPENAI_API_KEY`` and
     ``CREWAGENT_MODEL`` win over the settings when set; ``api_key`` (from the keyring) is used
-    when ``OPENAI_API_KEY`` is not set. ``demo`` ignores the environment and needs
-    ``demo_base_url`` (the running demo server's ``base_url``).
+    when ``OPENAI_API_KEY`` is not set. ``model`` (e.g. ``--model``) wins over both. ``demo``
+    ignores the environment and needs ``demo_base_url`` (the running demo server's ``base_url``).
     """
     env = os.environ if env is None else env
     section: dict[str, Any] = dict(settings or {})
@@ -130,13 +138,26 @@ def config_from_env(
                 "e.g. http://localhost:11434/v1 for Ollama."
             )
         base_url = OPENAI_BASE_URL
-    model = env.get("CREWAGENT_MODEL") or _pick(section, "model")
+    model = model or env.get("CREWAGENT_MODEL") or _pick(section, "model")
     if not model:
         if name == "openai-compatible":
             raise LlmConfigError("The openai-compatible provider needs a model name (settings, or CREWAGENT_MODEL).")
         model = DEFAULT_OPENAI_MODEL
     key = env.get("OPENAI_API_KEY") or api_key or ""
+    if name == "openai" and not key:
+        # OpenAI refuses every request without one: say so before a conversation is touched.
+        raise LlmConfigError("The openai provider needs an API key (save it in Settings, or set OPENAI_API_KEY).")
     try:
         return ProviderConfig(provider=name, base_url=base_url, api_key=key, model=model, **options)
-    except ValueError as exc:
-        raise LlmConfigError(f"Invalid {name} provider settings: {exc}") from exc
+    except ValidationError as exc:
+        raise LlmConfigError(f"Invalid {name} provider settings: {_one_line(exc)}") from exc
+
+
+def _one_line(exc: ValidationError) -> str:
+    """The problems of a ValidationError on one line (pydantic's own text takes four per error)."""
+    parts = []
+    for error in exc.errors():
+        message = str(error["msg"]).removeprefix("Value error, ")
+        where = ".".join(str(part) for part in error["loc"])
+        parts.append(message if where == "base_url" else f"{where}: {message}")
+    return "; ".join(parts)

@@ -31,6 +31,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from crewagent.core.jsonparse import parse_json
 from crewagent.core.llm.config import ProviderConfig
 from crewagent.core.llm.local_server import (
     Drop,
@@ -193,7 +194,7 @@ def _readme_in(messages: Sequence[Mapping[str, Any]]) -> str | None:
         if m.get("role") != "tool":
             continue
         try:
-            data = json.loads(_text_of(m))
+            data = parse_json(_text_of(m))
         except ValueError:
             continue
         entries = data.get("entries") if isinstance(data, Mapping) else None
@@ -249,7 +250,7 @@ def _summarise_tool_results(messages: Sequence[Mapping[str, Any]]) -> str:
 
 def _summarise_one(content: str) -> str:
     try:
-        data = json.loads(content)
+        data = parse_json(content)
     except ValueError:
         preview = content.strip().replace("\n", " ")
         return f"{preview[:200]}{'…' if len(preview) > 200 else ''}" or "(empty result)"

@@ -32,10 +32,8 @@ def provider_config(
     llm["timeout"] = settings.llm.timeoutSeconds
     name = provider or settings.llm.provider
     key = secrets.get(name) if secrets is not None and name != "demo" else None
-    config = config_from_env(llm, provider=name, api_key=key, demo_base_url=demo_base_url)
-    if model and name != "demo":
-        config = config.model_copy(update={"model": model})
-    return config
+    # The model is applied before the config is checked: --model is enough when no model is set.
+    return config_from_env(llm, provider=name, api_key=key, demo_base_url=demo_base_url, model=model or None)
 
 
 def tool_context(

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from crewagent.core.errors import StoreWriteError
+from crewagent.core.jsonparse import read_json_file
 
 
 #: Flush a file's data to disk. ``fdatasync`` where the OS has it (Linux): it also writes the
@@ -104,5 +105,5 @@ def append_records(path: Path, line: bytes) -> int:
 
 
 def read_json(path: Path) -> Any:
-    with open(path, "rb") as handle:
-        return json.loads(handle.read().decode("utf-8"))
+    """Parse a JSON file: OSError when unreadable, ValueError when damaged (see core.jsonparse)."""
+    return read_json_file(path)

@@ -20,7 +20,8 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
-from crewagent.core.errors import CrewAgentError
+from crewagent.core.errors import CrewAgentError, StoreWriteError
+from crewagent.core.jsonparse import parse_json
 from crewagent.core.store._fsutil import atomic_write_bytes
 
 CHECKPOINT_NAME = "streaming.json"
@@ -40,6 +41,8 @@ def turn_lock(folder: Path) -> Iterator[None]:
         raise ConversationBusy(
             "This conversation is already answering in another window or process; wait for it or stop it there."
         ) from None
+    except OSError as exc:  # the conversation folder cannot be written (permission denied)
+        raise StoreWriteError.from_os_error(folder, exc) from exc
     try:
         yield
     finally:
@@ -61,7 +64,7 @@ def write_checkpoint(folder: Path, data: dict[str, Any]) -> None:
 def read_checkpoint(folder: Path) -> dict[str, Any] | None:
     """The checkpoint left by a dead turn, or None (a damaged one is treated as absent)."""
     try:
-        data = json.loads((folder / CHECKPOINT_NAME).read_bytes().decode("utf-8"))
+        data = parse_json((folder / CHECKPOINT_NAME).read_bytes())
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError, ValueError):

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import os
+import re
 import time
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
 from pydantic import ValidationError
 
+from crewagent.core.errors import StoreReadError, StoreWriteError
 from crewagent.core.messages import ConversationMeta, utc_now_iso
 from crewagent.core.store._fsutil import atomic_write_json, read_json
-from crewagent.core.store.log import LOG_NAME, count_records, load_log
+from crewagent.core.store.log import LOG_NAME, LoadResult, count_records, load_log
 
 INDEX_NAME = "index.json"
 META_NAME = "meta.json"
@@ -20,6 +23,16 @@ DELETED_MARKER = ".deleted"
 RECOVERED_TITLE = "Recovered conversation"
 #: During a burst of appends, index.json is rewritten at most this often (seconds).
 SAVE_INTERVAL_S = 1.0
+#: What a conversation id (and so a conversation folder's name) looks like.
+CONVERSATION_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
+
+
+def is_marked_deleted(folder: Path) -> bool:
+    """True when the folder's deletion has begun; an unreadable folder is not (it is reported on use)."""
+    try:
+        return (folder / DELETED_MARKER).exists()
+    except OSError:
+        return False
 
 
 class ConversationIndex:
@@ -35,8 +48,10 @@ class ConversationIndex:
     behind its log (a crash, another process) is caught up by counting only the new lines.
     """
 
-    def __init__(self, conversations_dir: Path):
+    def __init__(self, conversations_dir: Path, notify: Callable[[str], None] | None = None):
         self.dir = conversations_dir
+        #: Told, in one line, what a load had to repair (a rebuilt index, conversations brought back).
+        self.notify = notify or (lambda message: None)
         self.path = conversations_dir / INDEX_NAME
         self._cache_key: tuple[int, int, int] | None = None
         self._cache: list[ConversationMeta] = []
@@ -47,12 +62,18 @@ class ConversationIndex:
         self.pending_deletions: list[str] = []
 
     def load(self) -> list[ConversationMeta]:
+        """The index; raises StoreReadError when the conversations folder itself cannot be read."""
         try:
             stat = self.path.stat()
         except FileNotFoundError:
-            if self.dir.is_dir() and any(self._conversation_dirs()):
-                return self._rebuild(keep_aside=False)
+            try:
+                if self.dir.is_dir() and any(self._conversation_dirs()):
+                    return self._rebuild(keep_aside=False)
+            except OSError as exc:
+                raise StoreReadError.from_os_error(self.dir, exc) from exc
             return []
+        except OSError as exc:  # the conversations folder is not readable: nothing can be listed
+            raise StoreReadError.from_os_error(self.dir, exc) from exc
         key = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
         if key == self._cache_key:
             return [meta.model_copy() for meta in self._cache]
@@ -61,10 +82,50 @@ class ConversationIndex:
             if not isinstance(data, list):
                 raise ValueError("index.json is not a list")
             metas = [ConversationMeta.model_validate(item) for item in data]
-        except (OSError, UnicodeDecodeError, ValueError, ValidationError):
-            return self._rebuild(keep_aside=True)
+        except (OSError, ValueError, ValidationError) as exc:
+            # The index is a cache of the folders: even an unreadable one is rebuilt (its copy kept aside).
+            reason = str(StoreReadError.from_os_error(self.path, exc)) if isinstance(exc, OSError) else ""
+            try:
+                return self._rebuild(keep_aside=True, reason=reason)
+            except OSError as rebuild_exc:
+                raise StoreReadError.from_os_error(self.dir, rebuild_exc) from rebuild_exc
         self._cache_key, self._cache = key, metas
+        missing = self._unindexed_dirs(metas)
+        if missing:
+            metas = self._bring_back(metas, missing)
         return [meta.model_copy() for meta in metas]
+
+    def _unindexed_dirs(self, metas: list[ConversationMeta]) -> list[Path]:
+        """Conversation folders the index does not list (listing names is cheap; only those are stat'ed)."""
+        known = {meta.id for meta in metas}
+        try:
+            names = sorted(os.listdir(self.dir))
+        except OSError:
+            return []
+        folders = [self.dir / name for name in names if name not in known and CONVERSATION_ID.fullmatch(name)]
+        folders = [folder for folder in folders if folder.is_dir()]
+        self.pending_deletions.extend(
+            folder.name for folder in folders if is_marked_deleted(folder) and folder.name not in self.pending_deletions
+        )
+        return [folder for folder in folders if not is_marked_deleted(folder)]
+
+    def _bring_back(self, metas: list[ConversationMeta], folders: list[Path]) -> list[ConversationMeta]:
+        """Add conversations that are on disk but missing from a stale index (from their meta.json and log)."""
+        recovered = [meta for meta in (self._recover_meta(folder) for folder in folders) if meta is not None]
+        if not recovered:
+            return metas
+        metas = [*metas, *recovered]
+        try:
+            self.save(metas)
+        except StoreWriteError:
+            self._cache = [meta.model_copy() for meta in metas]  # listed now; saved by a later write
+            self.dirty = True
+        titles = ", ".join(f"{meta.id} ({meta.title})" for meta in recovered[:5])
+        more = "" if len(recovered) <= 5 else f" and {len(recovered) - 5} more"
+        self.notify(
+            f"{len(recovered)} conversation(s) on disk were missing from {self.path} and were brought back: {titles}{more}"
+        )
+        return metas
 
     def save(self, metas: list[ConversationMeta]) -> None:
         atomic_write_json(self.path, [meta.model_dump(mode="json", exclude_none=True) for meta in metas])
@@ -90,15 +151,18 @@ class ConversationIndex:
         log_path = self.dir / meta.id / LOG_NAME
         try:
             stat = log_path.stat()
-        except FileNotFoundError:
-            return False
+        except OSError:
+            return False  # missing or unreadable: the entry stays as it is; opening it reports why
         recorded = getattr(meta, "logBytes", None)
         if recorded == stat.st_size:
             return False
-        if isinstance(recorded, int) and 0 <= recorded < stat.st_size:
-            meta.messageCount += count_records(log_path, recorded, stat.st_size)
-        else:
-            meta.messageCount = count_records(log_path, 0, stat.st_size)
+        try:
+            if isinstance(recorded, int) and 0 <= recorded < stat.st_size:
+                meta.messageCount += count_records(log_path, recorded, stat.st_size)
+            else:
+                meta.messageCount = count_records(log_path, 0, stat.st_size)
+        except OSError:
+            return False
         meta.logBytes = stat.st_size  # type: ignore[attr-defined]
         modified = datetime.fromtimestamp(stat.st_mtime, timezone.utc).isoformat(timespec="milliseconds")
         meta.lastActiveAt = max(meta.lastActiveAt, modified.replace("+00:00", "Z"))
@@ -111,18 +175,25 @@ class ConversationIndex:
         return [
             entry
             for entry in sorted(self.dir.iterdir())
-            if entry.is_dir() and not entry.name.startswith(".") and not (entry / DELETED_MARKER).exists()
+            if entry.is_dir() and not entry.name.startswith(".") and not is_marked_deleted(entry)
         ]
 
-    def _rebuild(self, *, keep_aside: bool) -> list[ConversationMeta]:
+    def _rebuild(self, *, keep_aside: bool, reason: str = "") -> list[ConversationMeta]:
         """Recreate index.json from the conversation folders; the damaged original is kept."""
         if keep_aside and self.path.exists():
             stamp = utc_now_iso().replace(":", "").replace(".", "")
             aside = self.path.with_name(f"{INDEX_NAME}.corrupt-{stamp}")
-            os.replace(self.path, aside)
+            try:
+                os.replace(self.path, aside)
+            except OSError as exc:
+                raise StoreReadError.from_os_error(self.path, exc) from exc
             self.recovered_from = aside
+            what = f"{reason.rstrip('.')}; it" if reason else f"{self.path} was damaged and"
+            self.notify(f"{what} was rebuilt from the conversation folders; the old copy is {aside}")
+        elif not keep_aside:
+            self.notify(f"{self.path} was missing and was rebuilt from the conversation folders")
         self.pending_deletions = [
-            entry.name for entry in self.dir.iterdir() if entry.is_dir() and (entry / DELETED_MARKER).exists()
+            entry.name for entry in self.dir.iterdir() if entry.is_dir() and is_marked_deleted(entry)
         ]
         recovered = [self._recover_meta(folder) for folder in self._conversation_dirs()]
         metas = [meta for meta in recovered if meta is not None]
@@ -132,14 +203,21 @@ class ConversationIndex:
 
     def _recover_meta(self, folder: Path) -> ConversationMeta | None:
         log_path = folder / LOG_NAME
-        has_log = log_path.exists() or (folder / "messages.json").exists()
+        try:
+            has_log = log_path.exists() or (folder / "messages.json").exists()
+        except OSError:
+            has_log = True  # an unreadable folder is listed; opening it says why it cannot be read
         meta: ConversationMeta | None = None
         try:
             meta = ConversationMeta.model_validate(read_json(folder / META_NAME))
-        except (OSError, UnicodeDecodeError, ValueError, ValidationError):
+        except (OSError, ValueError, ValidationError):
             if not has_log:
                 return None
-        loaded = load_log(log_path)
+        try:
+            loaded = load_log(log_path)
+            log_bytes = log_path.stat().st_size if log_path.exists() else 0
+        except OSError:
+            loaded, log_bytes = LoadResult([]), 0
         first_time = loaded.messages[0].createdAt if loaded.messages else utc_now_iso()
         last_time = loaded.messages[-1].createdAt if loaded.messages else first_time
         if meta is None:
@@ -152,7 +230,7 @@ class ConversationIndex:
             )
         meta.id = folder.name
         meta.messageCount = len(loaded.messages)
-        meta.logBytes = log_path.stat().st_size if log_path.exists() else 0  # type: ignore[attr-defined]
+        meta.logBytes = log_bytes  # type: ignore[attr-defined]
         if loaded.messages:
             meta.lastActiveAt = max(meta.lastActiveAt, last_time)
         return meta

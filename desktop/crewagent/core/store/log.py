@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from crewagent.core.jsonparse import parse_json
 from crewagent.core.messages import ConversationMessage, new_message_id, utc_now_iso
 from crewagent.core.store._fsutil import append_line, atomic_write_bytes
 
@@ -91,15 +92,15 @@ def count_records(log_path: Path, start: int, end: int) -> int:
     return count
 
 
-def _classify(raw: bytes, exc: Exception) -> str:
+def _classify(raw: bytes, exc: BaseException) -> str:
     try:
-        text = raw.decode("utf-8")
+        raw.decode("utf-8")
     except UnicodeDecodeError:
         return "not valid UTF-8"
     try:
-        json.loads(text)
-    except ValueError:
-        return "not valid JSON (torn or corrupt line)"
+        parse_json(raw)
+    except ValueError as damaged:
+        return f"{damaged} (torn or corrupt line)"
     if isinstance(exc, ValidationError):
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first.get("loc", ()))
@@ -137,7 +138,7 @@ def load_log(log_path: Path, limit: int | None = None) -> LoadResult:
         for number, body in lines:
             try:
                 messages.append(validate(body))
-            except (ValidationError, ValueError) as exc:
+            except (ValidationError, ValueError, RecursionError, MemoryError) as exc:
                 problems.append(LogProblem(number, _classify(body, exc), body))
     except FileNotFoundError:
         pass
@@ -181,7 +182,7 @@ def load_tail(log_path: Path, count: int, limit: int | None = None, *, block: in
         if body.strip():
             try:
                 messages.append(validate(body))
-            except (ValidationError, ValueError):
+            except (ValidationError, ValueError, RecursionError, MemoryError):
                 continue
     messages.reverse()
     return messages
@@ -226,10 +227,10 @@ def migrate_legacy(
     problems: list[LogProblem] = []
     messages: list[ConversationMessage] = []
     try:
-        items = json.loads(raw.decode("utf-8"))
+        items = parse_json(raw)
         if not isinstance(items, list):
             raise ValueError("not a JSON array")
-    except (UnicodeDecodeError, ValueError) as exc:
+    except ValueError as exc:
         problems.append(LogProblem(0, f"legacy messages.json unreadable: {exc}", raw))
         items = []
     for index, item in enumerate(items, start=1):

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from crewagent.core.errors import ProjectError
+from crewagent.core.errors import ProjectError, StoreReadError
 from crewagent.core.messages import utc_now_iso
 from crewagent.core.store._fsutil import atomic_write_json, read_json
 
@@ -65,11 +65,13 @@ def new_project_id() -> str:
 def read_project_file(root: Path) -> ProjectFile | None:
     """The project file of ``root``, None when the folder is not a project yet."""
     path = root / PROJECT_FILE
-    if not path.exists():
-        return None
     try:
         return ProjectFile.model_validate(read_json(path))
-    except (OSError, UnicodeDecodeError, ValueError, ValidationError) as exc:
+    except FileNotFoundError:
+        return None
+    except OSError as exc:  # permission denied, or a folder named .crewagent.json
+        raise ProjectError(f"{StoreReadError.from_os_error(path, exc)} The project was left untouched.") from exc
+    except (ValueError, ValidationError) as exc:
         raise ProjectError(
             f"{path} is damaged and was left untouched ({_short(exc)}). "
             "Fix or remove it to open this folder as a project."
@@ -95,7 +97,7 @@ def load_recent(path: Path) -> list[RecentProject]:
         data = read_json(path)
     except FileNotFoundError:
         return []
-    except (OSError, UnicodeDecodeError, ValueError):
+    except ValueError:  # damaged content; an unreadable file (OSError) is raised and left alone
         _keep_aside(path)
         return []
     items = data.get("projects", []) if isinstance(data, dict) else data

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import logging
 import os
-import re
 import shutil
 import threading
 from collections.abc import Iterable, Iterator
@@ -14,7 +14,7 @@ from typing import Any
 from filelock import FileLock, Timeout
 
 from crewagent.core import paths
-from crewagent.core.errors import ConversationNotFound, ProjectError, StoreWriteError
+from crewagent.core.errors import ConversationNotFound, ProjectError, SetupError, StoreReadError, StoreWriteError
 from crewagent.core.messages import (
     ConversationMessage,
     ConversationMeta,
@@ -24,7 +24,13 @@ from crewagent.core.messages import (
 )
 from crewagent.core.store import checkpoint, offload
 from crewagent.core.store._fsutil import append_records
-from crewagent.core.store.index import DELETED_MARKER, ConversationIndex, title_from_text
+from crewagent.core.store.index import (
+    CONVERSATION_ID,
+    DELETED_MARKER,
+    ConversationIndex,
+    is_marked_deleted,
+    title_from_text,
+)
 from crewagent.core.store.log import (
     LOG_NAME,
     LoadResult,
@@ -49,7 +55,7 @@ from crewagent.core.store.sidechain import Sidechains
 
 DEFAULT_TITLE = "New conversation"
 LOCK_TIMEOUT_S = 30.0
-_CONVERSATION_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
+log = logging.getLogger(__name__)
 
 
 class RuntimeStore:
@@ -62,10 +68,24 @@ class RuntimeStore:
 
     def __init__(self, data_dir: str | os.PathLike[str] | None = None):
         self.data_dir = paths.data_dir(data_dir)
+        _check_folder(self.data_dir)
         self._projects: dict[str, ProjectInfo] = {}
         self._indexes: dict[str, ConversationIndex] = {}
         self._locks: dict[str, tuple[threading.RLock, FileLock]] = {}
         self._guard = threading.Lock()
+        self._notices: list[str] = []
+
+    def _notice(self, message: str) -> None:
+        """Something a load repaired on its own (it is logged too: the CLI prints it on stderr)."""
+        log.warning("%s", message)
+        with self._guard:
+            self._notices.append(message)
+
+    def take_notices(self) -> list[str]:
+        """What loads repaired since the last call (a rebuilt index, conversations brought back)."""
+        with self._guard:
+            notices, self._notices = self._notices, []
+        return notices
 
     # -- locking ---------------------------------------------------------------------------
 
@@ -100,13 +120,11 @@ class RuntimeStore:
 
     def create_project(self, root: str | os.PathLike[str], name: str | None = None) -> ProjectInfo:
         """Make ``root`` a project (creating the folder and artifacts/); an existing project is opened."""
-        folder = Path(root).expanduser().resolve()
-        return self._open(folder, create=True, name=name)
+        return self._open(_project_folder(root), create=True, name=name)
 
     def open_project(self, root: str | os.PathLike[str], *, create: bool = False) -> ProjectInfo:
         """Open a project folder and put it at the top of the recent list."""
-        folder = Path(root).expanduser().resolve()
-        return self._open(folder, create=create, name=None)
+        return self._open(_project_folder(root), create=create, name=None)
 
     def _open(self, folder: Path, *, create: bool, name: str | None) -> ProjectInfo:
         if folder.exists() and not folder.is_dir():
@@ -119,7 +137,10 @@ class RuntimeStore:
                 project = read_project_file(folder) or write_project_file(folder, name or folder.name)
         info = self._info(project, folder)
         with self._locked("projects", self.data_dir / ".projects.lock"):
-            recent = load_recent(paths.projects_file(self.data_dir))
+            try:
+                recent = load_recent(paths.projects_file(self.data_dir))
+            except OSError:
+                return info  # an unreadable recent list is not overwritten; the project opens anyway
             save_recent(paths.projects_file(self.data_dir), touch_recent(recent, project, folder))
         return info
 
@@ -137,16 +158,22 @@ class RuntimeStore:
 
     def recent_projects(self) -> list[RecentProject]:
         """Recent projects, most recent first (``entry.exists`` is False for a folder gone missing)."""
-        return load_recent(paths.projects_file(self.data_dir))
+        try:
+            return load_recent(paths.projects_file(self.data_dir))
+        except OSError as exc:
+            raise StoreReadError.from_os_error(paths.projects_file(self.data_dir), exc) from exc
 
     def forget_project(self, project_id: str) -> None:
         """Remove a project from the recent list (its folder and data are kept)."""
         with self._locked("projects", self.data_dir / ".projects.lock"):
-            recent = load_recent(paths.projects_file(self.data_dir))
+            try:
+                recent = load_recent(paths.projects_file(self.data_dir))
+            except OSError as exc:
+                raise StoreReadError.from_os_error(paths.projects_file(self.data_dir), exc) from exc
             save_recent(paths.projects_file(self.data_dir), [e for e in recent if e.projectId != project_id])
 
     def _runtime_dir(self, project_id: str) -> Path:
-        if not _CONVERSATION_ID.fullmatch(project_id):
+        if not CONVERSATION_ID.fullmatch(project_id):
             raise ProjectError(f"Invalid project id {project_id!r}")
         return paths.project_runtime_dir(self.data_dir, project_id)
 
@@ -159,12 +186,12 @@ class RuntimeStore:
         with self._guard:
             index = self._indexes.get(project_id)
             if index is None:
-                index = ConversationIndex(self._runtime_dir(project_id) / "conversations")
+                index = ConversationIndex(self._runtime_dir(project_id) / "conversations", notify=self._notice)
                 self._indexes[project_id] = index
             return index
 
     def _conversation_dir(self, project_id: str, conversation_id: str) -> Path:
-        if not _CONVERSATION_ID.fullmatch(conversation_id):
+        if not CONVERSATION_ID.fullmatch(conversation_id):
             raise ConversationNotFound(conversation_id)
         return self._runtime_dir(project_id) / "conversations" / conversation_id
 
@@ -287,7 +314,7 @@ class RuntimeStore:
     ) -> list[ConversationMeta]:
         """Complete deletions a crash interrupted: marked folders leave the index, then the disk."""
         conversations = self._runtime_dir(project_id) / "conversations"
-        marked = {meta.id for meta in metas if (conversations / meta.id / DELETED_MARKER).exists()}
+        marked = {meta.id for meta in metas if is_marked_deleted(conversations / meta.id)}
         if marked:
             metas = [meta for meta in metas if meta.id not in marked]
             index.save(metas)
@@ -311,7 +338,7 @@ class RuntimeStore:
             index = self._index(project_id)
             metas = index.load()
             position = next((i for i, meta in enumerate(metas) if meta.id == conversation_id), None)
-            if position is None or not folder.is_dir() or (folder / DELETED_MARKER).exists():
+            if position is None or not folder.is_dir() or is_marked_deleted(folder):
                 raise ConversationNotFound(conversation_id)
             if (folder / "messages.json").exists():
                 migrate_legacy(folder, self._preparer(project_id, conversation_id))
@@ -369,17 +396,20 @@ class RuntimeStore:
         """Load a conversation; damaged lines are skipped, reported and copied to a side file."""
         folder = self._conversation_dir(project_id, conversation_id)
         migrated: LoadResult | None = None
-        with self._project_lock(project_id):
-            if (folder / "messages.json").exists():
-                migrated = migrate_legacy(folder, self._preparer(project_id, conversation_id))
-            if not folder.is_dir() or (folder / DELETED_MARKER).exists():
-                raise ConversationNotFound(conversation_id)
-            try:
-                # Only whole lines written before this moment: appends finish under this lock.
-                size = (folder / LOG_NAME).stat().st_size
-            except FileNotFoundError:
-                size = 0
-        result = load_log(folder / LOG_NAME, limit=size)
+        try:
+            with self._project_lock(project_id):
+                if (folder / "messages.json").exists():
+                    migrated = migrate_legacy(folder, self._preparer(project_id, conversation_id))
+                if not folder.is_dir() or is_marked_deleted(folder):
+                    raise ConversationNotFound(conversation_id)
+                try:
+                    # Only whole lines written before this moment: appends finish under this lock.
+                    size = (folder / LOG_NAME).stat().st_size
+                except FileNotFoundError:
+                    size = 0
+            result = load_log(folder / LOG_NAME, limit=size)
+        except OSError as exc:  # a folder where the log belongs, a folder without permission
+            raise _read_error(folder, exc) from exc
         if migrated is not None:
             # Report what this load's one-time migration did, including the items it had to skip.
             result.migrated_from_legacy = True
@@ -396,14 +426,17 @@ class RuntimeStore:
         deleted conversation gives an empty list.
         """
         folder = self._conversation_dir(project_id, conversation_id)
-        with self._project_lock(project_id):
-            if (folder / "messages.json").exists() or not folder.is_dir() or (folder / DELETED_MARKER).exists():
-                return []
-            try:
-                size = (folder / LOG_NAME).stat().st_size  # whole lines written before this moment
-            except FileNotFoundError:
-                return []
-        return load_tail(folder / LOG_NAME, count, limit=size)
+        try:
+            with self._project_lock(project_id):
+                if (folder / "messages.json").exists() or not folder.is_dir() or (folder / DELETED_MARKER).exists():
+                    return []
+                try:
+                    size = (folder / LOG_NAME).stat().st_size  # whole lines written before this moment
+                except FileNotFoundError:
+                    return []
+            return load_tail(folder / LOG_NAME, count, limit=size)
+        except OSError as exc:
+            raise _read_error(folder, exc) from exc
 
     def _reconcile_count(self, project_id: str, conversation_id: str, count: int, size: int) -> None:
         """Record the exact count of valid messages in the first ``size`` bytes of the log.
@@ -471,3 +504,31 @@ class RuntimeStore:
             conversation_id,
             lambda: self._project_lock(project_id),
         )
+
+
+def _project_folder(root: str | os.PathLike[str]) -> Path:
+    """The absolute folder of a project path; an empty path is refused (it is not "here")."""
+    if not os.fspath(root).strip():
+        raise ProjectError("The project path is empty; give the project folder.")
+    return Path(root).expanduser().resolve()
+
+
+def _check_folder(data_dir: Path) -> None:
+    """Refuse a data folder that is a file, or lies under one: creating it would fail later, less clearly."""
+    for folder in (data_dir, *data_dir.parents):
+        try:
+            if folder.is_dir():
+                return
+            if folder.exists():
+                raise SetupError(f"The data folder {data_dir} cannot be used: {folder} is a file, not a folder.")
+        except OSError:
+            return  # unreadable: the first write reports it with its path
+
+
+def _read_error(folder: Path, exc: OSError) -> StoreReadError:
+    """The error naming what cannot be read: the conversation folder itself, or the file in it."""
+    try:
+        os.listdir(folder)
+    except OSError as folder_exc:
+        return StoreReadError.from_os_error(folder, folder_exc)
+    return StoreReadError.from_os_error(Path(exc.filename or folder), exc)

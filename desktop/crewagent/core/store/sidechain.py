@@ -34,6 +34,7 @@ from filelock import FileLock, Timeout
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from crewagent.core.errors import ConversationNotFound, CrewAgentError, StoreWriteError
+from crewagent.core.jsonparse import parse_json
 from crewagent.core.messages import ConversationMessage, utc_now_iso
 from crewagent.core.store import offload
 from crewagent.core.store._fsutil import atomic_write_bytes, atomic_write_json, read_json
@@ -263,7 +264,7 @@ class Sidechains:
     def read_checkpoint(self, session_id: str) -> dict[str, Any] | None:
         path = self._checkpoint_path(session_id)
         try:
-            data = json.loads(path.read_bytes().decode("utf-8"))
+            data = parse_json(path.read_bytes())
         except FileNotFoundError:
             return None
         except (OSError, UnicodeDecodeError, ValueError):

@@ -24,6 +24,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from crewagent.core.jsonparse import parse_json
 from crewagent.core.messages import utc_now_iso
 from crewagent.core.redact import redact_value
 
@@ -155,7 +156,7 @@ def read_audit(path: Path) -> list[dict[str, Any]]:
     records = []
     for line in text.splitlines():
         try:
-            value = json.loads(line)
+            value = parse_json(line)
         except ValueError:
             continue
         if isinstance(value, dict):

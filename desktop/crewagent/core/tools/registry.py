@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import json
 import logging
 import math
 import threading
@@ -42,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ValidationError
 
 from crewagent.core import paths
+from crewagent.core.jsonparse import parse_json
 from crewagent.core.tools.audit import AuditLog
 from crewagent.core.tools.policy import ApprovalGate, ApprovalRequest, ToolPolicy
 from crewagent.core.tools.results import ErrorCode, error
@@ -329,9 +329,9 @@ def parse_arguments(arguments: str | Mapping[str, Any] | None) -> tuple[dict[str
     if not arguments.strip():
         return {}, ""
     try:
-        value = json.loads(arguments)
+        value = parse_json(arguments)
     except ValueError as exc:
-        return None, f"are not valid JSON ({exc})"
+        return None, f"are {exc}"
     if not isinstance(value, dict):
         return None, f"must be a JSON object, not {type(value).__name__}"
     return value, ""
