@@ -85,8 +85,21 @@ def _run_child(body: Callable[[int], None]) -> tuple[int, int]:
     return pid, read_fd
 
 
-def _read_all(fd: int) -> list[str]:
-    chunks = []
+def _wait_ready(fd: int) -> bytes:
+    """Block until the child says READY (it runs and its store is open); what came after that line."""
+    buffer = b""
+    while b"\n" not in buffer:
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            break
+        buffer += chunk
+    line, _, rest = buffer.partition(b"\n")
+    assert line == b"READY", line
+    return rest
+
+
+def _read_all(fd: int, head: bytes = b"") -> list[str]:
+    chunks = [head]
     while True:
         chunk = os.read(fd, 65536)
         if not chunk:
@@ -97,9 +110,11 @@ def _read_all(fd: int) -> list[str]:
 
 
 def _appender(data_dir: Path, project_id: str, conversation_id: str, prefix: str, count: int | None = None,
-              go_fd: int | None = None) -> Callable[[int], None]:
+              go_fd: int | None = None, ready: bool = False) -> Callable[[int], None]:
     def body(write_fd: int) -> None:
         store = RuntimeStore(data_dir)
+        if ready:
+            os.write(write_fd, b"READY\n")
         if go_fd is not None:
             os.read(go_fd, 1)
         number = 0
@@ -150,11 +165,14 @@ def test_sigkill_during_appends_loses_no_acknowledged_message(store, project) ->
             seen[conversation_id] = []
             torn_before[conversation_id] = False
         prefix = f"r{round_no}"
-        pid, read_fd = _run_child(_appender(data_dir, project.id, conversation_id, prefix))
+        pid, read_fd = _run_child(_appender(data_dir, project.id, conversation_id, prefix, ready=True))
+        # The random delay starts once the child runs: on a loaded machine a fork can wait longer
+        # than the whole delay to be scheduled, and a kill before the first append tests nothing.
+        head = _wait_ready(read_fd)
         time.sleep(rng.uniform(0.0, 0.04))
         os.kill(pid, signal.SIGKILL)
         _, status = os.waitpid(pid, 0)
-        lines = _read_all(read_fd)
+        lines = _read_all(read_fd, head)
         errors = [line for line in lines if line.startswith("ERROR")]
         assert not errors, errors
         assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
