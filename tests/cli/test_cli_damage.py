@@ -381,6 +381,20 @@ def test_a_chat_that_cannot_reach_a_model_creates_nothing(
     assert store.list_conversations(store.open_project(folder).id) == []
 
 
+def test_a_refused_base_url_does_not_print_its_credentials(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", "ftp://user:hunter2secret@host/v1?api_key=sk-live-123")
+    monkeypatch.setenv("CREWAGENT_MODEL", "m")
+    code, out, err = _run(
+        capsys, "chat", "--data-dir", str(tmp_path / "d"), "--project", str(tmp_path / "p"),
+        "--provider", "openai-compatible", "hi",
+    )
+    assert code == 2
+    assert "must start with http://" in err
+    assert "hunter2secret" not in out + err and "sk-live-123" not in out + err
+
+
 def test_a_failed_model_call_keeps_the_users_message(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from crewagent.core.errors import CrewAgentError
+from crewagent.core.redact import redact
 
 ProviderName = Literal["demo", "openai", "openai-compatible"]
 PROVIDERS: tuple[ProviderName, ...] = ("demo", "openai", "openai-compatible")
@@ -21,7 +22,13 @@ NO_KEY = "no-key"
 
 
 class LlmConfigError(CrewAgentError):
-    """The provider settings are incomplete (e.g. openai-compatible without a base URL)."""
+    """The provider settings are incomplete (e.g. openai-compatible without a base URL).
+
+    The message is redacted: a refused base URL may carry ``user:secret@`` or ``?api_key=``.
+    """
+
+    def __init__(self, message: str):
+        super().__init__(redact(message))
 
 
 class ProviderConfig(BaseModel):
