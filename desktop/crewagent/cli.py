@@ -34,6 +34,7 @@ from crewagent.core.jsonparse import parse_json
 from crewagent.core.llm.config import LlmConfigError
 from crewagent.core.protocol import repaired_chain
 from crewagent.core.redact import install_log_redaction
+from crewagent.core.settings import SettingsStore
 from crewagent.core.store import RuntimeStore
 from crewagent.core.store.index import title_from_text
 from crewagent.core.subagents.export import subagent_tree
@@ -124,11 +125,25 @@ def _out(args: argparse.Namespace) -> TextIO:
 
 
 def cmd_gui(args: argparse.Namespace) -> int:
+    _check_gui_setup(args)
     from crewagent.ui.app import run_gui  # Qt is imported only when a window is wanted
 
     if getattr(args, "self_test", False):
         return _gui_self_test(args, run_gui)
     return run_gui(data_dir=getattr(args, "data_dir", None), project=getattr(args, "project", None))
+
+
+def _check_gui_setup(args: argparse.Namespace) -> None:
+    """What would stop the window later, less clearly, refused before Qt starts (exit 2, one line).
+
+    An empty ``--project``, a data folder that is a file, a settings folder that cannot be read.
+    """
+    project = getattr(args, "project", None)
+    if project is not None and not project.strip():
+        raise ProjectError("The project path is empty; give the project folder.")
+    RuntimeStore(getattr(args, "data_dir", None))  # raises SetupError for a data folder that is a file
+    if not getattr(args, "self_test", False):  # the self-test uses throwaway settings
+        SettingsStore().load()
 
 
 def _gui_self_test(args: argparse.Namespace, run_gui: Callable[..., int]) -> int:

@@ -422,3 +422,33 @@ def test_an_empty_project_path_is_bad_input(
     assert code == 2
     _assert_one_line_error(err, "project path is empty")
     assert not (tmp_path / ".crewagent.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "problem"),
+    [
+        (["--data-dir", "{file}"], {}, "is a file, not a folder"),
+        (["--project", ""], {}, "project path is empty"),
+        ([], {"CREWAGENT_CONFIG_DIR": "{file}"}, "settings folder"),
+    ],
+)
+def test_the_window_refuses_a_broken_setup_before_it_opens(
+    tmp_path: Path, argv: list[str], env: dict[str, str], problem: str
+) -> None:
+    """`crewagent gui` with a data folder that is a file used to hang with no window; now exit 2, one line."""
+    afile = tmp_path / "a-file"
+    afile.write_text("not a folder")
+    environ = {
+        **os.environ,
+        "QT_QPA_PLATFORM": "offscreen",
+        "CREWAGENT_DATA_DIR": str(tmp_path / "data"),
+        "CREWAGENT_CONFIG_DIR": str(tmp_path / "config"),
+    }
+    environ.update({name: value.format(file=afile) for name, value in env.items()})
+    result = subprocess.run(
+        [sys.executable, "-m", "crewagent", "gui", *(a.format(file=afile) for a in argv)],
+        capture_output=True, text=True, timeout=60, env=environ,
+    )
+    assert result.returncode == 2, result.stderr
+    _assert_one_line_error(result.stderr, problem)
+    assert not (tmp_path / "data").exists() or not any((tmp_path / "data").iterdir())
