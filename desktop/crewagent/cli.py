@@ -17,6 +17,7 @@ from crewagent.core.errors import (
     ProjectError,
     StoreWriteError,
 )
+from crewagent.core.runs.create import RunSetupError
 from crewagent.core.export import (
     export_jsonl,
     export_markdown,
@@ -90,6 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
     from crewagent import cli_packages
 
     cli_packages.add_subcommand(sub, common)
+    from crewagent import cli_run
+
+    cli_run.add_subcommands(sub, common)
     try:
         from crewagent import cli_protocol
     except ImportError:  # pragma: no cover - the protocol commands arrive with their own module
@@ -240,7 +244,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return cmd_gui(args)
     try:
         return handler(args)
-    except (ImportFormatError, ProjectError, ConversationNotFound, ValueError) as exc:
+    except (ImportFormatError, ProjectError, ConversationNotFound, RunSetupError, ValueError) as exc:
         print(f"crewagent: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except CrewAgentError as exc:
