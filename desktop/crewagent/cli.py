@@ -15,9 +15,9 @@ from crewagent.core.errors import (
     CrewAgentError,
     ImportFormatError,
     ProjectError,
+    RunSetupError,
     StoreWriteError,
 )
-from crewagent.core.runs.create import RunSetupError
 from crewagent.core.export import (
     export_jsonl,
     export_markdown,

@@ -6,7 +6,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from crewagent.core.errors import CrewAgentError
+from crewagent.core.errors import RunSetupError
 from crewagent.core.messages import utc_now_iso
 from crewagent.core.runs.index import RunIndex, RunMetadata
 from crewagent.core.runs.types import PackageLike, WorkflowLike
@@ -15,10 +15,7 @@ from crewagent.core.store._fsutil import atomic_write_bytes
 from crewagent.core.tools import frontmatter
 
 STATE_NAME = "workflow.md"
-
-
-class RunSetupError(CrewAgentError):
-    """A run cannot start: unknown workflow, a package that cannot be read, no agent."""
+__all__ = ["RunSetupError", "create_run", "new_run_id", "run_agent_id", "state_path"]
 
 
 def new_run_id() -> str:
