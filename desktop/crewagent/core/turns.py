@@ -14,7 +14,8 @@ from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing
 from dataclasses import dataclass
 
-from crewagent.core.agents import Agent, agent_persona, turn_agent
+from crewagent.core.agent_catalog import turn_agent as catalog_agent
+from crewagent.core.agents import Agent, agent_persona
 from crewagent.core.llm import LlmAdapter, ProviderConfig
 from crewagent.core.loop import ConversationSession, LoopEvent
 from crewagent.core.loop.factory import tool_context, turn_settings
@@ -81,7 +82,7 @@ async def run_turn(
         if hooks.on_run is not None:
             hooks.on_run(driver)
     else:
-        agent = await asyncio.to_thread(turn_agent, meta.agentId, mode)
+        agent = await asyncio.to_thread(catalog_agent, store.data_dir, meta.agentId, mode)
     registry = default_registry()
     if subagents is not None:
         registry = subagents.register_tools(registry)

@@ -22,8 +22,8 @@ from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
-from crewagent.core import agent_menu
-from crewagent.core.agents import Agent, agent_persona, builtin_agents, effective_agent, find_agent, turn_agent
+from crewagent.core import agent_catalog, agent_menu
+from crewagent.core.agents import Agent, builtin_agents, effective_agent
 from crewagent.core.context import default_counter
 from crewagent.core.errors import CrewAgentError
 from crewagent.core.llm import LlmAdapter, ProviderConfig
@@ -42,14 +42,13 @@ from crewagent.core.loop import (
     TurnFinished,
     TurnStarted,
 )
-from crewagent.core.loop.factory import provider_config, tool_context, turn_settings
-from crewagent.core.messages import MODES, ConversationMessage, ConversationMeta, Mode
+from crewagent.core.loop.factory import provider_config
+from crewagent.core.messages import MODES, ConversationMessage, Mode
 from crewagent.core.secrets import SecretStore
 from crewagent.core.settings import Settings, SettingsStore
 from crewagent.core.store import ProjectInfo, RuntimeStore
 from crewagent.core.store.sidechain import SidechainMeta
 from crewagent.core.subagents import (
-    ChildSettings,
     SubagentActivity,
     SubagentEvent,
     SubagentManager,
@@ -59,6 +58,7 @@ from crewagent.core.subagents import (
 )
 from crewagent.core.subagents.links import parent_status
 from crewagent.core.tools import default_registry
+from crewagent.core.turns import TurnHooks, run_turn
 from crewagent.worker.asyncloop import AsyncLoopThread
 from crewagent.worker.prompts import PromptBroker
 from crewagent.worker.turn_values import (
@@ -517,7 +517,8 @@ class TurnWorker(QObject):
         try:
             self._project(project_id)
             meta = await asyncio.to_thread(store.get_conversation, project_id, conversation_id)
-            agent = effective_agent(await asyncio.to_thread(builtin_agents), meta.agentId)
+            entry = await asyncio.to_thread(agent_catalog.find, store.data_dir, meta.agentId)
+            agent = entry.agent if entry is not None else effective_agent(await asyncio.to_thread(builtin_agents), None)
         except CrewAgentError as exc:
             self.error.emit("send", str(exc))
             return
@@ -527,6 +528,19 @@ class TurnWorker(QObject):
         outcome = agent_menu.resolve(agent, text)
         if isinstance(outcome, (agent_menu.Chat, agent_menu.SendPrompt)):
             await self._turn(store, project_id, conversation_id, outcome.text, "agent")
+            return
+        if isinstance(outcome, agent_menu.NeedsPackage) and _starts_workflow(outcome):
+            # A workflow item: the run starts in this conversation, in Run mode (issue 16).
+            catalog_entry = entry or agent_catalog.CatalogAgent(agent)
+            try:
+                await asyncio.to_thread(
+                    agent_catalog.start_menu_workflow, store, self._project(project_id), conversation_id, catalog_entry, outcome.target
+                )
+            except CrewAgentError as exc:
+                self.error.emit("send", str(exc))
+                return
+            await self._emit_summary(store, project_id, conversation_id)
+            await self._turn(store, project_id, conversation_id, "start", "run")
             return
         entries = _menu_entries(agent)
         if isinstance(outcome, agent_menu.ShowMenu):
@@ -564,52 +578,25 @@ class TurnWorker(QObject):
         await self._emit_summary(store, project_id, conversation_id)
 
     async def _run(self, store: RuntimeStore, turn: _Turn, text: str | None, mode: Mode) -> None:
-        """The turn itself, until the session has closed."""
+        """The turn itself, through the core entry point, until the session has closed."""
         project = self._project(turn.project_id)
         settings_store = self._settings_store()
         settings = await asyncio.to_thread(settings_store.load)
         config = await self._config(settings)
         self.provider_changed.emit(_provider_info(config))
-        meta = await asyncio.to_thread(store.get_conversation, project.id, turn.conversation_id)
-        agent = await asyncio.to_thread(_turn_agent, meta, mode)
-        subagents = await self._manager()
-        registry = subagents.register_tools(default_registry())
         self._conversation_projects[turn.conversation_id] = project.id
-        context = tool_context(
-            project,
-            settings,
-            conversation_id=turn.conversation_id,
+        hooks = TurnHooks(
             approver=self._prompts,
             ask_user=self._prompts.ask_user_for(turn.conversation_id),
-            agent_tools=agent.tool_policy() if agent is not None else None,
+            persist_always=functools.partial(_persist_always, settings_store),
+            on_session=functools.partial(setattr, turn, "session"),
         )
-        if context.approval is not None:
-            context.approval.persist_always = functools.partial(_persist_always, settings_store)
-        async with LlmAdapter(config) as adapter:
-            # Task calls of this turn start children here; a background one gets its own adapter.
-            context = subagents.bind(
-                context,
-                store=store,
-                project=project,
-                conversation_id=turn.conversation_id,
-                adapter=adapter,
-                registry=registry,
-                settings=ChildSettings.from_settings(settings),
-            )
-            session = ConversationSession(
-                store, project, turn.conversation_id, adapter=adapter, registry=registry, tool_context=context
-            )
-            turn.session = session
-            # Chat has no persona (PACKAGE-FORMAT.md, prompt layers); Agent and Run use the agent's.
-            settings_for_turn = turn_settings(
-                settings,
-                mode,
-                agent_id=agent.id if agent is not None else None,
-                persona=agent_persona(agent) if agent is not None else None,
-            )
-            async with aclosing(session.send(text, settings_for_turn)) as events:
-                async for event in events:
-                    self._dispatch(turn, event)
+        events = run_turn(
+            store, project, turn.conversation_id, text, mode=mode, settings=settings, config=config, hooks=hooks, subagents=await self._manager()
+        )
+        async with aclosing(events) as stream:
+            async for event in stream:
+                self._dispatch(turn, event)
 
     def _dispatch(self, turn: _Turn, event: LoopEvent) -> None:
         """Turn one loop event into signals (the turn's end is reported by ``_turn``)."""
@@ -786,7 +773,7 @@ class TurnWorker(QObject):
 
     async def _set_agent(self, store: RuntimeStore, project_id: str, conversation_id: str, agent_id: str) -> None:
         try:
-            if find_agent(await asyncio.to_thread(builtin_agents), agent_id) is None:
+            if await asyncio.to_thread(agent_catalog.find, store.data_dir, agent_id) is None:
                 raise CrewAgentError(f"There is no agent {agent_id!r}; pick one of the list.")
             meta = await asyncio.to_thread(store.update_conversation, project_id, conversation_id, agentId=agent_id)
         except CrewAgentError as exc:
@@ -879,8 +866,9 @@ def _info_of(meta: SidechainMeta) -> SubagentInfo:
     )
 
 
-def _turn_agent(meta: ConversationMeta, mode: Mode) -> Agent | None:
-    return turn_agent(meta.agentId, mode)
+def _starts_workflow(outcome: agent_menu.NeedsPackage) -> bool:
+    """A ``workflow`` item, or an ``exec`` that points at a workflow.md, starts a run."""
+    return outcome.kind == "workflow" or outcome.target.strip().endswith("workflow.md")
 
 
 def _menu_entries(agent: Agent) -> tuple[AgentMenuEntry, ...]:

@@ -30,6 +30,7 @@ def state_path(project: ProjectInfo, run_id: str) -> Path:
 def run_agent_id(package: PackageLike, workflow: WorkflowLike, wanted: str | None) -> str | None:
     """The run's agent: the one asked for if the package has it, else the entry node's, else the first."""
     ids = [agent.id for agent in package.agents]
+    wanted = wanted.rsplit(":", 1)[-1] if wanted else None  # a catalog id is <packageId>:<agentId>
     if wanted and wanted in ids:
         return wanted
     entry = workflow.graph.node(workflow.graph.entry_node_id)
