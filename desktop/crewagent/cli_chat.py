@@ -10,6 +10,8 @@ from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from typing import Any
 
+from crewagent.core.agent_catalog import turn_agent
+from crewagent.core.commands import GlobalCommand, apply_command, global_command
 from crewagent.core.llm.demo import start_demo_server
 from crewagent.core.loop import (
     LoopEvent,
@@ -75,7 +77,28 @@ async def _chat(args: argparse.Namespace) -> int:
     if mode != meta.activeType:
         store.update_conversation(project.id, meta.id, activeType=mode)
     print(meta.id, file=sys.stderr)
+    command = global_command(args.message)
+    if command is not None:
+        return await command_turn(args, store, settings, project, meta.id, command)
     return await headless_turn(args, store, settings, project, meta.id, args.message, mode)
+
+
+async def command_turn(
+    args: argparse.Namespace, store: RuntimeStore, settings: Settings, project: ProjectInfo, conversation_id: str, command: GlobalCommand
+) -> int:
+    """A global command typed as the message (/menu /pause /stop /resume /dismiss): applied, not sent."""
+    outcome = await asyncio.to_thread(apply_command, store, project, conversation_id, command)
+    if outcome.then == "turn":
+        print(outcome.message, file=sys.stderr)
+        return await headless_turn(args, store, settings, project, conversation_id, outcome.text, "run")
+    if outcome.then == "menu":
+        meta = store.get_conversation(project.id, conversation_id)
+        agent = turn_agent(store.data_dir, meta.agentId, "agent")
+        for number, item in enumerate(agent.menu if agent is not None else (), start=1):
+            print(f"{number}. {item.trigger}  {item.description}")
+        return EXIT_OK
+    print(outcome.message)
+    return EXIT_OK
 
 
 async def headless_turn(

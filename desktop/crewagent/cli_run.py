@@ -16,7 +16,8 @@ import json
 import sys
 from typing import Any
 
-from crewagent.cli_chat import headless_turn
+from crewagent.cli_chat import command_turn, headless_turn
+from crewagent.core.commands import global_command
 from crewagent.core.messages import ConversationMeta
 from crewagent.core.packages import PackageStore, ensure_builtin_packages
 from crewagent.core.runs import RunIndex, RunMetadata, RunSetupError, create_run
@@ -75,6 +76,9 @@ async def _run(args: argparse.Namespace) -> int:
         store.update_conversation(project.id, meta.id, activeType="run")
     print(meta.id, file=sys.stderr)
     print(f"run {run.runId} ({run.packageId}:{run.workflowId}){' started' if started else ''}", file=sys.stderr, flush=True)
+    command = global_command(args.message or "")
+    if command is not None:
+        return await command_turn(args, store, settings, project, meta.id, command)
     text = args.message or (START_TEXT if started else CONTINUE_TEXT)
     return await headless_turn(args, store, settings, project, meta.id, text, "run")
 

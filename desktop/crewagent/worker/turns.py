@@ -24,6 +24,7 @@ from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from crewagent.core import agent_catalog, agent_menu
 from crewagent.core.agents import Agent, builtin_agents, effective_agent
+from crewagent.core.commands import GlobalCommand, apply_command, global_command
 from crewagent.core.context import default_counter
 from crewagent.core.errors import CrewAgentError
 from crewagent.core.llm import LlmAdapter, ProviderConfig
@@ -221,6 +222,10 @@ class TurnWorker(QObject):
     #: An :class:`AgentMenu`: Agent-mode input showed the agent's menu instead of starting a turn.
     agent_menu = Signal(object)
 
+    #: ``(conversation_id, command, message)``: a global command (/stop, /pause, /dismiss ...) was
+    #: handled without a turn; ``message`` says what happened.
+    command_done = Signal(str, str, str)
+
     #: A :class:`ProviderInfo`: the provider and model the next turn uses.
     provider_changed = Signal(object)
 
@@ -329,7 +334,12 @@ class TurnWorker(QObject):
         In Agent mode the text goes through the agent's menu first (``agent_menu`` may answer).
         """
         store = self._store_of()
-        if mode == "agent":
+        command = global_command(text)
+        if command is not None:  # /menu /pause /stop /resume /dismiss come first, in every mode
+            if command in ("stop", "pause"):
+                self._call(lambda: self._stop_on_loop(conversation_id))
+            self._start("send", lambda: self._command(store, project_id, conversation_id, command))
+        elif mode == "agent":
             self._start("send", lambda: self._agent_send(store, project_id, conversation_id, text))
         else:
             self._start("send", lambda: self._turn(store, project_id, conversation_id, text, mode))
@@ -508,6 +518,21 @@ class TurnWorker(QObject):
             self.error.emit("retry", "There is no message to send again in this conversation.")
             return
         await self._turn(store, project_id, conversation_id, last.text, mode)
+
+    async def _command(self, store: RuntimeStore, project_id: str, conversation_id: str, command: GlobalCommand) -> None:
+        """A global command: its persistent part in core, then a resumed turn or the menu."""
+        try:
+            outcome = await asyncio.to_thread(apply_command, store, self._project(project_id), conversation_id, command)
+        except CrewAgentError as exc:
+            self.error.emit("send", str(exc))
+            return
+        await self._emit_summary(store, project_id, conversation_id)
+        if outcome.then == "turn":
+            await self._turn(store, project_id, conversation_id, outcome.text, "run")
+        elif outcome.then == "menu":
+            await self._agent_send(store, project_id, conversation_id, "")
+        else:
+            self.command_done.emit(conversation_id, command, outcome.message)
 
     async def _agent_send(self, store: RuntimeStore, project_id: str, conversation_id: str, text: str) -> None:
         """Agent-mode input: the menu's answer, a picked prompt's turn, or chat with the persona."""

@@ -190,6 +190,8 @@ class RunDriver:
 
     async def _set_phase(self, phase: RunPhase, error: Mapping[str, Any] | None = None) -> None:
         changes: dict[str, Any] = {"phase": phase, "lastError": dict(error) if error else None}
+        if phase == "running":
+            changes["paused"] = False  # any turn of the run ends a /pause
         if phase != "running":
             changes["currentNodeId"] = self.state.current_node_id
             changes["stepsCompleted"] = list(self.state.steps_completed)
