@@ -21,6 +21,7 @@ from crewagent.core.commands import global_command
 from crewagent.core.messages import ConversationMeta
 from crewagent.core.packages import PackageStore, ensure_builtin_packages
 from crewagent.core.runs import RunIndex, RunMetadata, RunSetupError, create_run
+from crewagent.core.runs.engine import running_marker
 from crewagent.core.runs.service import active_run, find_workflow, read_run_state
 from crewagent.core.settings import SettingsStore
 from crewagent.core.store import ProjectInfo, RuntimeStore
@@ -131,15 +132,17 @@ def cmd_runs(args: argparse.Namespace) -> int:
 def _row(store: RuntimeStore, project: ProjectInfo, run: RunMetadata) -> dict[str, Any]:
     """A run as listed: progress from its state file (the truth), the phase from the index.
 
-    A phase still ``running`` while no process holds the conversation's turn is a turn that died:
-    it is shown as ``idle`` (the next turn resumes it).
+    A turn of the run leaves a marker while it runs: with the conversation's turn held by a
+    process the run is ``running``; without, the turn died and the run is ``idle`` (interrupted;
+    the next turn resumes it).
     """
     row = run.model_dump(mode="json")
     state = read_run_state(project, run)
     if state is not None:
         row["currentNodeId"] = state.current_node_id
         row["stepsCompleted"] = list(state.steps_completed)
-    if run.phase == "running" and not store.is_turn_running(project.id, run.conversationId):
-        row["phase"] = "idle"
-        row["interrupted"] = True
+    if running_marker(project, run.runId).exists() or run.phase == "running":
+        alive = store.is_turn_running(project.id, run.conversationId)
+        row["phase"] = "running" if alive else "idle"
+        row["interrupted"] = not alive
     return row

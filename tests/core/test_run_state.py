@@ -139,6 +139,8 @@ def guarded(store: Any, project: Any, tmp_path: Path, isolated_dirs: dict[str, P
         ("fs.apply_patch", {"updateFrontmatter": "currentNodeId: [unclosed"}, "E_INVALID_FRONTMATTER"),
         ("fs.write", {"content": "---\ncurrentNodeId: [unclosed\n---\nbody\n"}, "E_INVALID_FRONTMATTER"),
         ("fs.write", {"content": "no frontmatter at all\n"}, "E_SCHEMA_VALIDATION"),
+        ("fs.apply_patch", {"replace": [{"old": "currentNodeId: ''", "new": "currentNodeId: done"}]}, "E_INVALID_TRANSITION"),
+        ("fs.apply_patch", {"diff": "@@ -1,1 +1,1 @@\n----\n+oops\n"}, "E_SCHEMA_VALIDATION"),
         (
             "fs.write",
             {"content": '---\nschemaVersion: "1.1"\nworkflowType: notes\ncurrentNodeId: done\nstepsCompleted: []\n---\n'},

@@ -10,9 +10,11 @@ the run's driver, and the session that persists the turn.
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing
 from dataclasses import dataclass
+from pathlib import Path
 
 from crewagent.core.agent_catalog import turn_agent as catalog_agent
 from crewagent.core.agents import Agent, agent_persona
@@ -28,6 +30,20 @@ from crewagent.core.store import ProjectInfo, RuntimeStore
 from crewagent.core.subagents import ChildSettings, SubagentManager
 from crewagent.core.tools import Approver, default_registry
 from crewagent.core.tools.registry import AskUser
+
+
+_package_stores: dict[Path, PackageStore] = {}
+_package_stores_lock = threading.Lock()
+
+
+def package_store(data_dir: Path) -> PackageStore:
+    """One PackageStore per data folder for the process: it caches loaded packages (by inode and mtime),
+    so a run's turn does not validate its whole package again."""
+    with _package_stores_lock:
+        found = _package_stores.get(data_dir)
+        if found is None:
+            found = _package_stores[data_dir] = PackageStore(data_dir)
+        return found
 
 
 @dataclass
@@ -77,7 +93,7 @@ async def run_turn(
                 "This conversation has no workflow run; start one with `crewagent run --workflow ...` "
                 "(or an agent's workflow menu item)."
             )
-        driver = await asyncio.to_thread(load_driver, project, run, packages or PackageStore(store.data_dir))
+        driver = await asyncio.to_thread(load_driver, project, run, packages or package_store(store.data_dir))
         agent = driver.effective_agent()
         if hooks.on_run is not None:
             hooks.on_run(driver)

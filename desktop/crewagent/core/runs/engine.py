@@ -119,8 +119,12 @@ class RunDriver:
     # -- watching the loop --------------------------------------------------------------------
 
     async def drive(self, events: AsyncIterator[LoopEvent]) -> AsyncIterator[LoopEvent]:
-        """The loop's events, with progress after state writes and the run's end of turn."""
-        await self._set_phase("running")
+        """The loop's events, with progress after state writes and the run's end of turn.
+
+        While the turn runs, a marker file says so (``runs/<runId>.running``, made by
+        :func:`prepare_run`: cheaper than rewriting the index, and left behind by a turn that
+        died, so the next one resumes); the index gets the phase the turn ended in, once.
+        """
         finished = False
         try:
             async for event in events:
@@ -158,23 +162,14 @@ class RunDriver:
         except ToolFailure as exc:
             log.warning("run %s: state unreadable after a write: %s", self.run.runId, exc)
             return None
-        complete = self.complete
-        await asyncio.to_thread(
-            self._index().update,
-            self.run.runId,
-            currentNodeId=state.current_node_id,
-            stepsCompleted=list(state.steps_completed),
-        )
-        return RunProgress(self.run.runId, state.current_node_id, state.steps_completed, complete)
+        # The runs index gets the progress at the end of the turn: the state file is the truth,
+        # and `crewagent runs` reads it, so a write here would only cost time.
+        return RunProgress(self.run.runId, state.current_node_id, state.steps_completed, self.complete)
 
     async def _finish(self, event: TurnFinished) -> TurnFinished:
         if event.reason == "completed":
-            try:
-                await asyncio.to_thread(self.read_state)
-            except ToolFailure as exc:
-                error = {"code": exc.code, "message": exc.message}
-                await self._set_phase("failed", error)
-                return TurnFinished("error", error)
+            # Every write of the state goes through fs.write / fs.apply_patch and was re-read
+            # after it (RunProgress): the state in memory is the file's.
             if self.complete:
                 await self._set_phase("completed")
                 return event
@@ -189,13 +184,22 @@ class RunDriver:
         return event
 
     async def _set_phase(self, phase: RunPhase, error: Mapping[str, Any] | None = None) -> None:
-        changes: dict[str, Any] = {"phase": phase, "lastError": dict(error) if error else None}
-        if phase == "running":
-            changes["paused"] = False  # any turn of the run ends a /pause
-        if phase != "running":
-            changes["currentNodeId"] = self.state.current_node_id
-            changes["stepsCompleted"] = list(self.state.steps_completed)
-        self.run = await asyncio.to_thread(self._index().update, self.run.runId, **changes)
+        changes: dict[str, Any] = {
+            "phase": phase,
+            "lastError": dict(error) if error else None,
+            "currentNodeId": self.state.current_node_id,
+            "stepsCompleted": list(self.state.steps_completed),
+        }
+        if phase != "idle":
+            changes["paused"] = False  # a turn of the run that ran on ends a /pause
+        self.run = await asyncio.to_thread(self._end_turn, changes)
+
+    def _end_turn(self, changes: dict[str, Any]) -> RunMetadata:
+        current = self.run.model_dump()
+        if any(current.get(key) != value for key, value in changes.items()):  # else: the index says so already
+            self.run = self._index().update(self.run.runId, **changes)
+        running_marker(self.project, self.run.runId).unlink(missing_ok=True)
+        return self.run
 
     def _index(self) -> RunIndex:
         return RunIndex(self.project.runtime_dir)
@@ -208,18 +212,26 @@ def prepare_run(
     *,
     schema: SchemaCheck | None = None,
 ) -> RunDriver:
-    """The driver of one turn of ``run`` (blocking: reads the state file)."""
+    """The driver of one turn of ``run``, about to start (blocking: reads the state, marks the turn running)."""
     workflow = package.workflow(run.workflowId)
     if workflow is None:
         raise RunStateUnreadable("ENOENT", f"The package {package.id} no longer has the workflow {run.workflowId!r}.")
     guard = StateGuard(run.runId, workflow.graph, schema=schema)
     driver = RunDriver(project, run, package, workflow, guard)
     state = driver.read_state()
-    if run.phase in ("running", "failed"):
+    marker = running_marker(project, run.runId)
+    if run.phase in ("running", "failed") or marker.exists():
         driver.intent = "resume"  # the last turn died or failed
     elif not state.current_node_id and not state.steps_completed and run.phase == "idle":
         driver.intent = "start"
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.touch()  # the turn begins (removed when it ends; see RunDriver.drive)
     return driver
+
+
+def running_marker(project: ProjectInfo, run_id: str) -> Path:
+    """Exists while a turn of the run runs, and after a turn that died (``runs/<runId>.running``)."""
+    return project.runtime_dir / "runs" / f"{run_id}.running"
 
 
 def _str(value: Any) -> str | None:

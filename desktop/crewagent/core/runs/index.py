@@ -2,11 +2,16 @@
 
 The index says which runs exist, which conversation and package version each belongs to, and
 its phase. The state file is the truth about progress: ``currentNodeId`` and ``stepsCompleted``
-here are a copy, refreshed after each state write and re-read when runs are listed.
+here are a copy, refreshed at the end of each turn and re-read from the state file when runs
+are listed. The index is replaced atomically but not fsync'd: a killed process never leaves it
+torn, and what a power loss could take back (a phase, a copy of the progress) is reconciled on
+read (a ``running`` phase without a live turn is shown as ``idle``), so each turn does not pay
+two fsyncs (about 10 ms) for it.
 """
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -68,22 +73,16 @@ class RunIndex:
         with self._lock:
             yield
 
-    def _read(self) -> list[RunMetadata]:
-        try:
-            data = read_json(self.path)
-        except FileNotFoundError:
-            return []
-        except (OSError, ValueError) as exc:
-            raise CrewAgentError(f"{self.path} cannot be read ({exc}); fix or remove it.") from exc
-        runs: list[RunMetadata] = []
-        for item in data if isinstance(data, list) else []:
+    def _read(self) -> builtins.list[RunMetadata]:
+        runs: builtins.list[RunMetadata] = []
+        for item in self._raw():
             try:
                 runs.append(RunMetadata.model_validate(item))
             except ValidationError:
                 continue  # one damaged entry does not hide the others
         return runs
 
-    def list(self) -> list[RunMetadata]:
+    def list(self) -> builtins.list[RunMetadata]:
         """Every run, oldest first."""
         with self._locked():
             return self._read()
@@ -96,20 +95,35 @@ class RunIndex:
 
     def add(self, run: RunMetadata) -> None:
         with self._locked():
-            runs = [r for r in self._read() if r.runId != run.runId]
-            atomic_write_json(self.path, [r.model_dump(mode="json") for r in [*runs, run]])
+            entries = [e for e in self._raw() if not (isinstance(e, dict) and e.get("runId") == run.runId)]
+            atomic_write_json(self.path, [*entries, run.model_dump(mode="json")], sync=False)
 
     def update(self, run_id: str, **changes: Any) -> RunMetadata:
         """Change fields of a run (``updatedAt`` is set) and persist the index."""
         return self.modify(run_id, lambda run: run.model_copy(update=changes))
 
     def modify(self, run_id: str, change: Callable[[RunMetadata], RunMetadata]) -> RunMetadata:
+        # Every turn updates its run twice: only that entry is validated, the others are copied
+        # as they are, so the cost stays small in a project with many runs.
         with self._locked():
-            runs = self._read()
-            for position, run in enumerate(runs):
-                if run.runId == run_id:
+            entries = self._raw()
+            for position, entry in enumerate(entries):
+                if isinstance(entry, dict) and entry.get("runId") == run_id:
+                    try:
+                        run = RunMetadata.model_validate(entry)
+                    except ValidationError:
+                        break
                     updated = RunMetadata.model_validate({**change(run).model_dump(), "updatedAt": utc_now_iso()})
-                    runs[position] = updated
-                    atomic_write_json(self.path, [r.model_dump(mode="json") for r in runs])
+                    entries[position] = updated.model_dump(mode="json")
+                    atomic_write_json(self.path, entries, sync=False)
                     return updated
         raise RunNotFound(f"There is no run {run_id!r} in this project.")
+
+    def _raw(self) -> builtins.list[Any]:
+        try:
+            data = read_json(self.path)
+        except FileNotFoundError:
+            return []
+        except (OSError, ValueError) as exc:
+            raise CrewAgentError(f"{self.path} cannot be read ({exc}); fix or remove it.") from exc
+        return data if isinstance(data, list) else []

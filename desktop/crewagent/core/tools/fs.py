@@ -500,7 +500,7 @@ def write_file(args: WriteArgs, ctx: ToolContext) -> ToolResult:
     with path_lock(resolved.real):
         check_expected_sha(resolved.real, args.ifMatchSha256, resolved.shown)
         if ctx.frontmatter_guard is not None:
-            refused = _guard_whole_write(resolved, args.content, ctx)
+            refused = guard_whole_write(resolved, args.content, ctx)
             if refused is not None:
                 return refused
         ctx.check_cancelled()
@@ -508,7 +508,7 @@ def write_file(args: WriteArgs, ctx: ToolContext) -> ToolResult:
     return ok(path=resolved.shown, bytes=len(data), sha256=sha256_bytes(data), created=created)
 
 
-def _guard_whole_write(resolved: ResolvedPath, content: str, ctx: ToolContext) -> ToolResult | None:
+def guard_whole_write(resolved: ResolvedPath, content: str, ctx: ToolContext) -> ToolResult | None:
     """Run mode: a whole-file write of a run's state passes the same checks as a frontmatter patch."""
     assert ctx.frontmatter_guard is not None
     try:
