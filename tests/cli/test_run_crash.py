@@ -73,18 +73,27 @@ def _lane(lane: int, demo: RecordingDemo, base_url: str, tmp: Path) -> dict[str,
     argv += ["--workflow", "project-brief", "--provider", "openai-compatible", "--yes"]
     store = RuntimeStore(data)
     progress: dict[str, int] = {}  # run id -> steps completed seen so far
-    kills = completed_early = 0
+    kills = completed_early = resumed = 0
+    killed_last = False
     while kills < KILLS_PER_LANE:
         seen = len(demo.bodies.get(name, []))
         proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
         try:
             demo.wait_for(name, seen + 1, proc)
+            if killed_last and len(demo.bodies.get(name, [])) > seen:
+                # the run the dead process left is continued, and the model is told it resumes
+                first = demo.bodies[name][seen]["messages"]
+                directive = next(m["content"] for m in first if m["role"] == "user" and m["content"].startswith("RUN_DIRECTIVE"))
+                assert "- intent: resume" in directive, directive
+                resumed += 1
             time.sleep(rng.uniform(0.0, 2.0))
             if proc.poll() is None:
                 proc.send_signal(signal.SIGKILL)
                 kills += 1
+                killed_last = True
             else:
                 completed_early += 1
+                killed_last = False
             code = proc.wait(30)
             assert code in (0, -signal.SIGKILL), (code, proc.stderr.read() if proc.stderr else b"")
         finally:
@@ -101,6 +110,8 @@ def _lane(lane: int, demo: RecordingDemo, base_url: str, tmp: Path) -> dict[str,
             assert steps == PATH[: len(steps)], (run.runId, steps)  # in order, nothing duplicated
             assert len(steps) >= progress.get(run.runId, 0), (run.runId, steps, progress)  # nothing lost
             progress[run.runId] = len(steps)
+        if killed_last and progress and list(progress.values())[-1] == len(PATH):
+            killed_last = False  # killed after its run had finished: the next process starts a new run
     # the last run finishes whatever was left
     final = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120)
     assert final.returncode == 0, final.stderr
@@ -111,10 +122,12 @@ def _lane(lane: int, demo: RecordingDemo, base_url: str, tmp: Path) -> dict[str,
     assert list(read_run_state(project, last).steps_completed) == PATH  # type: ignore[union-attr]
     assert (folder / "artifacts" / "brief.md").is_file()
     for run in runs:
-        assert_log_valid(store, project.id, run.conversationId)
+        log = assert_log_valid(store, project.id, run.conversationId)
+        assert all((m.mode, m.runId) == ("run", run.runId) for m in log), "a message of the run is not stamped"
     for body in demo.bodies[name]:
         assert_request_valid(body)
-    return {"kills": kills, "completed_early": completed_early, "runs": len(runs)}
+    assert resumed > 0
+    return {"kills": kills, "completed_early": completed_early, "resumed": resumed, "runs": len(runs)}
 
 
 @pytest.mark.slow

@@ -158,3 +158,29 @@ def test_a_refused_write_leaves_the_file_as_it_was_and_the_run_goes_on(
     assert request[-1] == {"role": "user", "content": "USER_INPUT\n- forNodeId: write\nwrite anything"}
     assert read_run_state(project, run).current_node_id == "check"  # type: ignore[union-attr]
     assert_log_valid(store, project.id, run.conversationId)
+
+
+def test_runs_keep_their_package_version_and_a_conversation_holds_several(
+    store: RuntimeStore, project: ProjectInfo, tmp_path: Path, isolated_dirs: dict[str, Path]
+) -> None:
+    from crewagent.core.packages import PackageStore
+    from crewagent.core.runs.service import active_run, find_workflow, load_driver
+
+    old = install_notes(isolated_dirs["data"], tmp_path, version="1.0.0")
+    first = start_run(store, project, old)
+    new = install_notes(isolated_dirs["data"], tmp_path, version="1.1.0")
+    packages = PackageStore(isolated_dirs["data"])
+    assert find_workflow(packages, "notes:notes")[0].id == new.id  # a new run takes the newest version
+    second = start_run(store, project, new, first.conversationId)
+
+    meta = store.get_conversation(project.id, first.conversationId)
+    assert [entry["runId"] for entry in meta.workflowRuns or []] == [first.runId, second.runId]
+    assert active_run(project, meta) is not None and active_run(project, meta).runId == second.runId  # type: ignore[union-attr]
+    assert load_driver(project, first, packages).package.root == old.root  # the first run stays on 1.0.0
+    assert load_driver(project, second, packages).package.version == "1.1.0"
+    state = read_run_state(project, first)
+    assert state is not None and state.current_node_id == "" and state.steps_completed == ()
+    text_of_state = state_path(project, first.runId).read_text(encoding="utf-8")
+    assert f"runId: {first.runId}" in text_of_state and "activeAgentId: writer" in text_of_state
+    assert f"workflowRef: {old.id}:notes" in text_of_state and "updatedAt:" in text_of_state
+    assert (project.root / "artifacts").is_dir()
