@@ -6,12 +6,13 @@ import argparse
 import asyncio
 import json
 import sys
-from collections.abc import AsyncGenerator
-from contextlib import aclosing
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import aclosing, asynccontextmanager
 from typing import Any
 
 from crewagent.core.agent_catalog import turn_agent
 from crewagent.core.commands import GlobalCommand, apply_command, global_command
+from crewagent.core.llm import ProviderConfig
 from crewagent.core.llm.demo import start_demo_server
 from crewagent.core.loop import (
     LoopEvent,
@@ -68,29 +69,52 @@ async def _chat(args: argparse.Namespace) -> int:
     store = RuntimeStore(getattr(args, "data_dir", None))
     settings = SettingsStore().load()
     project = store.open_project(args.project, create=True)
-    if args.conversation:
-        meta = store.get_conversation(project.id, args.conversation)
-    else:
-        existing = [] if args.new else store.list_conversations(project.id)
-        meta = existing[0] if existing else store.create_conversation(project.id, entry_type=args.mode or "chat")
-    mode: Mode = args.mode or meta.activeType
-    if mode != meta.activeType:
-        store.update_conversation(project.id, meta.id, activeType=mode)
-    print(meta.id, file=sys.stderr)
-    command = global_command(args.message)
-    if command is not None:
-        return await command_turn(args, store, settings, project, meta.id, command)
-    return await headless_turn(args, store, settings, project, meta.id, args.message, mode)
+    # The provider first: a chat that cannot reach a model creates no conversation.
+    async with terminal_provider(args, settings) as config:
+        if args.conversation:
+            meta = store.get_conversation(project.id, args.conversation)
+        else:
+            existing = [] if args.new else store.list_conversations(project.id)
+            meta = existing[0] if existing else store.create_conversation(project.id, entry_type=args.mode or "chat")
+        mode: Mode = args.mode or meta.activeType
+        if mode != meta.activeType:
+            store.update_conversation(project.id, meta.id, activeType=mode)
+        print(meta.id, file=sys.stderr)
+        command = global_command(args.message)
+        if command is not None:
+            return await command_turn(args, store, settings, project, meta.id, command, config)
+        return await headless_turn(args, store, settings, project, meta.id, args.message, mode, config)
+
+
+@asynccontextmanager
+async def terminal_provider(args: argparse.Namespace, settings: Settings) -> AsyncIterator[ProviderConfig]:
+    """The provider config of ``--provider`` / ``--model`` (the demo's server runs meanwhile); raises before
+    anything is created when the provider cannot be used."""
+    provider = args.provider or settings.llm.provider
+    demo = start_demo_server() if provider == "demo" else None
+    try:
+        yield provider_config(
+            settings, SecretStore(), provider=provider, model=args.model, demo_base_url=demo.base_url if demo else None
+        )
+    finally:
+        if demo is not None:
+            demo.stop()
 
 
 async def command_turn(
-    args: argparse.Namespace, store: RuntimeStore, settings: Settings, project: ProjectInfo, conversation_id: str, command: GlobalCommand
+    args: argparse.Namespace,
+    store: RuntimeStore,
+    settings: Settings,
+    project: ProjectInfo,
+    conversation_id: str,
+    command: GlobalCommand,
+    config: ProviderConfig,
 ) -> int:
     """A global command typed as the message (/menu /pause /stop /resume /dismiss): applied, not sent."""
     outcome = await asyncio.to_thread(apply_command, store, project, conversation_id, command)
     if outcome.then == "turn":
         print(outcome.message, file=sys.stderr)
-        return await headless_turn(args, store, settings, project, conversation_id, outcome.text, "run")
+        return await headless_turn(args, store, settings, project, conversation_id, outcome.text, "run", config)
     if outcome.then == "menu":
         meta = store.get_conversation(project.id, conversation_id)
         agent = turn_agent(store.data_dir, meta.agentId, "agent")
@@ -109,45 +133,37 @@ async def headless_turn(
     conversation_id: str,
     text: str | None,
     mode: Mode,
+    config: ProviderConfig,
 ) -> int:
     """One turn of ``crewagent chat`` or ``crewagent run``: the core entry point with the terminal's hooks."""
-    provider = args.provider or settings.llm.provider
-    demo = start_demo_server() if provider == "demo" else None
+    hooks = TurnHooks(
+        approver=AutoApprover() if args.yes else _TerminalApprover(),
+        ask_user=terminal_ask_user(args.yes),
+        deny_message=None
+        if args.yes
+        else (
+            "The user did not approve this tool call (crewagent without --yes cannot ask). "
+            "Tell the user to re-run with --yes to allow writes."
+        ),
+    )
+    # Subagents: the Task tool delegates to children that live as long as this run.
+    subagents = SubagentManager()
+    as_json = bool(getattr(args, "json", False))
+    if not as_json:
+        subagents.add_listener(_print_subagent)
     try:
-        config = provider_config(
-            settings, SecretStore(), provider=provider, model=args.model, demo_base_url=demo.base_url if demo else None
+        events = run_turn(
+            store, project, conversation_id, text, mode=mode, settings=settings, config=config, hooks=hooks, subagents=subagents
         )
-        hooks = TurnHooks(
-            approver=AutoApprover() if args.yes else _TerminalApprover(),
-            ask_user=terminal_ask_user(args.yes),
-            deny_message=None
-            if args.yes
-            else (
-                "The user did not approve this tool call (crewagent without --yes cannot ask). "
-                "Tell the user to re-run with --yes to allow writes."
-            ),
-        )
-        # Subagents: the Task tool delegates to children that live as long as this run.
-        subagents = SubagentManager()
-        as_json = bool(getattr(args, "json", False))
-        if not as_json:
-            subagents.add_listener(_print_subagent)
-        try:
-            events = run_turn(
-                store, project, conversation_id, text, mode=mode, settings=settings, config=config, hooks=hooks, subagents=subagents
-            )
-            code = await print_turn(events, as_json)
-            if subagents.running(conversation_id):
-                # A background child was asked for: finish it (its notice reaches the next turn); Ctrl-C cancels it.
-                waiting = len(subagents.running(conversation_id))
-                print(f"crewagent: waiting for {waiting} background subagent(s)…", file=sys.stderr, flush=True)
-                await subagents.wait_background()
-            return code
-        finally:
-            await subagents.shutdown()
+        code = await print_turn(events, as_json)
+        if subagents.running(conversation_id):
+            # A background child was asked for: finish it (its notice reaches the next turn); Ctrl-C cancels it.
+            waiting = len(subagents.running(conversation_id))
+            print(f"crewagent: waiting for {waiting} background subagent(s)…", file=sys.stderr, flush=True)
+            await subagents.wait_background()
+        return code
     finally:
-        if demo is not None:
-            demo.stop()
+        await subagents.shutdown()
 
 
 def _print_subagent(event: SubagentEvent) -> None:

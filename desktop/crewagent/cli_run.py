@@ -16,7 +16,7 @@ import json
 import sys
 from typing import Any
 
-from crewagent.cli_chat import command_turn, headless_turn
+from crewagent.cli_chat import command_turn, headless_turn, terminal_provider
 from crewagent.core.commands import global_command
 from crewagent.core.messages import ConversationMeta
 from crewagent.core.packages import PackageStore, ensure_builtin_packages
@@ -64,24 +64,26 @@ async def _run(args: argparse.Namespace) -> int:
     packages = PackageStore(store.data_dir)
     wanted = find_workflow(packages, args.workflow) if args.workflow else None  # RunSetupError: exit 2
     project = store.open_project(args.project, create=True)
-    meta = _conversation(store, project, args, wanted)
-    run = active_run(project, meta)
-    started = False
-    if wanted is not None and (run is None or not _same_workflow(run, *wanted) or run.phase == "completed"):
-        package, workflow_id = wanted
-        run = create_run(store, project, meta.id, package, workflow_id, agent_id=args.agent)
-        started = True
-    if run is None:
-        raise RunSetupError("This conversation has no workflow run; give --workflow [PKG:]WORKFLOW to start one.")
-    if meta.activeType != "run":
-        store.update_conversation(project.id, meta.id, activeType="run")
-    print(meta.id, file=sys.stderr)
-    print(f"run {run.runId} ({run.packageId}:{run.workflowId}){' started' if started else ''}", file=sys.stderr, flush=True)
-    command = global_command(args.message or "")
-    if command is not None:
-        return await command_turn(args, store, settings, project, meta.id, command)
-    text = args.message or (START_TEXT if started else CONTINUE_TEXT)
-    return await headless_turn(args, store, settings, project, meta.id, text, "run")
+    # The provider first: a run that cannot reach a model creates no conversation and no run.
+    async with terminal_provider(args, settings) as config:
+        meta = _conversation(store, project, args, wanted)
+        run = active_run(project, meta)
+        started = False
+        if wanted is not None and (run is None or not _same_workflow(run, *wanted) or run.phase == "completed"):
+            package, workflow_id = wanted
+            run = create_run(store, project, meta.id, package, workflow_id, agent_id=args.agent)
+            started = True
+        if run is None:
+            raise RunSetupError("This conversation has no workflow run; give --workflow [PKG:]WORKFLOW to start one.")
+        if meta.activeType != "run":
+            store.update_conversation(project.id, meta.id, activeType="run")
+        print(meta.id, file=sys.stderr)
+        print(f"run {run.runId} ({run.packageId}:{run.workflowId}){' started' if started else ''}", file=sys.stderr, flush=True)
+        command = global_command(args.message or "")
+        if command is not None:
+            return await command_turn(args, store, settings, project, meta.id, command, config)
+        text = args.message or (START_TEXT if started else CONTINUE_TEXT)
+        return await headless_turn(args, store, settings, project, meta.id, text, "run", config)
 
 
 def _same_workflow(run: RunMetadata, package: Any, workflow_id: str) -> bool:
