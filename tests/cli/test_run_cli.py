@@ -158,3 +158,27 @@ def test_chat_then_agent_then_run_in_one_conversation(tmp_path: Path, isolated_d
     assert [m.mode for m in log if m.role == "user"] == ["chat", "agent", "run"]
     assert all(m.runId == run.runId for m in log if m.mode == "run")
     assert RunIndex(project.runtime_dir).get(run.runId).phase == "completed"
+
+
+def test_context_shows_the_next_run_request_without_touching_the_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from crewagent.core.runs.engine import running_marker
+
+    data, folder = tmp_path / "data", tmp_path / "p"
+    store = RuntimeStore(data)
+    project = store.open_project(folder, create=True)
+    ensure_builtin_packages(data)
+    meta = store.create_conversation(project.id, entry_type="run", activeType="run")
+    run = create_run(store, project, meta.id, PackageStore(data).get("project-brief-1.0.0"), "project-brief")
+    from crewagent.core.messages import ConversationMessage
+
+    store.append_message(project.id, meta.id, ConversationMessage.new("user", "start", mode="run", runId=run.runId))
+    code, out, _err = _main(capsys, "context", "--data-dir", str(data), "--project", str(folder), "--conversation", meta.id)
+    assert code == 0
+    messages = json.loads(out)
+    systems = "\n".join(m["content"] for m in messages if m["role"] == "system")
+    assert "- active: run" in systems and "Mira" in systems  # the entry node's agent (analyst)
+    users = [m["content"] for m in messages if m["role"] == "user"]
+    assert users[0].startswith("RUN_DIRECTIVE") and "- currentNodeId: gather-goals" in users[0]
+    assert users[1].startswith("NODE_BRIEF") and users[2] == "USER_INPUT\n- forNodeId: gather-goals\nstart"
+    assert not running_marker(project, run.runId).exists()
+    assert RunIndex(project.runtime_dir).get(run.runId).phase == "idle"

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from crewagent.core.agent_catalog import turn_agent as catalog_agent
 from crewagent.core.agents import Agent, agent_persona
+from crewagent.core.context import RunContext
 from crewagent.core.llm import LlmAdapter, ProviderConfig
 from crewagent.core.loop import ConversationSession, LoopEvent
 from crewagent.core.loop.factory import tool_context, turn_settings
@@ -147,3 +148,20 @@ async def run_turn(
         async with aclosing(session.send(text, per_turn)) as events:
             async for event in events:
                 yield event
+
+
+def next_call_extras(
+    store: RuntimeStore, project: ProjectInfo, conversation_id: str, mode: Mode
+) -> tuple[str | None, RunContext | None]:
+    """The persona and run context the next call of ``mode`` would carry (blocking; changes nothing).
+
+    For ``crewagent context``: the same choice of agent and run as :func:`run_turn`.
+    """
+    meta = store.get_conversation(project.id, conversation_id)
+    if mode == "run":
+        run = active_run(project, meta)
+        if run is None:
+            return None, None
+        return load_driver(project, run, package_store(store.data_dir), start=False).context()
+    agent = catalog_agent(store.data_dir, meta.agentId, mode)
+    return (agent_persona(agent) if agent is not None else None), None

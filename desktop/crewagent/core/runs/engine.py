@@ -211,8 +211,12 @@ def prepare_run(
     package: PackageLike,
     *,
     schema: SchemaCheck | None = None,
+    start: bool = True,
 ) -> RunDriver:
-    """The driver of one turn of ``run``, about to start (blocking: reads the state, marks the turn running)."""
+    """The driver of one turn of ``run``, about to start (blocking: reads the state, marks the turn running).
+
+    ``start=False``: only to look (``crewagent context``), the turn is not marked running.
+    """
     workflow = package.workflow(run.workflowId)
     if workflow is None:
         raise RunStateUnreadable("ENOENT", f"The package {package.id} no longer has the workflow {run.workflowId!r}.")
@@ -224,8 +228,9 @@ def prepare_run(
         driver.intent = "resume"  # the last turn died or failed
     elif not state.current_node_id and not state.steps_completed and run.phase == "idle":
         driver.intent = "start"
-    marker.parent.mkdir(parents=True, exist_ok=True)
-    marker.touch()  # the turn begins (removed when it ends; see RunDriver.drive)
+    if start:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.touch()  # the turn begins (removed when it ends; see RunDriver.drive)
     return driver
 
 

@@ -59,8 +59,11 @@ def active_run(project: ProjectInfo, meta: ConversationMeta) -> RunMetadata | No
         return None
 
 
-def load_driver(project: ProjectInfo, run: RunMetadata, packages: PackageStore) -> RunDriver:
-    """The driver of a turn of ``run``, with the package version the run started with (blocking)."""
+def load_driver(project: ProjectInfo, run: RunMetadata, packages: PackageStore, *, start: bool = True) -> RunDriver:
+    """The driver of a turn of ``run``, with the package version the run started with (blocking).
+
+    ``start=False`` builds it only to look at the next request (the turn is not marked running).
+    """
     try:
         package = packages.get(run.packageId)
     except PackageNotFound as exc:
@@ -68,7 +71,7 @@ def load_driver(project: ProjectInfo, run: RunMetadata, packages: PackageStore) 
             f"Run {run.runId} needs the package {run.packageId}, which is no longer installed; import it again."
         ) from exc
     try:
-        return prepare_run(project, run, package, schema=state_schema)
+        return prepare_run(project, run, package, schema=state_schema, start=start)
     except ToolFailure as exc:
         raise RunSetupError(f"Run {run.runId}: {exc.message}") from exc
 
