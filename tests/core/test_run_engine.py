@@ -184,3 +184,24 @@ def test_runs_keep_their_package_version_and_a_conversation_holds_several(
     assert f"runId: {first.runId}" in text_of_state and "activeAgentId: writer" in text_of_state
     assert f"workflowRef: {old.id}:notes" in text_of_state and "updatedAt:" in text_of_state
     assert (project.root / "artifacts").is_dir()
+
+
+def test_the_same_refused_state_write_three_times_ends_the_turn_as_a_failed_run(
+    store: RuntimeStore, project: ProjectInfo, tmp_path: Path, isolated_dirs: dict[str, Path], scripted_llm: ScriptedServer
+) -> None:
+    package = install_notes(isolated_dirs["data"], tmp_path)
+    run = start_run(store, project, package)
+    before = state_path(project, run.runId).read_bytes()
+    scripted_llm.script(*(_patch(n, run.state_alias, {"currentNodeId": "done"}) for n in (1, 2, 3)))
+
+    events = _turn(store, project, run, scripted_llm, "start")
+
+    end = events[-1]
+    assert isinstance(end, TurnFinished) and end.reason == "error" and end.error is not None
+    assert end.error["code"] == "ENGINE_LOOP_DETECTED"
+    assert _codes(events) == ["E_INVALID_TRANSITION"] * 3
+    assert state_path(project, run.runId).read_bytes() == before
+    failed = RunIndex(project.runtime_dir).get(run.runId)
+    assert failed.phase == "failed" and failed.lastError is not None and failed.lastError["code"] == "ENGINE_LOOP_DETECTED"
+    log = assert_log_valid(store, project.id, run.conversationId)
+    assert log[-1].partType == "error" and log[-1].runId == run.runId
