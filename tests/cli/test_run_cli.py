@@ -182,3 +182,22 @@ def test_context_shows_the_next_run_request_without_touching_the_run(tmp_path: P
     assert users[1].startswith("NODE_BRIEF") and users[2] == "USER_INPUT\n- forNodeId: gather-goals\nstart"
     assert not running_marker(project, run.runId).exists()
     assert RunIndex(project.runtime_dir).get(run.runId).phase == "idle"
+
+
+def test_without_yes_and_without_a_terminal_the_run_waits_instead_of_looping(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], demo_llm: LocalServer
+) -> None:
+    data, folder = tmp_path / "data", tmp_path / "p"
+    os.environ.update({"OPENAI_BASE_URL": demo_llm.base_url, "OPENAI_API_KEY": "sk-x", "CREWAGENT_MODEL": "demo"})
+    try:
+        argv = ["run", "--data-dir", str(data), "--project", str(folder), "--workflow", "project-brief"]
+        code, out, err = _main(capsys, *argv, "--provider", "openai-compatible")
+    finally:
+        for key in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "CREWAGENT_MODEL"):
+            os.environ.pop(key, None)
+    assert code == 0, err
+    assert "was refused" in out and "the run waits for your input" in err
+    store = RuntimeStore(data)
+    project = store.open_project(folder)
+    (run,) = RunIndex(project.runtime_dir).list()
+    assert run.phase == "waiting-user" and run.stepsCompleted == []

@@ -76,6 +76,12 @@ def plan_run(messages: Sequence[Mapping[str, Any]], offered: Callable[[str], boo
                 f"is in {directive.state}. (A script, not a model, drove this run.)"
             )
         return text(f"{LABEL} This run is complete; ask about its artifacts, or start a new run.")
+    refused = _refusal(messages)
+    if refused is not None:
+        return text(
+            f"{LABEL} The {refused} was refused, so the run waits here. Re-run with --yes (or allow it in the app) "
+            "and say \"continue\"."
+        )
     since = _since_last_state_write(turn, directive.state)
     reads = {str(args.get("path")): result for name, args, result in since if name == "fs.read" and result.get("ok")}
     if directive.state not in reads:
@@ -134,6 +140,21 @@ def _patch(directive: _Directive, state: Mapping[str, Any], step: Mapping[str, A
     if variables:
         update["variables"] = variables
     return update
+
+
+def _refusal(messages: Sequence[Mapping[str, Any]]) -> str | None:
+    """The tool whose call the user just refused or dismissed (the last message is its result), if any."""
+    last = messages[-1]
+    if last.get("role") != "tool":
+        return None
+    try:
+        result = json.loads(_text(last))
+    except ValueError:
+        return None
+    error = result.get("error") if isinstance(result, dict) else None
+    if isinstance(error, dict) and error.get("code") in ("E_USER_DENIED", "E_USER_CANCELLED"):
+        return "write" if error.get("code") == "E_USER_DENIED" else "question"
+    return None
 
 
 def _chosen_edge(directive: _Directive, answers: Mapping[str, Any]) -> tuple[str, str] | None:
