@@ -79,3 +79,27 @@ def test_package_agents_join_the_agent_list(qtbot: Any, host: WorkerThread, tmp_
     by_id = {s.id: s for s in summaries}
     assert f"{package.id}:writer" in by_id and by_id[f"{package.id}:writer"].source == package.id
     assert any(s.source == "builtin" for s in summaries)
+
+
+def test_global_commands_come_before_the_mode(
+    qtbot: Any, host: WorkerThread, store: Any, project: Any, tmp_path: Path, isolated_dirs: dict[str, Path]
+) -> None:
+    from crewagent.core.runs import create_run
+
+    package = install_notes(isolated_dirs["data"], tmp_path)
+    meta = store.create_conversation(project.id, entry_type="run", activeType="run")
+    run = create_run(store, project, meta.id, package, "notes")
+    client, recorder = TurnClient(host.worker), TurnRecorder(host.worker.turns)
+    with qtbot.waitSignal(host.worker.project_opened):
+        client.open_project.emit(str(project.root))
+
+    with qtbot.waitSignal(host.worker.turns.command_done) as done:
+        client.send.emit(project.id, meta.id, "*pause", "run")
+    assert done.args[:2] == [meta.id, "pause"] and "paused" in done.args[2]
+    assert RunIndex(project.runtime_dir).get(run.runId).paused is True  # type: ignore[attr-defined]
+    with qtbot.waitSignal(host.worker.turns.command_done) as done:
+        client.send.emit(project.id, meta.id, "/dismiss", "run")
+    assert "Left Run mode" in done.args[2]
+    assert store.get_conversation(project.id, meta.id).activeType == "agent"
+    assert recorder.of("turn_started") == [] and recorder.of("error") == []
+    assert store.load_messages(project.id, meta.id).messages == []  # nothing was sent to the model
