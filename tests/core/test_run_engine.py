@@ -205,3 +205,44 @@ def test_the_same_refused_state_write_three_times_ends_the_turn_as_a_failed_run(
     assert failed.phase == "failed" and failed.lastError is not None and failed.lastError["code"] == "ENGINE_LOOP_DETECTED"
     log = assert_log_valid(store, project.id, run.conversationId)
     assert log[-1].partType == "error" and log[-1].runId == run.runId
+
+
+def test_after_completion_a_state_change_needs_the_users_confirmation(
+    store: RuntimeStore, project: ProjectInfo, tmp_path: Path, isolated_dirs: dict[str, Path], scripted_llm: ScriptedServer
+) -> None:
+    package = install_notes(isolated_dirs["data"], tmp_path)
+    run = start_run(store, project, package)
+    shown = run.state_alias
+    scripted_llm.script(
+        _patch(1, shown, {"currentNodeId": "check", "stepsCompleted": ["write"]}),
+        _patch(2, shown, {"currentNodeId": "done", "stepsCompleted": ["write", "check"]}),
+        _patch(3, shown, {"stepsCompleted": ["write", "check", "done"], "variables": {"workflowStatus": "complete"}}),
+        text("Complete."),
+    )
+    assert isinstance(end := _turn(store, project, run, scripted_llm, "start")[-1], TurnFinished) and end.reason == "completed"
+    asked: list[dict[str, Any]] = []
+
+    async def ask_user(widget: dict[str, Any]) -> dict[str, Any]:
+        asked.append(widget)
+        return {"type": "WIDGET_SUBMIT", "widgetType": "confirmation", "confirmed": True}
+
+    confirm = {"type": "confirmation", "title": "Change the completed run?"}
+    scripted_llm.script(
+        _patch(4, shown, {"variables": {"note": "later"}}),  # refused: not confirmed yet
+        tool_calls(call("call_5", "ui_ask_user", json.dumps(confirm))),
+        _patch(6, shown, {"variables": {"note": "later"}}),  # allowed once
+        _patch(7, shown, {"variables": {"note": "again"}}),  # refused again: the confirmation was one-shot
+        text("Changed once."),
+    )
+
+    async def main() -> list[LoopEvent]:
+        hooks = TurnHooks(approver=AutoApprover(), ask_user=ask_user)
+        return [e async for e in run_turn(store, project, run.conversationId, "change a note", mode="run", settings=Settings(), config=scripted_llm.config(), hooks=hooks)]
+
+    events = asyncio.run(main())
+    assert _codes(events) == ["STATE_CHANGE_REQUIRES_CONFIRMATION", None, "STATE_CHANGE_REQUIRES_CONFIRMATION"]
+    assert len(asked) == 1
+    assert "note: later" in state_path(project, run.runId).read_text(encoding="utf-8")
+    post_run = scripted_llm.bodies[4]["messages"]
+    assert not any(m["role"] == "user" and m["content"].startswith("NODE_BRIEF") for m in post_run)
+    assert isinstance(events[-1], TurnFinished) and events[-1].reason == "completed"
