@@ -10,8 +10,6 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing, asynccontextmanager
 from typing import Any
 
-from crewagent.core.agent_catalog import turn_agent
-from crewagent.core.commands import GlobalCommand, apply_command, global_command
 from crewagent.core.llm import ProviderConfig
 from crewagent.core.llm.demo import start_demo_server
 from crewagent.core.loop import (
@@ -27,6 +25,7 @@ from crewagent.core.loop.factory import provider_config
 from crewagent.core.messages import MODES, Mode
 from crewagent.core.secrets import SecretStore
 from crewagent.core.settings import Settings, SettingsStore
+from crewagent.core.routing import Routed, RunTurn, ShowAgentMenu, route_input
 from crewagent.core.store import ProjectInfo, RuntimeStore
 from crewagent.core.subagents import SubagentEvent, SubagentManager, SubagentStatusChanged
 from crewagent.core.tools import ApprovalDecision, ApprovalRequest, AutoApprover
@@ -80,10 +79,8 @@ async def _chat(args: argparse.Namespace) -> int:
         if mode != meta.activeType:
             store.update_conversation(project.id, meta.id, activeType=mode)
         print(meta.id, file=sys.stderr)
-        command = global_command(args.message)
-        if command is not None:
-            return await command_turn(args, store, settings, project, meta.id, command, config)
-        return await headless_turn(args, store, settings, project, meta.id, args.message, mode, config)
+        routed = await asyncio.to_thread(route_input, store, project, meta.id, args.message, mode)
+        return await headless_routed(args, store, settings, project, meta.id, routed, config)
 
 
 @asynccontextmanager
@@ -101,27 +98,28 @@ async def terminal_provider(args: argparse.Namespace, settings: Settings) -> Asy
             demo.stop()
 
 
-async def command_turn(
+async def headless_routed(
     args: argparse.Namespace,
     store: RuntimeStore,
     settings: Settings,
     project: ProjectInfo,
     conversation_id: str,
-    command: GlobalCommand,
+    routed: Routed,
     config: ProviderConfig,
 ) -> int:
-    """A global command typed as the message (/menu /pause /stop /resume /dismiss): applied, not sent."""
-    outcome = await asyncio.to_thread(apply_command, store, project, conversation_id, command)
-    if outcome.then == "turn":
-        print(outcome.message, file=sys.stderr)
-        return await headless_turn(args, store, settings, project, conversation_id, outcome.text, "run", config)
-    if outcome.then == "menu":
-        meta = store.get_conversation(project.id, conversation_id)
-        agent = turn_agent(store.data_dir, meta.agentId, "agent")
-        for number, item in enumerate(agent.menu if agent is not None else (), start=1):
-            print(f"{number}. {item.trigger}  {item.description}")
+    """What core.routing decided for the message: a turn, the agent's menu, or a command's result."""
+    if isinstance(routed, RunTurn):
+        if routed.note:
+            print(routed.note, file=sys.stderr)
+        return await headless_turn(args, store, settings, project, conversation_id, routed.text, routed.mode, config)
+    if isinstance(routed, ShowAgentMenu):
+        if routed.reason == "needs_package":
+            print(f"{routed.agent.metadata.name}: this item needs a file of its package that cannot be run here.")
+        for index in routed.items:
+            item = routed.agent.menu[index]
+            print(f"{index + 1}. {item.trigger}  {item.description}")
         return EXIT_OK
-    print(outcome.message)
+    print(routed.message)
     return EXIT_OK
 
 

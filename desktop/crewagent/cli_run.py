@@ -16,12 +16,12 @@ import json
 import sys
 from typing import Any
 
-from crewagent.cli_chat import command_turn, headless_turn, terminal_provider
-from crewagent.core.commands import global_command
+from crewagent.cli_chat import headless_routed, terminal_provider
 from crewagent.core.messages import ConversationMeta
 from crewagent.core.packages import PackageStore, ensure_builtin_packages
 from crewagent.core.runs import RunIndex, RunMetadata, RunSetupError, create_run
 from crewagent.core.runs.engine import running_marker
+from crewagent.core.routing import route_input
 from crewagent.core.runs.service import active_run, find_workflow, read_run_state
 from crewagent.core.settings import SettingsStore
 from crewagent.core.store import ProjectInfo, RuntimeStore
@@ -79,11 +79,9 @@ async def _run(args: argparse.Namespace) -> int:
             store.update_conversation(project.id, meta.id, activeType="run")
         print(meta.id, file=sys.stderr)
         print(f"run {run.runId} ({run.packageId}:{run.workflowId}){' started' if started else ''}", file=sys.stderr, flush=True)
-        command = global_command(args.message or "")
-        if command is not None:
-            return await command_turn(args, store, settings, project, meta.id, command, config)
         text = args.message or (START_TEXT if started else CONTINUE_TEXT)
-        return await headless_turn(args, store, settings, project, meta.id, text, "run", config)
+        routed = await asyncio.to_thread(route_input, store, project, meta.id, text, "run")  # /pause, /resume ...
+        return await headless_routed(args, store, settings, project, meta.id, routed, config)
 
 
 def _same_workflow(run: RunMetadata, package: Any, workflow_id: str) -> bool:

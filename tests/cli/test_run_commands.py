@@ -59,3 +59,28 @@ def test_pause_dismiss_and_resume_a_run(tmp_path: Path, capsys: pytest.CaptureFi
     log = assert_log_valid(store, project.id, meta.id)
     assert log[0].role == "user" and log[0].text == "continue"  # the command itself never reaches the model
     assert apply_command(store, project, meta.id, "resume").message.endswith("nothing to resume.")
+
+
+def test_an_agent_menu_workflow_item_starts_the_run_from_the_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], demo_llm: LocalServer
+) -> None:
+    data, folder = tmp_path / "data", tmp_path / "p"
+    store = RuntimeStore(data)
+    project = store.open_project(folder, create=True)
+    ensure_builtin_packages(data)
+    meta = store.create_conversation(project.id, entry_type="agent", agentId="project-brief-1.0.0:analyst")
+    argv = ["chat", "--data-dir", str(data), "--project", str(folder), "--conversation", meta.id, "--mode", "agent"]
+    assert main([*argv, "*menu"]) == 0
+    assert "1. *brief  Write a project brief (workflow)" in capsys.readouterr().out
+    os.environ.update({"OPENAI_BASE_URL": demo_llm.base_url, "OPENAI_API_KEY": "sk-x", "CREWAGENT_MODEL": "demo"})
+    try:
+        code = main([*argv, "--provider", "openai-compatible", "--yes", "*brief"])
+    finally:
+        for key in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "CREWAGENT_MODEL"):
+            os.environ.pop(key, None)
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "Started run" in captured.err and "The workflow is complete" in captured.out
+    (run,) = RunIndex(project.runtime_dir).list()
+    assert (run.conversationId, run.phase, run.activeAgentId) == (meta.id, "completed", "analyst")
+    assert store.get_conversation(project.id, meta.id).activeType == "run"

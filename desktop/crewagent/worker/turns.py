@@ -23,8 +23,9 @@ from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from crewagent.core import agent_catalog, agent_menu
-from crewagent.core.agents import Agent, builtin_agents, effective_agent
-from crewagent.core.commands import GlobalCommand, apply_command, global_command
+from crewagent.core.agents import Agent
+from crewagent.core.commands import global_command
+from crewagent.core.routing import RunTurn, ShowAgentMenu, route_input
 from crewagent.core.context import default_counter
 from crewagent.core.errors import CrewAgentError
 from crewagent.core.llm import LlmAdapter, ProviderConfig
@@ -329,20 +330,16 @@ class TurnWorker(QObject):
     @Slot(str, str, str, str)
     @_request
     def send(self, project_id: str, conversation_id: str, text: str, mode: str) -> None:
-        """Run a turn with ``text`` as the user message, in ``mode`` (chat, agent or run).
+        """Route ``text`` typed in ``mode`` (chat, agent or run) and run the turn it asks for.
 
-        In Agent mode the text goes through the agent's menu first (``agent_menu`` may answer).
+        Routing is core.routing's: a global command (/menu /pause /stop /resume /dismiss) first
+        (``command_done`` when it needs no turn), then in Agent mode the agent's menu
+        (``agent_menu`` may answer; a workflow item starts its run), else a turn in ``mode``.
         """
         store = self._store_of()
-        command = global_command(text)
-        if command is not None:  # /menu /pause /stop /resume /dismiss come first, in every mode
-            if command in ("stop", "pause"):
-                self._call(lambda: self._stop_on_loop(conversation_id))
-            self._start("send", lambda: self._command(store, project_id, conversation_id, command))
-        elif mode == "agent":
-            self._start("send", lambda: self._agent_send(store, project_id, conversation_id, text))
-        else:
-            self._start("send", lambda: self._turn(store, project_id, conversation_id, text, mode))
+        if global_command(text) in ("stop", "pause"):
+            self._call(lambda: self._stop_on_loop(conversation_id))  # now, not after the routing
+        self._start("send", lambda: self._send(store, project_id, conversation_id, text, mode))
 
     @Slot(str, str, str)
     @_request
@@ -519,64 +516,29 @@ class TurnWorker(QObject):
             return
         await self._turn(store, project_id, conversation_id, last.text, mode)
 
-    async def _command(self, store: RuntimeStore, project_id: str, conversation_id: str, command: GlobalCommand) -> None:
-        """A global command: its persistent part in core, then a resumed turn or the menu."""
-        try:
-            outcome = await asyncio.to_thread(apply_command, store, self._project(project_id), conversation_id, command)
-        except CrewAgentError as exc:
-            self.error.emit("send", str(exc))
+    async def _send(self, store: RuntimeStore, project_id: str, conversation_id: str, text: str, mode: str) -> None:
+        if mode not in MODES:
+            self.error.emit("send", f"Unknown mode {mode!r}.")
             return
-        await self._emit_summary(store, project_id, conversation_id)
-        if outcome.then == "turn":
-            await self._turn(store, project_id, conversation_id, outcome.text, "run")
-        elif outcome.then == "menu":
-            await self._agent_send(store, project_id, conversation_id, "")
-        else:
-            self.command_done.emit(conversation_id, command, outcome.message)
-
-    async def _agent_send(self, store: RuntimeStore, project_id: str, conversation_id: str, text: str) -> None:
-        """Agent-mode input: the menu's answer, a picked prompt's turn, or chat with the persona."""
-        if conversation_id in self._turns:
+        if conversation_id in self._turns and global_command(text) is None:
             self.error.emit("send", "This conversation is still answering; stop it or wait for it.")
             return
         try:
-            self._project(project_id)
-            meta = await asyncio.to_thread(store.get_conversation, project_id, conversation_id)
-            entry = await asyncio.to_thread(agent_catalog.find, store.data_dir, meta.agentId)
-            agent = entry.agent if entry is not None else effective_agent(await asyncio.to_thread(builtin_agents), None)
+            routed = await asyncio.to_thread(route_input, store, self._project(project_id), conversation_id, text, cast(Mode, mode))
         except CrewAgentError as exc:
             self.error.emit("send", str(exc))
             return
-        if agent is None:  # no agents at all: Agent mode is chat with no persona
-            await self._turn(store, project_id, conversation_id, text, "agent")
-            return
-        outcome = agent_menu.resolve(agent, text)
-        if isinstance(outcome, (agent_menu.Chat, agent_menu.SendPrompt)):
-            await self._turn(store, project_id, conversation_id, outcome.text, "agent")
-            return
-        if isinstance(outcome, agent_menu.NeedsPackage) and _starts_workflow(outcome):
-            # A workflow item: the run starts in this conversation, in Run mode (issue 16).
-            catalog_entry = entry or agent_catalog.CatalogAgent(agent)
-            try:
-                await asyncio.to_thread(
-                    agent_catalog.start_menu_workflow, store, self._project(project_id), conversation_id, catalog_entry, outcome.target
-                )
-            except CrewAgentError as exc:
-                self.error.emit("send", str(exc))
-                return
-            await self._emit_summary(store, project_id, conversation_id)
-            await self._turn(store, project_id, conversation_id, "start", "run")
-            return
-        entries = _menu_entries(agent)
-        if isinstance(outcome, agent_menu.ShowMenu):
-            menu = AgentMenu(conversation_id, agent.id, agent.metadata.name, "menu", entries, outcome.query)
-        elif isinstance(outcome, agent_menu.AskWhich):
-            chosen = tuple(entries[index] for index in outcome.candidates)
-            menu = AgentMenu(conversation_id, agent.id, agent.metadata.name, "ambiguous", chosen, outcome.query)
+        if isinstance(routed, RunTurn):
+            if routed.mode != mode:  # a run started, or /resume: the conversation changed mode
+                await self._emit_summary(store, project_id, conversation_id)
+            await self._turn(store, project_id, conversation_id, routed.text, routed.mode)
+        elif isinstance(routed, ShowAgentMenu):
+            entries = _menu_entries(routed.agent)
+            shown = tuple(entries[index] for index in routed.items)
+            self.agent_menu.emit(AgentMenu(conversation_id, routed.agent.id, routed.agent.metadata.name, routed.reason, shown, routed.query))
         else:
-            picked = next(entry for entry, item in zip(entries, agent.menu, strict=True) if item is outcome.item)
-            menu = AgentMenu(conversation_id, agent.id, agent.metadata.name, "needs_package", (picked,), text)
-        self.agent_menu.emit(menu)
+            await self._emit_summary(store, project_id, conversation_id)
+            self.command_done.emit(conversation_id, routed.command, routed.message)
 
     async def _turn(self, store: RuntimeStore, project_id: str, conversation_id: str, text: str | None, mode: str) -> None:
         if conversation_id in self._turns:
@@ -889,11 +851,6 @@ def _info_of(meta: SidechainMeta) -> SubagentInfo:
         depth=meta.depth,
         background=meta.background,
     )
-
-
-def _starts_workflow(outcome: agent_menu.NeedsPackage) -> bool:
-    """A ``workflow`` item, or an ``exec`` that points at a workflow.md, starts a run."""
-    return outcome.kind == "workflow" or outcome.target.strip().endswith("workflow.md")
 
 
 def _menu_entries(agent: Agent) -> tuple[AgentMenuEntry, ...]:
