@@ -105,7 +105,7 @@ def plan_run(messages: Sequence[Mapping[str, Any]], offered: Callable[[str], boo
         return tool("ui.ask_user", form, "The step says to ask the user; I ask with ui.ask_user.")
     answers = _answers(fields, asked, directive.user_text)
     variables = dict(state.get("variables") or {}) if isinstance(state.get("variables"), dict) else {}
-    variables.update({k: v for k, v in answers.items() if k != "decision" and k != "changes"})
+    variables.update({k: v for k, v in answers.items() if k not in ("outcome", "changes")})
     written = {str(args.get("path")) for name, args, result in since if name == "fs.write" and result.get("ok")}
     for output in directive.outputs:
         target = f"@project/{output}"
@@ -119,7 +119,7 @@ def _patch(directive: _Directive, state: Mapping[str, Any], step: Mapping[str, A
     current = directive.current
     done = [str(s) for s in state.get("stepsCompleted") or []]
     update: dict[str, Any] = {"stepsCompleted": [*done, current]}
-    variables = {k: v for k, v in answers.items() if k not in ("decision", "changes")}
+    variables = {k: v for k, v in answers.items() if k not in ("outcome", "changes")}
     edge = _chosen_edge(directive, answers if decision else {})
     if edge is not None:
         update["currentNodeId"] = edge[0]
@@ -160,7 +160,7 @@ def _refusal(messages: Sequence[Mapping[str, Any]]) -> str | None:
 def _chosen_edge(directive: _Directive, answers: Mapping[str, Any]) -> tuple[str, str] | None:
     if not directive.allowed:
         return None
-    wanted = str(answers.get("decision") or "")
+    wanted = str(answers.get("outcome") or "")
     for to, label, _default in directive.allowed:
         if wanted and wanted in (label, to):
             return to, label
@@ -174,7 +174,7 @@ def _fields(body: str, decision: bool, directive: _Directive) -> list[dict[str, 
         labels = [label for _to, label, _d in directive.allowed]
         default = next((label for _to, label, d in directive.allowed if d), labels[0] if labels else "")
         return [
-            {"name": "decision", "label": "Decision", "type": "select", "options": labels, "default": default, "required": True},
+            {"name": "outcome", "label": "Outcome", "type": "select", "options": labels, "default": default, "required": True},
             {"name": "changes", "label": "What to change (for a revision)", "type": "textarea", "default": ""},
         ]
     names: list[str] = []

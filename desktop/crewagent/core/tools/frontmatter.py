@@ -10,12 +10,13 @@ import yaml
 
 from crewagent.core.tools.results import ErrorCode, ToolFailure
 
-#: libyaml's safe loader and dumper when PyYAML has them (about ten times faster: Run mode parses
-#: the state on every write); the same YAML, the same safe subset.
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+#: libyaml's safe dumper too (Run mode writes the state on every step): the same YAML, faster.
 _DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 _OPEN = "---"
+#: libyaml's parser when PyYAML was built with it (the wheels are): the same safe loader, ~10x faster,
+#: which a package of 200 step files notices (benchmarks/bench_packages.py).
+_SAFE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _CLOSE = ("---", "...")
 
 
@@ -61,7 +62,7 @@ def parse(text: str) -> Document:
 def load_mapping(yaml_text: str) -> dict[str, Any]:
     """Parse YAML that must be a mapping (an empty document is ``{}``)."""
     try:
-        value = yaml.load(yaml_text, Loader=_LOADER)
+        value = yaml.load(yaml_text, Loader=_SAFE_LOADER)  # noqa: S506 - a safe loader
     except yaml.YAMLError as exc:
         raise FrontmatterError(f"The frontmatter is not valid YAML: {_yaml_problem(exc)}") from None
     if value is None:
