@@ -17,6 +17,7 @@ from crewagent.core.errors import (
     CrewAgentError,
     ImportFormatError,
     ProjectError,
+    RunSetupError,
     SetupError,
 )
 from crewagent.core.export import (
@@ -103,6 +104,12 @@ def build_parser() -> argparse.ArgumentParser:
     from crewagent import cli_chat
 
     cli_chat.add_subcommand(sub, common)
+    from crewagent import cli_packages
+
+    cli_packages.add_subcommand(sub, common)
+    from crewagent import cli_run
+
+    cli_run.add_subcommands(sub, common)
     try:
         from crewagent import cli_protocol
     except ImportError:  # pragma: no cover - the protocol commands arrive with their own module
@@ -349,7 +356,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(handler: Handler, args: argparse.Namespace) -> int:
     try:
         return handler(args)
-    except (ImportFormatError, ProjectError, ConversationNotFound, SetupError, LlmConfigError, ValueError) as exc:
+    except (ImportFormatError, ProjectError, ConversationNotFound, SetupError, RunSetupError, LlmConfigError, ValueError) as exc:
         print(f"crewagent: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except CrewAgentError as exc:

@@ -6,27 +6,31 @@ import argparse
 import asyncio
 import json
 import sys
-from contextlib import aclosing
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import aclosing, asynccontextmanager
 from typing import Any
 
-from crewagent.core.agents import agent_persona, turn_agent
-from crewagent.core.llm import LlmAdapter
+from crewagent.core.llm import ProviderConfig
 from crewagent.core.llm.demo import start_demo_server
 from crewagent.core.loop import (
-    ConversationSession,
+    LoopEvent,
     MessagePersisted,
+    RunProgress,
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
     TurnFinished,
 )
-from crewagent.core.loop.factory import context_window, provider_config, tool_context, turn_settings
+from crewagent.core.loop.factory import provider_config
 from crewagent.core.messages import MODES, Mode
 from crewagent.core.secrets import SecretStore
-from crewagent.core.settings import SettingsStore
-from crewagent.core.store import RuntimeStore
-from crewagent.core.subagents import ChildSettings, SubagentEvent, SubagentManager, SubagentStatusChanged
-from crewagent.core.tools import ApprovalDecision, ApprovalRequest, AutoApprover, default_registry
+from crewagent.core.settings import Settings, SettingsStore
+from crewagent.core.routing import Routed, RunTurn, ShowAgentMenu, route_input
+from crewagent.core.store import ProjectInfo, RuntimeStore
+from crewagent.core.subagents import SubagentEvent, SubagentManager, SubagentStatusChanged
+from crewagent.core.tools import ApprovalDecision, ApprovalRequest, AutoApprover
+from crewagent.core.tools.registry import AskUser
+from crewagent.core.turns import TurnHooks, run_turn
 
 EXIT_OK, EXIT_FAILED = 0, 1
 
@@ -67,14 +71,8 @@ async def _chat(args: argparse.Namespace) -> int:
     for problem in settings_store.problems:
         print(f"crewagent: warning: {problem}", file=sys.stderr)
     project = store.open_project(args.project, create=True)
-    provider = args.provider or settings.llm.provider
-    demo = start_demo_server() if provider == "demo" else None
-    try:
-        # Check the provider first: a chat that cannot reach a model creates no conversation.
-        config = provider_config(
-            settings, SecretStore(), provider=provider, model=args.model, demo_base_url=demo.base_url if demo else None
-        )
-        window = context_window(settings, config)
+    # The provider first: a chat that cannot reach a model creates no conversation.
+    async with terminal_provider(args, settings) as config:
         if args.conversation:
             meta = store.get_conversation(project.id, args.conversation)
         else:
@@ -84,57 +82,89 @@ async def _chat(args: argparse.Namespace) -> int:
         if mode != meta.activeType:
             store.update_conversation(project.id, meta.id, activeType=mode)
         print(meta.id, file=sys.stderr)
+        routed = await asyncio.to_thread(route_input, store, project, meta.id, args.message, mode)
+        return await headless_routed(args, store, settings, project, meta.id, routed, config)
 
-        approver = AutoApprover() if args.yes else _TerminalApprover()
-        agent = turn_agent(meta.agentId, mode)
-        ctx = tool_context(
-            project,
-            settings,
-            conversation_id=meta.id,
-            approver=approver,
-            agent_tools=agent.tool_policy() if agent is not None else None,
+
+@asynccontextmanager
+async def terminal_provider(args: argparse.Namespace, settings: Settings) -> AsyncIterator[ProviderConfig]:
+    """The provider config of ``--provider`` / ``--model`` (the demo's server runs meanwhile); raises before
+    anything is created when the provider cannot be used."""
+    provider = args.provider or settings.llm.provider
+    demo = start_demo_server() if provider == "demo" else None
+    try:
+        yield provider_config(
+            settings, SecretStore(), provider=provider, model=args.model, demo_base_url=demo.base_url if demo else None
         )
-        if not args.yes:
-            assert ctx.approval is not None
-            ctx.approval.deny_message = (
-                "The user did not approve this tool call (crewagent chat without --yes cannot ask). "
-                "Tell the user to re-run with --yes to allow writes."
-            )
-        # Subagents: the Task tool delegates to children that live as long as this run.
-        subagents = SubagentManager()
-        registry = subagents.register_tools(default_registry())
-        if not getattr(args, "json", False):
-            subagents.add_listener(_print_subagent)
-        try:
-            async with LlmAdapter(config) as adapter:
-                ctx = subagents.bind(
-                    ctx,
-                    store=store,
-                    project=project,
-                    conversation_id=meta.id,
-                    adapter=adapter,
-                    registry=registry,
-                    settings=ChildSettings.from_settings(settings, window=window),
-                )
-                session = ConversationSession(store, project, meta.id, adapter=adapter, registry=registry, tool_context=ctx)
-                per_turn = turn_settings(
-                    settings,
-                    mode,
-                    window=window,
-                    agent_id=agent.id if agent is not None else None,
-                    persona=agent_persona(agent) if agent is not None else None,
-                )
-                code = await _print_turn(session, args.message, per_turn, getattr(args, "json", False))
-            if subagents.running(meta.id):
-                # A background child was asked for: finish it (its notice reaches the next turn); Ctrl-C cancels it.
-                print(f"crewagent: waiting for {len(subagents.running(meta.id))} background subagent(s)…", file=sys.stderr, flush=True)
-                await subagents.wait_background()
-            return code
-        finally:
-            await subagents.shutdown()
     finally:
         if demo is not None:
             demo.stop()
+
+
+async def headless_routed(
+    args: argparse.Namespace,
+    store: RuntimeStore,
+    settings: Settings,
+    project: ProjectInfo,
+    conversation_id: str,
+    routed: Routed,
+    config: ProviderConfig,
+) -> int:
+    """What core.routing decided for the message: a turn, the agent's menu, or a command's result."""
+    if isinstance(routed, RunTurn):
+        if routed.note:
+            print(routed.note, file=sys.stderr)
+        return await headless_turn(args, store, settings, project, conversation_id, routed.text, routed.mode, config)
+    if isinstance(routed, ShowAgentMenu):
+        if routed.reason == "needs_package":
+            print(f"{routed.agent.metadata.name}: this item needs a file of its package that cannot be run here.")
+        for index in routed.items:
+            item = routed.agent.menu[index]
+            print(f"{index + 1}. {item.trigger}  {item.description}")
+        return EXIT_OK
+    print(routed.message)
+    return EXIT_OK
+
+
+async def headless_turn(
+    args: argparse.Namespace,
+    store: RuntimeStore,
+    settings: Settings,
+    project: ProjectInfo,
+    conversation_id: str,
+    text: str | None,
+    mode: Mode,
+    config: ProviderConfig,
+) -> int:
+    """One turn of ``crewagent chat`` or ``crewagent run``: the core entry point with the terminal's hooks."""
+    hooks = TurnHooks(
+        approver=AutoApprover() if args.yes else _TerminalApprover(),
+        ask_user=terminal_ask_user(args.yes),
+        deny_message=None
+        if args.yes
+        else (
+            "The user did not approve this tool call (crewagent without --yes cannot ask). "
+            "Tell the user to re-run with --yes to allow writes."
+        ),
+    )
+    # Subagents: the Task tool delegates to children that live as long as this run.
+    subagents = SubagentManager()
+    as_json = bool(getattr(args, "json", False))
+    if not as_json:
+        subagents.add_listener(_print_subagent)
+    try:
+        events = run_turn(
+            store, project, conversation_id, text, mode=mode, settings=settings, config=config, hooks=hooks, subagents=subagents
+        )
+        code = await print_turn(events, as_json)
+        if subagents.running(conversation_id):
+            # A background child was asked for: finish it (its notice reaches the next turn); Ctrl-C cancels it.
+            waiting = len(subagents.running(conversation_id))
+            print(f"crewagent: waiting for {waiting} background subagent(s)…", file=sys.stderr, flush=True)
+            await subagents.wait_background()
+        return code
+    finally:
+        await subagents.shutdown()
 
 
 def _print_subagent(event: SubagentEvent) -> None:
@@ -145,11 +175,12 @@ def _print_subagent(event: SubagentEvent) -> None:
         print(line, file=sys.stderr, flush=True)
 
 
-async def _print_turn(session: ConversationSession, text: str, settings: Any, as_json: bool) -> int:
+async def print_turn(events: AsyncGenerator[LoopEvent, None], as_json: bool) -> int:
+    """Show a turn on the terminal (or its messages as JSON lines); the exit code of how it ended."""
     out, err = sys.stdout, sys.stderr
     finished: TurnFinished | None = None
-    async with aclosing(session.send(text, settings)) as events:
-        async for event in events:
+    async with aclosing(events) as stream:
+        async for event in stream:
             if as_json:
                 if isinstance(event, MessagePersisted):
                     print(json.dumps(event.message.to_log_dict(), ensure_ascii=False), flush=True)
@@ -161,13 +192,83 @@ async def _print_turn(session: ConversationSession, text: str, settings: Any, as
             elif isinstance(event, ToolCallFinished):
                 status = "ok" if event.ok else f"failed ({event.error_code})"
                 print(f"   {event.name} · {status} · {event.duration_ms:.0f} ms", file=err, flush=True)
+            elif isinstance(event, RunProgress):
+                where = "complete" if event.complete else f"at {event.current_node_id or '(start)'}"
+                print(f"▶ run {event.run_id} {where}; steps done: {', '.join(event.steps_completed) or 'none'}", file=err, flush=True)
             if isinstance(event, TurnFinished):
                 finished = event
     if not as_json:
         out.write("\n")
+    if finished is not None and finished.reason == "waiting_user":
+        print("crewagent: the run waits for your input (give it as MESSAGE to continue)", file=err)
+        return EXIT_OK
     if finished is None or not finished.ok:
         error = (finished.error or {}) if finished else {}
         reason = finished.reason if finished else "unknown"
         print(f"crewagent: turn {reason}: {error.get('code', '')} {error.get('message', '')}".rstrip(), file=err)
         return EXIT_FAILED
     return EXIT_OK
+
+
+def terminal_ask_user(assume_yes: bool) -> AskUser | None:
+    """How ``ui.ask_user`` reaches a person from the command line.
+
+    ``--yes`` answers every question with its defaults (a form's default values, a selection's
+    first option, "confirmed"), so a headless run never hangs; a terminal asks field by field;
+    with neither, the tool is not offered and the model goes on without asking.
+    """
+    if assume_yes:
+        async def answer_defaults(widget: dict[str, Any]) -> dict[str, Any] | None:
+            return default_answer(widget)
+
+        return answer_defaults
+    if not sys.stdin.isatty():
+        return None
+
+    async def ask(widget: dict[str, Any]) -> dict[str, Any] | None:
+        return await asyncio.to_thread(_ask_on_terminal, widget)
+
+    return ask
+
+
+def default_answer(widget: dict[str, Any]) -> dict[str, Any]:
+    """The ``WIDGET_SUBMIT`` payload of a widget answered with its defaults."""
+    kind = widget.get("type")
+    payload: dict[str, Any] = {"type": "WIDGET_SUBMIT", "widgetType": kind}
+    if kind == "form":
+        payload["values"] = {
+            str(f.get("name")): f.get("default", [] if f.get("type") == "multiselect" else "") for f in widget.get("fields") or ()
+        }
+    elif kind == "selection":
+        options = [o.get("value") for o in widget.get("options") or () if isinstance(o, dict)]
+        payload["selected"] = options[:1] if widget.get("multiple") else (options[0] if options else None)
+    else:
+        payload["confirmed"] = True
+    return payload
+
+
+def _ask_on_terminal(widget: dict[str, Any]) -> dict[str, Any] | None:
+    print(f"\n❓ {widget.get('title', '')}", file=sys.stderr)
+    if widget.get("description") or widget.get("message"):
+        print(f"   {widget.get('description') or widget.get('message')}", file=sys.stderr)
+    payload = default_answer(widget)
+    try:
+        if widget.get("type") == "form":
+            for field in widget.get("fields") or ():
+                default = field.get("default", "")
+                options = [o.get("value") for o in field.get("options") or () if isinstance(o, dict)]
+                hint = f" ({'/'.join(map(str, options))})" if options else ""
+                typed = input(f"   {field.get('label')}{hint} [{default}]: ").strip()
+                payload["values"][str(field.get("name"))] = typed or default
+        elif widget.get("type") == "selection":
+            options = [o.get("value") for o in widget.get("options") or () if isinstance(o, dict)]
+            for number, option in enumerate(options, start=1):
+                print(f"   {number}. {option}", file=sys.stderr)
+            typed = input("   Choose a number [1]: ").strip()
+            index = int(typed) - 1 if typed.isdigit() and 0 < int(typed) <= len(options) else 0
+            payload["selected"] = [options[index]] if widget.get("multiple") else options[index]
+        else:
+            payload["confirmed"] = input("   Confirm? [y/N]: ").strip().lower().startswith("y")
+    except EOFError:
+        return None
+    return payload

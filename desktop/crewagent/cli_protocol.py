@@ -134,7 +134,12 @@ def cmd_context(args: argparse.Namespace, store: Any) -> int:
     loaded = store.load_messages(project.id, meta.id)
     budget = _budget(args)
     mode = args.mode or meta.activeType
-    result = build_llm_messages(loaded.messages, mode=mode, budget=budget, conversation_id=meta.id)
+    from crewagent.core.turns import next_call_extras  # the run engine, only for this command
+
+    persona, run_context = next_call_extras(store, project, meta.id, mode)
+    result = build_llm_messages(
+        loaded.messages, mode=mode, budget=budget, conversation_id=meta.id, persona=persona, run_context=run_context
+    )
     if loaded.problems:
         result.debug["logProblems"] = loaded.problem_summary()
     if getattr(args, "json", False):

@@ -4,7 +4,7 @@ In order: empty input shows the menu; a number picks that item (1-based); an exa
 picks it (case-insensitive, a leading ``*`` ignored); a unique fuzzy match picks it, several ask
 which; anything else is chat with the persona. A picked item then does what its target says: a
 ``show-menu`` action shows the menu, ``#prompt-id`` sends that prompt, any other action text is
-sent as the instruction, and ``workflow`` / ``exec`` items need a package (not available yet).
+sent as the instruction, and a ``workflow`` item (or an ``exec`` of a workflow.md) starts a run (core.agent_catalog).
 
 Fuzzy matching is kept narrow on purpose, so that ordinary sentences stay chat: only a single
 word is matched, against the start or inside of a trigger, or as a near miss of one ("reveiw").

@@ -77,3 +77,7 @@ class ImportFormatError(CrewAgentError):
 
 def describe_os_error(exc: OSError) -> str:
     return exc.strerror or os.strerror(exc.errno or 0) or str(exc)
+
+
+class RunSetupError(CrewAgentError):
+    """A workflow run cannot start or continue: unknown workflow, missing package, no run (bad input)."""

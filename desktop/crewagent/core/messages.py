@@ -169,6 +169,10 @@ class ConversationMeta(BaseModel):
     agentId: str | None = None
     workflowId: str | None = None
     packageId: str | None = None
+    #: Run mode: the runs started in this conversation, oldest first ({runId, packageId, workflowId, createdAt}).
+    workflowRuns: list[dict[str, Any]] | None = None
+    #: The run a Run-mode turn continues (the latest one started here).
+    activeRunId: str | None = None
 
 
 def from_openai(

@@ -10,7 +10,7 @@ from typing import Concatenate, ParamSpec, TypeVar, cast
 
 from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
 
-from crewagent.core.agents import builtin_agents
+from crewagent.core import agent_catalog
 from crewagent.core.errors import CrewAgentError
 from crewagent.core.messages import MODES, Mode
 from crewagent.core.store import RuntimeStore
@@ -333,17 +333,18 @@ class Worker(QObject):
     @Slot()
     @_request
     def load_agents(self) -> None:
-        """The agents Agent mode offers: the built-in ones (package agents join them later)."""
+        """The agents Agent mode offers: the built-in ones, then the installed packages' agents."""
         summaries = tuple(
             AgentSummary(
-                id=agent.id,
-                name=agent.metadata.name,
-                title=agent.metadata.title,
-                icon=agent.metadata.icon,
-                description=agent.metadata.description,
-                menu=tuple(MenuEntry(item.trigger, item.description) for item in agent.menu),
+                id=entry.agent.id,
+                name=entry.agent.metadata.name,
+                title=entry.agent.metadata.title,
+                icon=entry.agent.metadata.icon,
+                description=entry.agent.metadata.description,
+                menu=tuple(MenuEntry(item.trigger, item.description) for item in entry.agent.menu),
+                source=entry.package_id or "builtin",
             )
-            for agent in builtin_agents()
+            for entry in agent_catalog.catalog(self._store.data_dir)
         )
         self.agents_loaded.emit(summaries)
 

@@ -6,7 +6,6 @@ keep working with): :class:`TimelineMessage` is a frozen copy with what the time
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType

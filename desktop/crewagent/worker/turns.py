@@ -22,8 +22,10 @@ from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
-from crewagent.core import agent_menu
-from crewagent.core.agents import Agent, agent_persona, builtin_agents, effective_agent, find_agent, turn_agent
+from crewagent.core import agent_catalog, agent_menu
+from crewagent.core.agents import Agent
+from crewagent.core.commands import global_command
+from crewagent.core.routing import RunTurn, ShowAgentMenu, route_input
 from crewagent.core.context import default_counter
 from crewagent.core.errors import CrewAgentError
 from crewagent.core.llm import LlmAdapter, ProviderConfig
@@ -42,14 +44,13 @@ from crewagent.core.loop import (
     TurnFinished,
     TurnStarted,
 )
-from crewagent.core.loop.factory import context_window, provider_config, tool_context, turn_settings
-from crewagent.core.messages import MODES, ConversationMessage, ConversationMeta, Mode
+from crewagent.core.loop.factory import provider_config
+from crewagent.core.messages import MODES, ConversationMessage, Mode
 from crewagent.core.secrets import SecretStore
 from crewagent.core.settings import Settings, SettingsStore
 from crewagent.core.store import ProjectInfo, RuntimeStore
 from crewagent.core.store.sidechain import SidechainMeta
 from crewagent.core.subagents import (
-    ChildSettings,
     SubagentActivity,
     SubagentEvent,
     SubagentManager,
@@ -59,6 +60,7 @@ from crewagent.core.subagents import (
 )
 from crewagent.core.subagents.links import parent_status
 from crewagent.core.tools import default_registry
+from crewagent.core.turns import TurnHooks, run_turn
 from crewagent.worker.asyncloop import AsyncLoopThread
 from crewagent.worker.prompts import PromptBroker
 from crewagent.worker.turn_values import (
@@ -221,6 +223,10 @@ class TurnWorker(QObject):
     #: An :class:`AgentMenu`: Agent-mode input showed the agent's menu instead of starting a turn.
     agent_menu = Signal(object)
 
+    #: ``(conversation_id, command, message)``: a global command (/stop, /pause, /dismiss ...) was
+    #: handled without a turn; ``message`` says what happened.
+    command_done = Signal(str, str, str)
+
     #: A :class:`ProviderInfo`: the provider and model the next turn uses.
     provider_changed = Signal(object)
 
@@ -324,15 +330,16 @@ class TurnWorker(QObject):
     @Slot(str, str, str, str)
     @_request
     def send(self, project_id: str, conversation_id: str, text: str, mode: str) -> None:
-        """Run a turn with ``text`` as the user message, in ``mode`` (chat, agent or run).
+        """Route ``text`` typed in ``mode`` (chat, agent or run) and run the turn it asks for.
 
-        In Agent mode the text goes through the agent's menu first (``agent_menu`` may answer).
+        Routing is core.routing's: a global command (/menu /pause /stop /resume /dismiss) first
+        (``command_done`` when it needs no turn), then in Agent mode the agent's menu
+        (``agent_menu`` may answer; a workflow item starts its run), else a turn in ``mode``.
         """
         store = self._store_of()
-        if mode == "agent":
-            self._start("send", lambda: self._agent_send(store, project_id, conversation_id, text))
-        else:
-            self._start("send", lambda: self._turn(store, project_id, conversation_id, text, mode))
+        if global_command(text) in ("stop", "pause"):
+            self._call(lambda: self._stop_on_loop(conversation_id))  # now, not after the routing
+        self._start("send", lambda: self._send(store, project_id, conversation_id, text, mode))
 
     @Slot(str, str, str)
     @_request
@@ -509,35 +516,29 @@ class TurnWorker(QObject):
             return
         await self._turn(store, project_id, conversation_id, last.text, mode)
 
-    async def _agent_send(self, store: RuntimeStore, project_id: str, conversation_id: str, text: str) -> None:
-        """Agent-mode input: the menu's answer, a picked prompt's turn, or chat with the persona."""
-        if conversation_id in self._turns:
+    async def _send(self, store: RuntimeStore, project_id: str, conversation_id: str, text: str, mode: str) -> None:
+        if mode not in MODES:
+            self.error.emit("send", f"Unknown mode {mode!r}.")
+            return
+        if conversation_id in self._turns and global_command(text) is None:
             self.error.emit("send", "This conversation is still answering; stop it or wait for it.")
             return
         try:
-            self._project(project_id)
-            meta = await asyncio.to_thread(store.get_conversation, project_id, conversation_id)
-            agent = effective_agent(await asyncio.to_thread(builtin_agents), meta.agentId)
+            routed = await asyncio.to_thread(route_input, store, self._project(project_id), conversation_id, text, cast(Mode, mode))
         except CrewAgentError as exc:
             self.error.emit("send", str(exc))
             return
-        if agent is None:  # no agents at all: Agent mode is chat with no persona
-            await self._turn(store, project_id, conversation_id, text, "agent")
-            return
-        outcome = agent_menu.resolve(agent, text)
-        if isinstance(outcome, (agent_menu.Chat, agent_menu.SendPrompt)):
-            await self._turn(store, project_id, conversation_id, outcome.text, "agent")
-            return
-        entries = _menu_entries(agent)
-        if isinstance(outcome, agent_menu.ShowMenu):
-            menu = AgentMenu(conversation_id, agent.id, agent.metadata.name, "menu", entries, outcome.query)
-        elif isinstance(outcome, agent_menu.AskWhich):
-            chosen = tuple(entries[index] for index in outcome.candidates)
-            menu = AgentMenu(conversation_id, agent.id, agent.metadata.name, "ambiguous", chosen, outcome.query)
+        if isinstance(routed, RunTurn):
+            if routed.mode != mode:  # a run started, or /resume: the conversation changed mode
+                await self._emit_summary(store, project_id, conversation_id)
+            await self._turn(store, project_id, conversation_id, routed.text, routed.mode)
+        elif isinstance(routed, ShowAgentMenu):
+            entries = _menu_entries(routed.agent)
+            shown = tuple(entries[index] for index in routed.items)
+            self.agent_menu.emit(AgentMenu(conversation_id, routed.agent.id, routed.agent.metadata.name, routed.reason, shown, routed.query))
         else:
-            picked = next(entry for entry, item in zip(entries, agent.menu, strict=True) if item is outcome.item)
-            menu = AgentMenu(conversation_id, agent.id, agent.metadata.name, "needs_package", (picked,), text)
-        self.agent_menu.emit(menu)
+            await self._emit_summary(store, project_id, conversation_id)
+            self.command_done.emit(conversation_id, routed.command, routed.message)
 
     async def _turn(self, store: RuntimeStore, project_id: str, conversation_id: str, text: str | None, mode: str) -> None:
         if conversation_id in self._turns:
@@ -564,55 +565,34 @@ class TurnWorker(QObject):
         await self._emit_summary(store, project_id, conversation_id)
 
     async def _run(self, store: RuntimeStore, turn: _Turn, text: str | None, mode: Mode) -> None:
-        """The turn itself, until the session has closed."""
+        """The turn itself, through the core entry point, until the session has closed."""
         project = self._project(turn.project_id)
         settings_store = self._settings_store()
         settings = await asyncio.to_thread(settings_store.load)
         config = await self._config(settings)
         self.provider_changed.emit(_provider_info(config))
-        window = await asyncio.to_thread(context_window, settings, config, config_dir=settings_store.dir)
-        meta = await asyncio.to_thread(store.get_conversation, project.id, turn.conversation_id)
-        agent = await asyncio.to_thread(_turn_agent, meta, mode)
-        subagents = await self._manager()
-        registry = subagents.register_tools(default_registry())
         self._conversation_projects[turn.conversation_id] = project.id
-        context = tool_context(
-            project,
-            settings,
-            conversation_id=turn.conversation_id,
+        hooks = TurnHooks(
             approver=self._prompts,
             ask_user=self._prompts.ask_user_for(turn.conversation_id),
-            agent_tools=agent.tool_policy() if agent is not None else None,
+            persist_always=functools.partial(_persist_always, settings_store),
+            on_session=functools.partial(setattr, turn, "session"),
+        )
+        events = run_turn(
+            store,
+            project,
+            turn.conversation_id,
+            text,
+            mode=mode,
+            settings=settings,
+            config=config,
+            hooks=hooks,
+            subagents=await self._manager(),
             config_dir=settings_store.dir,
         )
-        if context.approval is not None:
-            context.approval.persist_always = functools.partial(_persist_always, settings_store)
-        async with LlmAdapter(config) as adapter:
-            # Task calls of this turn start children here; a background one gets its own adapter.
-            context = subagents.bind(
-                context,
-                store=store,
-                project=project,
-                conversation_id=turn.conversation_id,
-                adapter=adapter,
-                registry=registry,
-                settings=ChildSettings.from_settings(settings, window=window),
-            )
-            session = ConversationSession(
-                store, project, turn.conversation_id, adapter=adapter, registry=registry, tool_context=context
-            )
-            turn.session = session
-            # Chat has no persona (PACKAGE-FORMAT.md, prompt layers); Agent and Run use the agent's.
-            settings_for_turn = turn_settings(
-                settings,
-                mode,
-                window=window,
-                agent_id=agent.id if agent is not None else None,
-                persona=agent_persona(agent) if agent is not None else None,
-            )
-            async with aclosing(session.send(text, settings_for_turn)) as events:
-                async for event in events:
-                    self._dispatch(turn, event)
+        async with aclosing(events) as stream:
+            async for event in stream:
+                self._dispatch(turn, event)
 
     def _dispatch(self, turn: _Turn, event: LoopEvent) -> None:
         """Turn one loop event into signals (the turn's end is reported by ``_turn``)."""
@@ -793,7 +773,7 @@ class TurnWorker(QObject):
 
     async def _set_agent(self, store: RuntimeStore, project_id: str, conversation_id: str, agent_id: str) -> None:
         try:
-            if find_agent(await asyncio.to_thread(builtin_agents), agent_id) is None:
+            if await asyncio.to_thread(agent_catalog.find, store.data_dir, agent_id) is None:
                 raise CrewAgentError(f"There is no agent {agent_id!r}; pick one of the list.")
             meta = await asyncio.to_thread(store.update_conversation, project_id, conversation_id, agentId=agent_id)
         except CrewAgentError as exc:
@@ -884,10 +864,6 @@ def _info_of(meta: SidechainMeta) -> SubagentInfo:
         depth=meta.depth,
         background=meta.background,
     )
-
-
-def _turn_agent(meta: ConversationMeta, mode: Mode) -> Agent | None:
-    return turn_agent(meta.agentId, mode)
 
 
 def _menu_entries(agent: Agent) -> tuple[AgentMenuEntry, ...]:

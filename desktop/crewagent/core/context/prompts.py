@@ -15,6 +15,7 @@ Intent = Literal["start", "continue", "resume"]
 BASE_RULES = {"chat": "system-base-rules-chat.md", "agent": "system-base-rules.md", "run": "system-base-rules.md"}
 TOOL_POLICY = "system-tool-policy.md"
 RUN_PROTOCOL = "run-directive-protocol.md"
+RUN_POST_PROTOCOL = "run-post-protocol.md"
 
 
 @lru_cache(maxsize=None)
@@ -104,6 +105,8 @@ class RunContext:
     allowed_next: Sequence[Transition] = ()
     #: The user's text for USER_INPUT when it is not the latest user message of the log.
     user_input: str | None = None
+    #: The run is complete: RUN_DIRECTIVE carries the post-run protocol and no NODE_BRIEF follows.
+    completed: bool = False
 
 
 def run_directive(ctx: RunContext) -> str:
@@ -116,16 +119,18 @@ def run_directive(ctx: RunContext) -> str:
         f"- graph: @pkg/{ctx.graph_path}",
         f"- artifactsRoot: {ctx.artifacts_root}",
     ]
-    if ctx.current_node_id:
+    if ctx.current_node_id and not ctx.completed:
         lines.append(f"- currentNodeId: {ctx.current_node_id}")
+    if ctx.completed:
+        lines.append("- status: complete")
     lines.append(f"- effectiveAgentId: {ctx.effective_agent_id}")
-    lines.append(load_prompt(RUN_PROTOCOL))
+    lines.append(load_prompt(RUN_POST_PROTOCOL if ctx.completed else RUN_PROTOCOL))
     return "\n".join(lines)
 
 
 def node_brief(ctx: RunContext) -> str | None:
     """NODE_BRIEF of the current node; ``None`` after completion (no current node)."""
-    if not ctx.current_node_id:
+    if not ctx.current_node_id or ctx.completed:
         return None
     node = ctx.current_node_id
     lines = [

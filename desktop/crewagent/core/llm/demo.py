@@ -17,6 +17,7 @@ What it does with the last message of a request:
   ``task`` call that hands ``<task>`` to an ``explore`` subagent;
 - a subagent's request (its system prompt has a ``SUBAGENT`` block) -> lists the project, reads the
   README (or a file the task names), then reports what it found;
+- a Run-mode request (a ``RUN_DIRECTIVE`` block) -> drives the workflow (core/llm/demo_run.py);
 - anything else -> a short help text.
 
 Tools are called by their wire names (``fs_list``) as offered in the request's ``tools``; when a
@@ -33,6 +34,7 @@ from typing import Any
 
 from crewagent.core.jsonparse import parse_json
 from crewagent.core.llm.config import ProviderConfig
+from crewagent.core.llm.demo_run import is_run_request, plan_run
 from crewagent.core.llm.local_server import (
     Drop,
     Hangup,
@@ -121,6 +123,14 @@ def plan_answer(body: Mapping[str, Any]) -> _Plan:
     last = messages[-1]
     if any(m.get("role") == "system" and _SUBAGENT_MARK in _text_of(m) for m in messages):
         return _plan_subagent(body, messages)
+    if is_run_request(messages):
+        turn = sum(1 for m in messages if m.get("role") == "assistant")
+        return plan_run(
+            messages,
+            offered=lambda name: _offered(body, name) is not None,
+            tool=lambda name, arguments, why: _tool_plan(body, name, arguments, turn, why),
+            text=lambda said: _Plan(text=said),
+        )
     if last.get("role") == "tool":
         return _Plan(text=_summarise_tool_results(messages))
     if last.get("role") != "user":

@@ -4,6 +4,8 @@ A turn yields, in order: ``TurnStarted``; then per model call ``ContextBuilt``, 
 any number of ``TextDelta`` / ``ReasoningDelta``, ``MessagePersisted`` (the assistant message);
 per tool call ``ToolCallStarted`` and, in call order, ``ToolCallFinished`` followed by
 ``MessagePersisted`` (its ``role=tool`` result); and finally exactly one ``TurnFinished``.
+In Run mode a write to the run's state is followed by a ``RunProgress``, and a turn whose model
+stops calling tools ends ``completed`` only when the workflow is complete, else ``waiting_user``.
 Every message the turn writes to the log is announced by a ``MessagePersisted`` — errors and
 interruptions included — so a consumer that applies those events sees exactly the log.
 """
@@ -95,6 +97,17 @@ class TurnFinished:
         return self.reason == "completed"
 
 
+@dataclass(frozen=True, slots=True)
+class RunProgress:
+    """Run mode: the run's state file was written and re-read (after the tool's ``ToolCallFinished``)."""
+
+    run_id: str
+    current_node_id: str
+    steps_completed: tuple[str, ...]
+    complete: bool
+    type: Literal["run_progress"] = field(default="run_progress", init=False)
+
+
 LoopEvent = (
     TurnStarted
     | ContextBuilt
@@ -104,5 +117,6 @@ LoopEvent = (
     | ToolCallStarted
     | ToolCallFinished
     | MessagePersisted
+    | RunProgress
     | TurnFinished
 )

@@ -16,7 +16,7 @@ from crewagent.core.secrets import SecretStore
 from crewagent.core.settings import Settings
 from crewagent.core.store import ProjectInfo
 from crewagent.core.tools import ApprovalGate, Approver, AuditLog, ToolContext, ToolPolicy, audit_path
-from crewagent.core.tools.registry import AskUser
+from crewagent.core.tools.registry import AskUser, FrontmatterGuard
 
 
 def provider_config(
@@ -48,6 +48,7 @@ def tool_context(
     agent_tools: dict[str, Any] | None = None,
     approval: ApprovalGate | None = None,
     config_dir: Path | None = None,
+    frontmatter_guard: FrontmatterGuard | None = None,
 ) -> ToolContext:
     """The sandbox, policy, approval and audit of one conversation's tool calls.
 
@@ -67,6 +68,7 @@ def tool_context(
         audit=AuditLog(audit_path(state, run_id=run_id, conversation_id=conversation_id)),
         conversation_id=conversation_id,
         run_id=run_id,
+        frontmatter_guard=frontmatter_guard,
     )
 
 

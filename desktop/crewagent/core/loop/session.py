@@ -11,9 +11,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
 from crewagent.core.context import ContextBudget, ContextError, ContextResult, RunContext, TokenCounter, default_counter
 from crewagent.core.context.builder import CONTEXT_SPILL_FAILED
@@ -33,6 +33,18 @@ log = logging.getLogger(__name__)
 SUMMARIZER_TIMEOUT_S = 30.0
 
 
+class RunHooks(Protocol):
+    """Run mode's part of a turn (core.runs.engine.RunDriver): the run blocks and the run's events."""
+
+    def context(self) -> tuple[str | None, RunContext]:
+        """The persona and the run context of the next model call."""
+        ...
+
+    def drive(self, events: AsyncIterator[LoopEvent]) -> AsyncIterator[LoopEvent]:
+        """The loop's events with the run's progress and its end of turn."""
+        ...
+
+
 @dataclass
 class TurnSettings:
     """What one turn needs to know besides the conversation itself."""
@@ -47,6 +59,8 @@ class TurnSettings:
     agent_id: str | None = None
     workflow_id: str | None = None
     run_id: str | None = None
+    #: Run mode: the run this turn drives (its context is rebuilt before every model call).
+    run: RunHooks | None = None
 
 
 def recovered_stream_message(data: dict[str, Any]) -> ConversationMessage | None:
@@ -197,7 +211,10 @@ class ConversationSession:
             )
             if self._stop_requested:
                 self._loop.request_stop()
-            async for event in self._loop.run():
+            events: AsyncIterator[LoopEvent] = self._loop.run()
+            if settings.run is not None and settings.mode == "run":
+                events = settings.run.drive(events)
+            async for event in events:
                 if isinstance(event, TurnFinished):
                     ended = True
                 yield event
@@ -243,16 +260,19 @@ class ConversationSession:
             appended.append(stored)
             return stored
 
+        persona, run_context = settings.persona, settings.run_context
+        if settings.run is not None and settings.mode == "run":
+            persona, run_context = settings.run.context()
         result = await build_with_summary(
             list(messages),
             append=append_summary,
             summarizer=self._summarize,
             mode=settings.mode,
             budget=replace(settings.budget, tools_tokens=self._tools_tokens()),
-            persona=settings.persona if settings.mode != "chat" else None,
+            persona=persona if settings.mode != "chat" else None,
             extra_system=settings.extra_system,
             merge_system=settings.merge_system,
-            run_context=settings.run_context if settings.mode == "run" else None,
+            run_context=run_context if settings.mode == "run" else None,
             counter=self.counter,
             conversation_id=self.conversation_id,
         )

@@ -32,10 +32,13 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
+def atomic_write_bytes(path: Path, data: bytes, *, sync: bool = True) -> None:
     """Replace ``path`` with ``data``: write a temp file, fsync it, rename it over, fsync the dir.
 
     A failure (disk full, permission denied) leaves the old file untouched and no temp file behind.
+    ``sync=False`` skips both fsyncs: the file is still replaced whole (a killed process never
+    leaves half of it), but a power loss may bring back the previous version. Only for files
+    that can be rebuilt or are reconciled on read (the runs index).
     """
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -46,7 +49,8 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())
+            if sync:
+                os.fsync(handle.fileno())
         os.replace(tmp_name, path)
     except BaseException as exc:
         try:
@@ -56,11 +60,12 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         if isinstance(exc, OSError):
             raise StoreWriteError.from_os_error(path, exc) from exc
         raise
-    fsync_dir(path.parent)
+    if sync:
+        fsync_dir(path.parent)
 
 
-def atomic_write_json(path: Path, value: Any) -> None:
-    atomic_write_bytes(path, (json.dumps(value, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
+def atomic_write_json(path: Path, value: Any, *, sync: bool = True) -> None:
+    atomic_write_bytes(path, (json.dumps(value, ensure_ascii=False, indent=2) + "\n").encode("utf-8"), sync=sync)
 
 
 def append_line(path: Path, line: bytes) -> int:

@@ -10,7 +10,13 @@ import yaml
 
 from crewagent.core.tools.results import ErrorCode, ToolFailure
 
+#: libyaml's safe dumper too (Run mode writes the state on every step): the same YAML, faster.
+_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
 _OPEN = "---"
+#: libyaml's parser when PyYAML was built with it (the wheels are): the same safe loader, ~10x faster,
+#: which a package of 200 step files notices (benchmarks/bench_packages.py).
+_SAFE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _CLOSE = ("---", "...")
 
 
@@ -73,7 +79,9 @@ class _NoAliasLoader(yaml.SafeLoader):
 def load_mapping(yaml_text: str) -> dict[str, Any]:
     """Parse YAML that must be a mapping (an empty document is ``{}``); aliases are refused."""
     try:
-        value = yaml.load(yaml_text, Loader=_NoAliasLoader)  # noqa: S506 - a SafeLoader subclass
+        # An alias needs a '*': text without one takes libyaml's fast loader; the rest the checking one.
+        loader = _SAFE_LOADER if "*" not in yaml_text else _NoAliasLoader
+        value = yaml.load(yaml_text, Loader=loader)  # noqa: S506 - safe loaders only
     except yaml.YAMLError as exc:
         raise FrontmatterError(f"The frontmatter is not valid YAML: {_yaml_problem(exc)}") from None
     if value is None:
@@ -115,7 +123,7 @@ def _without_nones(value: Any) -> Any:
 def render(document: Document, data: dict[str, Any]) -> str:
     """The file with ``data`` as its frontmatter and the original body, newline style and BOM."""
     try:
-        dumped = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=False, width=4096)
+        dumped = yaml.dump(data, Dumper=_DUMPER, sort_keys=False, allow_unicode=True, default_flow_style=False, width=4096)
     except yaml.YAMLError as exc:
         raise FrontmatterError(f"The new frontmatter cannot be written as YAML: {exc}") from None
     if data and load_mapping(dumped) != data:

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from crewagent.core.tools import frontmatter
 from crewagent.core.tools._files import (
     CHUNK,
     SNIFF_BYTES,
@@ -500,9 +501,27 @@ def write_file(args: WriteArgs, ctx: ToolContext) -> ToolResult:
         return error(ErrorCode.E_NOT_A_FILE, f"{resolved.shown} is a folder.")
     with path_lock(resolved.real):
         check_expected_sha(resolved.real, args.ifMatchSha256, resolved.shown)
+        if ctx.frontmatter_guard is not None:
+            refused = guard_whole_write(resolved, args.content, ctx)
+            if refused is not None:
+                return refused
         ctx.check_cancelled()
         created = atomic_write(resolved.real, data)
     return ok(path=resolved.shown, bytes=len(data), sha256=sha256_bytes(data), created=created)
+
+
+def guard_whole_write(resolved: ResolvedPath, content: str, ctx: ToolContext) -> ToolResult | None:
+    """Run mode: a whole-file write of a run's state passes the same checks as a frontmatter patch."""
+    assert ctx.frontmatter_guard is not None
+    try:
+        new: dict[str, Any] | None = frontmatter.jsonable(frontmatter.parse(content).data)
+    except ToolFailure:
+        new = None
+    try:
+        old = frontmatter.jsonable(frontmatter.parse(resolved.real.read_text(encoding="utf-8")).data)
+    except (OSError, UnicodeDecodeError, ToolFailure):
+        old = {}
+    return ctx.frontmatter_guard(resolved.shown, old, new)
 
 
 def _write_summary(args: dict[str, Any]) -> str:

@@ -26,7 +26,7 @@ from pydantic import Field, model_validator
 
 from crewagent.core.tools import frontmatter
 from crewagent.core.tools._files import atomic_write, check_expected_sha, looks_binary, path_lock, sha256_bytes
-from crewagent.core.tools.fs import SHA256_PATTERN, StrictArgs, stat_file, threaded, write_preflight
+from crewagent.core.tools.fs import SHA256_PATTERN, StrictArgs, guard_whole_write, stat_file, threaded, write_preflight
 from crewagent.core.tools.registry import Tool, ToolContext, ToolResult
 from crewagent.core.tools.results import ErrorCode, ToolFailure, error, ok
 
@@ -82,6 +82,11 @@ def apply_patch(args: PatchArgs, ctx: ToolContext) -> ToolResult:
             assert args.diff is not None
             new_text, hunks = apply_unified_diff(text, args.diff)
             extra = {"hunks": hunks}
+        if args.updateFrontmatter is None and ctx.frontmatter_guard is not None:
+            # A text edit of a run's state is a state write too: the same checks as a frontmatter update.
+            refused = guard_whole_write(resolved, new_text, ctx)
+            if refused is not None:
+                return refused
         data = new_text.encode("utf-8")
         if len(data) > ctx.policy.max_write_bytes:
             return error(

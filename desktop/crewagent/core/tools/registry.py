@@ -61,7 +61,9 @@ Preflight = Callable[[dict[str, Any], "ToolContext"], "ToolResult | None"]
 #: Shows a widget and waits for the user's WIDGET_SUBMIT payload (None: dismissed).
 AskUser = Callable[[dict[str, Any]], Awaitable["dict[str, Any] | None"]]
 #: Checks a frontmatter update before it is written (Run mode state): (shown path, old, new) -> error or None.
-FrontmatterGuard = Callable[[str, dict[str, Any], dict[str, Any]], "ToolResult | None"]
+#: ``new`` is None when ``fs.write`` writes text whose frontmatter is not valid YAML (a guard that
+#: covers the path refuses it; any other path is none of its business).
+FrontmatterGuard = Callable[[str, dict[str, Any], "dict[str, Any] | None"], "ToolResult | None"]
 
 
 class ToolCancelled(Exception):

@@ -36,6 +36,8 @@ class ErrorCode(StrEnum):
     E_PATCH_FAILED = "E_PATCH_FAILED"
     E_USER_DENIED = "E_USER_DENIED"
     E_USER_CANCELLED = "E_USER_CANCELLED"
+    #: A write to the state of a completed run without the user's confirmation (Run mode).
+    STATE_CHANGE_REQUIRES_CONFIRMATION = "STATE_CHANGE_REQUIRES_CONFIRMATION"
 
 
 def ok(**fields: Any) -> dict[str, Any]:

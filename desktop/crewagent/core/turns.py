@@ -1,0 +1,173 @@
+"""One turn in any mode (chat, agent, run): the single entry point the worker and the CLI both call.
+
+The caller decides what only it can decide and passes it in :class:`TurnHooks` (how approvals
+and ``ui.ask_user`` reach a person, what happens on "allow always", the session handle for Stop);
+everything else is decided here, once: the agent and its persona for the mode, the tool context
+(sandbox, policy, audit, and in Run mode ``@pkg`` and the state guard), the subagents' Task tool,
+the run's driver, and the session that persists the turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncGenerator, Callable
+from contextlib import aclosing
+from dataclasses import dataclass
+from pathlib import Path
+
+from crewagent.core.agent_catalog import turn_agent as catalog_agent
+from crewagent.core.agents import Agent, agent_persona
+from crewagent.core.context import RunContext
+from crewagent.core.llm import LlmAdapter, ProviderConfig
+from crewagent.core.loop import ConversationSession, LoopEvent
+from crewagent.core.loop.factory import context_window, tool_context, turn_settings
+from crewagent.core.messages import Mode
+from crewagent.core.packages import PackageStore
+from crewagent.core.runs import RunDriver, RunSetupError
+from crewagent.core.runs.service import active_run, load_driver
+from crewagent.core.settings import Settings
+from crewagent.core.store import ProjectInfo, RuntimeStore
+from crewagent.core.subagents import ChildSettings, SubagentManager
+from crewagent.core.tools import Approver, default_registry
+from crewagent.core.tools.registry import AskUser
+
+
+_package_stores: dict[Path, PackageStore] = {}
+_package_stores_lock = threading.Lock()
+
+
+def package_store(data_dir: Path) -> PackageStore:
+    """One PackageStore per data folder for the process: it caches loaded packages (by inode and mtime),
+    so a run's turn does not validate its whole package again."""
+    with _package_stores_lock:
+        found = _package_stores.get(data_dir)
+        if found is None:
+            found = _package_stores[data_dir] = PackageStore(data_dir)
+        return found
+
+
+@dataclass
+class TurnHooks:
+    """What the caller of :func:`run_turn` decides."""
+
+    #: Asks a person to allow a write tool (None: writes need no approval).
+    approver: Approver | None = None
+    #: Shows a ``ui.ask_user`` widget and waits (None: the tool is not offered).
+    ask_user: AskUser | None = None
+    #: What the model reads when an approval is refused (e.g. "re-run with --yes").
+    deny_message: str | None = None
+    #: Remembers "allow always" for a tool (the settings file).
+    persist_always: Callable[[str], None] | None = None
+    #: Receives the session once it exists (to request Stop).
+    on_session: Callable[[ConversationSession], None] | None = None
+    #: Receives the run's driver in Run mode (to show the run's progress).
+    on_run: Callable[[RunDriver], None] | None = None
+
+
+async def run_turn(
+    store: RuntimeStore,
+    project: ProjectInfo,
+    conversation_id: str,
+    text: str | None,
+    *,
+    mode: Mode,
+    settings: Settings,
+    config: ProviderConfig,
+    hooks: TurnHooks | None = None,
+    subagents: SubagentManager | None = None,
+    packages: PackageStore | None = None,
+    config_dir: Path | None = None,
+) -> AsyncGenerator[LoopEvent, None]:
+    """Persist ``text`` (None: continue without a new message) and run the turn; yields its events.
+
+    Run mode continues the conversation's active run (RunSetupError when it has none). Raises
+    CrewAgentError subclasses before anything is written when the turn cannot start.
+    ``config_dir`` is the settings folder in use (None: the default): the sandbox protects it,
+    and the provider's context windows remembered there size the budget.
+    """
+    hooks = hooks or TurnHooks()
+    window = await asyncio.to_thread(context_window, settings, config, config_dir=config_dir)
+    meta = await asyncio.to_thread(store.get_conversation, project.id, conversation_id)
+    driver: RunDriver | None = None
+    agent: Agent | None
+    if mode == "run":
+        run = await asyncio.to_thread(active_run, project, meta)
+        if run is None:
+            raise RunSetupError(
+                "This conversation has no workflow run; start one with `crewagent run --workflow ...` "
+                "(or an agent's workflow menu item)."
+            )
+        driver = await asyncio.to_thread(load_driver, project, run, packages or package_store(store.data_dir))
+        agent = driver.effective_agent()
+        if hooks.on_run is not None:
+            hooks.on_run(driver)
+    else:
+        agent = await asyncio.to_thread(catalog_agent, store.data_dir, meta.agentId, mode)
+    registry = default_registry()
+    if subagents is not None:
+        registry = subagents.register_tools(registry)
+    context = tool_context(
+        project,
+        settings,
+        conversation_id=conversation_id,
+        approver=hooks.approver,
+        ask_user=hooks.ask_user,
+        agent_tools=agent.tool_policy() if agent is not None else None,
+        run_id=driver.run.runId if driver is not None else None,
+        pkg_dir=driver.package.root if driver is not None else None,
+        frontmatter_guard=driver.guard if driver is not None else None,
+        config_dir=config_dir,
+    )
+    if context.approval is not None:
+        if hooks.deny_message is not None:
+            context.approval.deny_message = hooks.deny_message
+        if hooks.persist_always is not None:
+            context.approval.persist_always = hooks.persist_always
+    async with LlmAdapter(config) as adapter:
+        if subagents is not None:
+            # Task calls of this turn start children here; a background one gets its own adapter.
+            context = subagents.bind(
+                context,
+                store=store,
+                project=project,
+                conversation_id=conversation_id,
+                adapter=adapter,
+                registry=registry,
+                settings=ChildSettings.from_settings(settings, window=window),
+            )
+        session = ConversationSession(store, project, conversation_id, adapter=adapter, registry=registry, tool_context=context)
+        if hooks.on_session is not None:
+            hooks.on_session(session)
+        # Chat has no persona (PACKAGE-FORMAT.md, prompt layers); Agent uses the conversation's
+        # agent; Run the effective agent of the current node (the driver re-renders it per call).
+        per_turn = turn_settings(
+            settings,
+            mode,
+            window=window,
+            agent_id=agent.id if agent is not None else None,
+            persona=agent_persona(agent) if agent is not None and driver is None else None,
+            run=driver,
+            run_id=driver.run.runId if driver is not None else None,
+            workflow_id=driver.workflow.id if driver is not None else None,
+        )
+        async with aclosing(session.send(text, per_turn)) as events:
+            async for event in events:
+                yield event
+
+
+def next_call_extras(
+    store: RuntimeStore, project: ProjectInfo, conversation_id: str, mode: Mode
+) -> tuple[str | None, RunContext | None]:
+    """The persona and run context the next call of ``mode`` would carry (blocking; changes nothing).
+
+    For ``crewagent context``: the same choice of agent and run as :func:`run_turn`.
+    """
+    meta = store.get_conversation(project.id, conversation_id)
+    if mode == "run":
+        run = active_run(project, meta)
+        if run is None:
+            return None, None
+        return load_driver(project, run, package_store(store.data_dir), start=False).context()
+    agent = catalog_agent(store.data_dir, meta.agentId, mode)
+    return (agent_persona(agent) if agent is not None else None), None

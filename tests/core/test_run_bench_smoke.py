@@ -1,0 +1,20 @@
+"""The Run-mode benchmark runs end to end (--quick) and prints its table; no timing is asserted."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_run.py"
+
+
+def test_quick_run_prints_the_side_by_side_table() -> None:
+    proc = subprocess.run([sys.executable, "-W", "error", str(BENCH), "--quick", "--json"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert set(data["turns"]) == {"text", "state write"}
+    for rows in data["turns"].values():
+        assert rows["chat"]["n"] == rows["run"]["n"] == 3
+        assert "overhead_p50_ms" in rows
