@@ -22,9 +22,11 @@ from crewagent.core.loop import (
     TurnFinished,
 )
 from crewagent.core.loop.factory import provider_config
-from crewagent.core.messages import MODES, Mode
+from crewagent.core.messages import MODES, ConversationMeta, Mode
 from crewagent.core.secrets import SecretStore
 from crewagent.core.settings import Settings, SettingsStore
+from crewagent.core.runs import RunSetupError
+from crewagent.core.runs.service import active_run
 from crewagent.core.routing import Routed, RunTurn, ShowAgentMenu, route_input
 from crewagent.core.store import ProjectInfo, RuntimeStore
 from crewagent.core.subagents import SubagentEvent, SubagentManager, SubagentStatusChanged
@@ -73,12 +75,19 @@ async def _chat(args: argparse.Namespace) -> int:
     project = store.open_project(args.project, create=True)
     # The provider first: a chat that cannot reach a model creates no conversation.
     async with terminal_provider(args, settings) as config:
+        found: ConversationMeta | None = None
         if args.conversation:
-            meta = store.get_conversation(project.id, args.conversation)
-        else:
-            existing = [] if args.new else store.list_conversations(project.id)
-            meta = existing[0] if existing else store.create_conversation(project.id, entry_type=args.mode or "chat")
-        mode: Mode = args.mode or meta.activeType
+            found = store.get_conversation(project.id, args.conversation)
+        elif not args.new:
+            found = next(iter(store.list_conversations(project.id)), None)
+        mode: Mode = args.mode or (found.activeType if found is not None else "chat")
+        if mode == "run" and (found is None or active_run(project, found) is None):
+            # Run mode continues a run: refused before a conversation is created or switched.
+            raise RunSetupError(
+                "This conversation has no workflow run to continue; start one with "
+                "`crewagent run --project ... --workflow ...`."
+            )
+        meta = found if found is not None else store.create_conversation(project.id, entry_type=args.mode or "chat")
         if mode != meta.activeType:
             store.update_conversation(project.id, meta.id, activeType=mode)
         print(meta.id, file=sys.stderr)

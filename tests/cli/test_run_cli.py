@@ -78,6 +78,13 @@ def test_bad_input_exits_2_with_one_line_and_writes_nothing(tmp_path: Path, caps
     store = RuntimeStore(data)
     project = store.open_project(folder)
     assert RunIndex(project.runtime_dir).list() == []
+    assert store.list_conversations(project.id) == []  # the refused `chat --mode run` created nothing
+    chat = store.create_conversation(project.id, entry_type="chat")
+    code, _out, err = _main(
+        capsys, "chat", "--data-dir", str(data), "--project", str(folder), "--conversation", chat.id, "--mode", "run", "--provider", "demo", "hi"
+    )
+    assert code == 2 and "no workflow run" in err
+    assert RuntimeStore(data).get_conversation(project.id, chat.id).activeType == "chat"  # ... nor switched the conversation's mode
     code, out, _err = _main(capsys, "runs", "--data-dir", str(data), "--project", str(folder))
     assert code == 0 and "No runs" in out
 
