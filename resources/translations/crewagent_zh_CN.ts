@@ -31,9 +31,13 @@
 <context>
     <name>AgentMenuPanel</name>
     <message>
-        <source>Needs a package (not available yet)</source>
+        <source>Starts this workflow in Run mode, in this conversation</source>
         <extracomment>Rows shown before the list scrolls. ``(number)``: the user picked this item (1-based, as typed).</extracomment>
-        <translation>需要软件包（暂不可用）</translation>
+        <translation>在此对话中以运行模式启动此工作流</translation>
+    </message>
+    <message>
+        <source>Runs a file of its package</source>
+        <translation>运行其软件包中的文件</translation>
     </message>
     <message>
         <source>Close the menu</source>
@@ -56,12 +60,12 @@
         <translation>{name} 的菜单：选择一项，或输入其编号或触发词</translation>
     </message>
     <message>
-        <source>This item starts a workflow. Workflow packages are not available yet: Run mode comes with packages in a later version.</source>
-        <translation>此条目会启动一个工作流。工作流软件包暂不可用：运行模式将在后续版本中随软件包一同提供。</translation>
+        <source>This item starts a workflow that no installed package provides.</source>
+        <translation>此条目启动的工作流不在任何已安装的软件包中。</translation>
     </message>
     <message>
-        <source>This item runs a file from its package. Packages are not available yet.</source>
-        <translation>此条目会运行其软件包中的文件。软件包暂不可用。</translation>
+        <source>This item runs a file of its package that is not a workflow; this version can only start workflows.</source>
+        <translation>此条目运行其软件包中一个不是工作流的文件；当前版本只能启动工作流。</translation>
     </message>
 </context>
 <context>

@@ -116,14 +116,16 @@ def test_the_agent_menu_answers_empty_input_and_a_picked_item_sends_its_prompt(
     assert scripted_llm.bodies[1]["messages"][-1] == {"role": "user", "content": "hello there"}
 
 
-def test_a_workflow_item_says_plainly_that_packages_are_not_there_yet(qtbot: Any) -> None:
+def test_an_item_that_cannot_run_says_why(qtbot: Any) -> None:
     from crewagent.ui.agent_menu_panel import AgentMenuPanel
 
     panel = AgentMenuPanel()
     qtbot.addWidget(panel)
-    panel.show_menu(AgentMenu("conv", "pm", "Pat", "needs_package", (AgentMenuEntry(3, "*plan", "Plan a sprint", "workflow"),), "plan"))
+    panel.show_menu(AgentMenu("conv", "pm", "Pat", "needs_package", (AgentMenuEntry(3, "*plan", "Plan a sprint", "exec"),), "plan"))
     assert panel.isVisible() and panel.note.isVisible() and panel.list.isHidden()
-    assert "Workflow packages are not available yet" in panel.note.text() and "*plan" in panel.title.text()
+    assert "not a workflow" in panel.note.text() and "*plan" in panel.title.text()
+    panel.show_menu(AgentMenu("conv", "pm", "Pat", "menu", (AgentMenuEntry(1, "*brief", "Write a brief", "workflow"),), ""))
+    assert "Run mode" in panel.list.item(0).toolTip()
     panel.show_menu(AgentMenu("conv", "pm", "Pat", "ambiguous", (AgentMenuEntry(1, "*review", "r", "prompt"),
                                                                 AgentMenuEntry(2, "*report", "r", "prompt")), "re"))
     assert panel.list.count() == 2 and "Which one?" in panel.title.text() and panel.note.isHidden()

@@ -109,7 +109,7 @@ class SendPrompt:
 
 @dataclass(frozen=True, slots=True)
 class NeedsPackage:
-    """The item starts a workflow or runs a file from its package; packages are not available yet."""
+    """The item starts a workflow or runs a file from its package (core.routing decides what runs)."""
 
     kind: str  # "workflow" or "exec"
     target: str

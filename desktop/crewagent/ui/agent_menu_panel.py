@@ -65,8 +65,10 @@ class AgentMenuPanel(QFrame):
         for entry in menu.entries:
             item = QListWidgetItem(f"{entry.number}.  {entry.trigger}  —  {entry.description}", self.list)
             item.setData(Qt.ItemDataRole.UserRole, entry.number)
-            if entry.kind in ("workflow", "exec"):
-                item.setToolTip(self.tr("Needs a package (not available yet)"))
+            if entry.kind == "workflow":
+                item.setToolTip(self.tr("Starts this workflow in Run mode, in this conversation"))
+            elif entry.kind == "exec":
+                item.setToolTip(self.tr("Runs a file of its package"))
         rows = min(MAX_VISIBLE_ROWS, max(1, self.list.count()))
         self.list.setFixedHeight(rows * (self.list.sizeHintForRow(0) if self.list.count() else 24) + 6)
         self.list.setVisible(menu.reason != "needs_package")
@@ -100,9 +102,11 @@ class AgentMenuPanel(QFrame):
         if menu.reason == "needs_package":
             kind = menu.entries[0].kind if menu.entries else "workflow"
             if kind == "workflow":
-                self.note.setText(self.tr("This item starts a workflow. Workflow packages are not available yet: Run mode comes with packages in a later version."))
+                self.note.setText(self.tr("This item starts a workflow that no installed package provides."))
             else:
-                self.note.setText(self.tr("This item runs a file from its package. Packages are not available yet."))
+                self.note.setText(
+                    self.tr("This item runs a file of its package that is not a workflow; this version can only start workflows.")
+                )
             self.note.show()
         else:
             self.note.hide()

@@ -293,8 +293,8 @@ class FullOutput:
 class AgentMenuEntry:
     """One item of an agent's menu; ``number`` is what the user types (1-based).
 
-    ``kind`` is ``menu`` (shows the menu), ``prompt`` (sends an instruction), ``workflow`` or
-    ``exec`` (need a package).
+    ``kind`` is ``menu`` (shows the menu), ``prompt`` (sends an instruction), ``workflow`` (starts
+    a run) or ``exec`` (a file of the agent's package).
     """
 
     number: int
@@ -309,7 +309,7 @@ class AgentMenu:
 
     ``reason``: ``menu`` (asked for, or a number out of range: ``query``), ``ambiguous``
     (``query`` matches every item in ``entries``), or ``needs_package`` (the picked item, alone in
-    ``entries``, is a workflow or a package file, and packages are not available yet).
+    ``entries``, runs a package file that is not a workflow, which the app cannot do yet).
     """
 
     conversation_id: str
