@@ -102,6 +102,9 @@ def build_parser() -> argparse.ArgumentParser:
     from crewagent import cli_chat
 
     cli_chat.add_subcommand(sub, common)
+    from crewagent import cli_packages
+
+    cli_packages.add_subcommand(sub, common)
     try:
         from crewagent import cli_protocol
     except ImportError:  # pragma: no cover - the protocol commands arrive with their own module

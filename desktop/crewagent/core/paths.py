@@ -75,3 +75,8 @@ def state_dir(root: Path, project_id: str) -> Path:
 
 def tool_results_dir(root: Path, project_id: str, conversation_id: str) -> Path:
     return state_dir(root, project_id) / "logs" / "tool-results" / conversation_id
+
+
+def packages_dir(root: Path) -> Path:
+    """Installed workflow packages, one folder per package id (mounted read-only as @pkg)."""
+    return root / "packages"

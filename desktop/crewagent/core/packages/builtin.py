@@ -1,0 +1,63 @@
+"""The example package that ships with the app (resources/packages/), installed on first use of a data folder."""
+
+from __future__ import annotations
+
+import json
+import os
+from importlib.resources import as_file, files
+from pathlib import Path
+
+from crewagent.core.packages.archive import FolderSource
+from crewagent.core.packages.model import package_id
+from crewagent.core.packages.store import PackageStore
+from crewagent.core.store._fsutil import atomic_write_json
+
+BUILTIN_FOLDERS = ("project-brief",)
+#: The built-in package ids ever installed in this data folder: one the user removed stays removed.
+MARKER = ".builtin.json"
+
+
+def builtin_package_ids() -> list[str]:
+    ids = []
+    for folder in BUILTIN_FOLDERS:
+        manifest = json.loads(files("crewagent.resources").joinpath("packages", folder, "bmad.json").read_text("utf-8"))
+        ids.append(package_id(manifest["name"], manifest["version"]))
+    return ids
+
+
+def ensure_builtin_packages(data_root: str | os.PathLike[str] | None = None) -> list[str]:
+    """Install the built-in packages not yet installed once in ``data_root``; returns the ids it installed.
+
+    Idempotent and cheap when there is nothing to do (one small file read per package). A broken
+    built-in package is a bug in the build, so its PackageError is not softened.
+    """
+    store = PackageStore(data_root)
+    marker = store.root / MARKER
+    wanted = list(zip(BUILTIN_FOLDERS, builtin_package_ids(), strict=True))
+    if all(pid in _installed(marker) for _folder, pid in wanted):
+        return []
+    installed: list[str] = []
+    with store._locked():
+        done = _installed(marker)
+        for folder, pid in wanted:
+            if pid in done:
+                continue
+            with as_file(files("crewagent.resources").joinpath("packages", folder)) as path:
+                with FolderSource(Path(path)) as source:
+                    store.install(source)
+            done.append(pid)
+            installed.append(pid)
+        atomic_write_json(marker, {"installed": done})
+    return installed
+
+
+def _installed(marker: Path) -> list[str]:
+    try:
+        data = json.loads(marker.read_text("utf-8"))
+    except (OSError, ValueError):
+        return []
+    ids = data.get("installed") if isinstance(data, dict) else None
+    return [item for item in ids if isinstance(item, str)] if isinstance(ids, list) else []
+
+
+__all__ = ["BUILTIN_FOLDERS", "builtin_package_ids", "ensure_builtin_packages"]

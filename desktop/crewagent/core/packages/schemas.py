@@ -1,0 +1,96 @@
+"""The app's JSON Schemas of format v1.1 (resources/schemas/bmad-v1.1) and errors as file + JSON pointer."""
+
+from __future__ import annotations
+
+import enum
+import json
+from functools import cache
+from importlib.resources import files
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError
+
+from crewagent.core.packages.problems import Problem, pointer
+
+SCHEMA_FOLDER = ("schemas", "bmad-v1.1")
+
+
+class SchemaKind(enum.Enum):
+    """One schema per kind of file in a package; the value is the schema's file name."""
+
+    MANIFEST = "bmad.schema.json"
+    GRAPH = "workflow-graph.schema.json"
+    STEP = "step-frontmatter.schema.json"
+    WORKFLOW = "workflow-frontmatter.schema.json"
+    AGENTS = "agents.schema.json"
+
+
+def schema_document(kind: SchemaKind) -> dict[str, Any]:
+    """The schema as shipped (a fresh copy: callers may not change the cached one)."""
+    return json.loads(json.dumps(_load(kind)))
+
+
+@cache
+def _load(kind: SchemaKind) -> dict[str, Any]:
+    resource = files("crewagent.resources").joinpath(*SCHEMA_FOLDER, kind.value)
+    document: dict[str, Any] = json.loads(resource.read_text(encoding="utf-8"))
+    return document
+
+
+@cache
+def validator(kind: SchemaKind) -> Draft202012Validator:
+    schema = _load(kind)
+    Draft202012Validator.check_schema(schema)  # a broken shipped schema is a bug in the build
+    return Draft202012Validator(schema)
+
+
+def check(kind: SchemaKind, instance: Any, file: str) -> list[Problem]:
+    """Every schema violation of ``instance`` (the content of ``file``), pointer first, in document order."""
+    problems: list[Problem] = []
+    for error in validator(kind).iter_errors(instance):
+        problems.extend(_problems(error, file))
+    return sorted(set(problems), key=lambda problem: (_pointer_key(problem.pointer), problem.message))
+
+
+def _problems(error: ValidationError, file: str) -> list[Problem]:
+    at = list(error.absolute_path)
+    instance = error.instance
+    # Point at the field itself, not at the object around it, where jsonschema reports the parent.
+    if error.validator == "required" and isinstance(instance, dict):
+        missing = [name for name in error.validator_value if name not in instance]
+        named = next((name for name in missing if error.message.startswith(repr(name))), None)
+        if named is not None:
+            return [Problem(file, pointer(*at, named), f"the required property {named!r} is missing")]
+    if error.validator == "additionalProperties" and isinstance(instance, dict):
+        known = set(error.schema.get("properties", {}))
+        extras = [key for key in instance if key not in known]
+        if extras:
+            return [Problem(file, pointer(*at, key), f"the property {key!r} is not allowed here") for key in extras]
+    return [Problem(file, pointer(*at), _message(error))]
+
+
+def _message(error: ValidationError) -> str:
+    if error.validator == "pattern":
+        return f"{error.instance!r} does not match the pattern {_readable(error.validator_value)}"
+    if error.validator == "oneOf":
+        return f"{_short(error.instance)} is not a non-empty string nor a non-empty list of non-empty strings"
+    return error.message
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _pointer_key(text: str) -> list[tuple[int, int | str]]:
+    """Sort pointers in document order: numeric segments as numbers."""
+    key: list[tuple[int, int | str]] = []
+    for part in text.split("/")[1:]:
+        key.append((0, int(part)) if part.isdigit() else (1, part))
+    return key
+
+
+def _readable(pattern: str) -> str:
+    """The pattern as the Builder's schema spells it (``$`` for this file's portable end-of-text)."""
+    return pattern.replace("(?![\\s\\S])", "$")
