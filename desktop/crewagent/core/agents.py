@@ -24,7 +24,9 @@ BUILTIN_AGENTS_FILE = "agents.json"
 #: The action of a menu item that shows the menu again (``*help``).
 SHOW_MENU = "show-menu"
 
-_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+#: The agentId of the format's agents.schema.json (``bmm:analyst`` is a valid id): a package the schema
+#: accepts must load. (pydantic's regex engine reads ``$`` as the end of the text, as ECMA-262 does.)
+_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]*$"
 
 
 class AgentsFileError(CrewAgentError):

@@ -152,7 +152,8 @@ def load_definition(source: PackageSource) -> PackageDefinition:
     _check_orphan_steps(reading, workflows)
     definition_workflows = tuple(workflows)
     agents = _app_agents(reading, agents_file, agents_doc)
-    if agents_file and isinstance(agents_doc, dict):
+    if agents_file and isinstance(agents_doc, dict) and len(workflows) == (len(slots) or 1):
+        # Only when every workflow loaded: otherwise an item naming a broken one would be reported twice.
         _check_menus(reading, agents_file, agents_doc, definition_workflows)
     if reading.problems:
         raise PackageError(_ordered(reading.problems), source=source.label)
@@ -181,8 +182,8 @@ def _ordered(problems: Iterable[Problem]) -> list[Problem]:
 
 def _agent_ids(reading: _Reading, agents_file: str | None, document: Any) -> set[str] | None:
     """The ids agents.json declares (duplicates reported); None when the file is unusable (no agent checks)."""
-    if not agents_file or not isinstance(document, dict) or not isinstance(document.get("agents"), list):
-        return None
+    if not agents_file or not isinstance(document, dict) or any(p.file == agents_file for p in reading.problems):
+        return None  # agents.json itself is broken: checking references against it would only add noise
     ids: set[str] = set()
     for index, agent in enumerate(document["agents"]):
         agent_id = agent.get("id") if isinstance(agent, dict) else None
@@ -378,25 +379,39 @@ def _check_menus(reading: _Reading, agents_file: str, document: dict[str, Any], 
 
 
 def _app_agents(reading: _Reading, agents_file: str | None, document: Any) -> tuple[Agent, ...]:
-    """The agents as the app's values. Menu items the app cannot route (no trigger, or not exactly one of
-    workflow/exec/action) are left out of the values; the file itself is installed unchanged."""
+    """The agents as the app's values (core.agents), from a schema-valid file.
+
+    The app's model is stricter than the schema in what it can route, so the values leave out what it
+    could not use: a menu item without a trigger, or without exactly one of workflow/exec/action, or
+    with a trigger or a ``#prompt`` action already taken or unknown, and a second prompt with the same
+    id. The installed file itself is unchanged.
+    """
     if not agents_file or not isinstance(document, dict) or any(p.file == agents_file for p in reading.problems):
         return ()
     agents: list[Agent] = []
-    for index, raw in enumerate(document.get("agents") or []):
+    for index, raw in enumerate(_list(document.get("agents"))):
         usable = dict(raw)
+        prompts = []
+        prompt_ids: set[str] = set()
+        for prompt in _list(raw.get("prompts")):
+            if prompt["id"] not in prompt_ids:
+                prompt_ids.add(prompt["id"])
+                prompts.append(prompt)
         triggers: set[str] = set()
         menu = []
-        for item in raw.get("menu") or []:
+        for item in _list(raw.get("menu")):
             targets = [key for key in ("workflow", "exec", "action") if item.get(key)]
             trigger = str(item.get("trigger") or "").lstrip("*").strip().lower()
-            if len(targets) == 1 and trigger and trigger not in triggers:
+            action = item.get("action")
+            unknown_prompt = isinstance(action, str) and action.startswith("#") and action[1:] not in prompt_ids
+            if len(targets) == 1 and trigger and trigger not in triggers and not unknown_prompt:
                 triggers.add(trigger)
                 menu.append(item)
+        usable["prompts"] = prompts
         usable["menu"] = menu
         try:
             agents.append(Agent.model_validate(usable))
-        except ValidationError as exc:
+        except ValidationError as exc:  # a schema-valid agent the model refuses: a gap to close, reported
             for error in exc.errors():
                 reading.add(agents_file, pointer("agents", index, *error["loc"]), f"this app cannot use the agent: {error['msg']}")
     return tuple(agents)
