@@ -187,7 +187,8 @@ class ZipSource(PackageSource):
         folded: dict[str, str] = {}
         declared = 0
         for info in infos:
-            name = info.filename
+            # zipfile cuts a name at its first NUL (and turns '\\' into '/' on Windows); judge the name as stored.
+            name = info.orig_filename
             reason = entry_name_problem(name)
             mode = (info.external_attr >> 16) & 0xFFFF
             kind = stat.S_IFMT(mode) if info.create_system == 3 else 0
@@ -242,7 +243,7 @@ class FolderSource(PackageSource):
         label = path.name or str(path)
         problems: list[Problem] = []
         files: dict[str, _Entry] = {}
-        count = 0
+        count = folders = 0
         declared = 0
         stack = [("", path)]
         while stack:
@@ -254,9 +255,6 @@ class FolderSource(PackageSource):
                 continue
             for item in listing:
                 name = prefix + item.name
-                count += 1
-                if count > MAX_ENTRIES:
-                    raise PackageError.single(label, f"has more than {MAX_ENTRIES} entries", source=label)
                 reason = entry_name_problem(name)
                 try:
                     info = item.stat(follow_symlinks=False)
@@ -272,8 +270,15 @@ class FolderSource(PackageSource):
                 elif _ignored(name):
                     continue
                 elif stat.S_ISDIR(info.st_mode):
+                    folders += 1
+                    if folders > MAX_ENTRIES:
+                        raise PackageError.single(label, f"has more than {MAX_ENTRIES} folders", source=label)
                     stack.append((name + "/", Path(item.path)))
                 else:
+                    # Files only: a zip of N files may have N more folder entries, or none.
+                    count += 1
+                    if count > MAX_ENTRIES:
+                        raise PackageError.single(label, f"has more than {MAX_ENTRIES} files", source=label)
                     declared += info.st_size
                     files[name] = _Entry(name, name, info.st_size)
         if declared > MAX_UNPACKED_BYTES:

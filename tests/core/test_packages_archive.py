@@ -1,0 +1,174 @@
+"""Hostile packages are refused before anything is written under the data folder."""
+
+from __future__ import annotations
+
+import os
+import stat
+import struct
+import warnings
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from crewagent.core.packages import MAX_ENTRIES, PackageError, PackageStore, archive
+from crewagent.core.packages.archive import ZipSource, entry_name_problem
+from tests.core.package_helpers import flat_package, render, write_folder, write_zip
+
+
+def _zip_with(tmp_path: Path, extra: dict[str, bytes], *, base: bool = True) -> Path:
+    path = tmp_path / "hostile.bmad"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        if base:
+            for name, content in flat_package().items():
+                zf.writestr(name, render(content))
+        for name, content in extra.items():
+            zf.writestr(name, content)
+    return path
+
+
+def _refused(tmp_path: Path, source: Path) -> PackageError:
+    data = tmp_path / "data"
+    with pytest.raises(PackageError) as caught:
+        PackageStore(data).import_package(source)
+    assert not data.exists(), f"written under <data>: {sorted(p.name for p in data.rglob('*'))}"
+    return caught.value
+
+
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        ("../evil.md", "path traversal"),
+        ("steps/../../evil.md", "path traversal"),
+        ("/etc/evil.md", "absolute"),
+        ("C:/evil.md", "absolute"),
+        ("steps//evil.md", "empty path segment"),
+        ("./steps/evil.md", "'.' segment"),
+        ("steps\\..\\evil.md", "backslash"),
+    ],
+)
+def test_a_hostile_entry_name_is_refused_with_nothing_written(tmp_path: Path, name: str, reason: str) -> None:
+    error = _refused(tmp_path, _zip_with(tmp_path, {name: b"x"}))
+    assert [(p.file, p.pointer) for p in error.problems] == [(name, "")]
+    assert reason in error.problems[0].message
+
+
+def test_a_nul_in_an_entry_name_is_refused_though_zipfile_would_cut_it(tmp_path: Path) -> None:
+    path = _zip_with(tmp_path, {"steps/evil.md#../../x": b"x"})
+    raw = path.read_bytes()
+    assert raw.count(b"steps/evil.md#") == 2  # the local header and the central directory
+    path.write_bytes(raw.replace(b"steps/evil.md#", b"steps/evil.md\0"))
+    assert "steps/evil.md" in zipfile.ZipFile(path).namelist()  # what a naive reader would extract
+    error = _refused(tmp_path, path)
+    assert "NUL" in error.problems[0].message
+
+
+def test_a_symlink_entry_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "link.bmad"
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, content in flat_package().items():
+            zf.writestr(name, render(content))
+        link = zipfile.ZipInfo("steps/secrets.md")
+        link.create_system = 3
+        link.external_attr = (stat.S_IFLNK | 0o777) << 16
+        zf.writestr(link, "/etc/passwd")
+    error = _refused(tmp_path, path)
+    assert [(p.file, p.message) for p in error.problems] == [("steps/secrets.md", "refused: a symbolic link")]
+
+
+def test_more_than_10000_entries_are_refused(tmp_path: Path) -> None:
+    path = tmp_path / "many.bmad"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as zf:
+        for i in range(MAX_ENTRIES + 1):
+            zf.writestr(f"assets/{i}.txt", b"")
+    error = _refused(tmp_path, path)
+    assert "10001 entries" in str(error)
+
+
+def test_exactly_10000_entries_pass_the_count(tmp_path: Path) -> None:
+    files = flat_package()
+    path = tmp_path / "many.bmad"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as zf:
+        for name, content in files.items():
+            zf.writestr(name, render(content))
+        for i in range(MAX_ENTRIES - len(files)):
+            zf.writestr(f"assets/{i}.txt", b"")
+    package = PackageStore(tmp_path / "data").import_package(path)
+    assert (package.root / "assets" / "0.txt").is_file()
+
+
+def _patch_central_sizes(path: Path, name: bytes, size: int) -> None:
+    """Rewrite the uncompressed size of ``name`` in the central directory (what ZipFile trusts)."""
+    raw = bytearray(path.read_bytes())
+    at = raw.find(b"PK\x01\x02")
+    while at >= 0:
+        name_len = struct.unpack_from("<H", raw, at + 28)[0]
+        if raw[at + 46 : at + 46 + name_len] == name:
+            struct.pack_into("<I", raw, at + 24, size)
+        at = raw.find(b"PK\x01\x02", at + 4)
+    path.write_bytes(bytes(raw))
+
+
+def test_more_than_200_mb_declared_is_refused(tmp_path: Path) -> None:
+    path = _zip_with(tmp_path, {"assets/big.bin": b"\0" * 1000})
+    _patch_central_sizes(path, b"assets/big.bin", 201 * 1024 * 1024)
+    error = _refused(tmp_path, path)
+    assert "at most 209715200" in str(error)
+
+
+def test_a_zip_bomb_that_lies_about_its_size_is_refused_before_a_byte_is_written(tmp_path: Path) -> None:
+    # 50 MB of zeros that declares 10 bytes: the real content is found when the bytes are counted.
+    path = _zip_with(tmp_path, {"assets/bomb.bin": b"\0" * (50 * 1024 * 1024)})
+    _patch_central_sizes(path, b"assets/bomb.bin", 10)
+    error = _refused(tmp_path, path)
+    assert [p.file for p in error.problems] == ["assets/bomb.bin"]
+
+
+def test_bytes_are_counted_while_reading_whatever_was_declared(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = write_zip(flat_package(), tmp_path / "ok.bmad")
+    with ZipSource(path) as source:  # the declared total passed the check
+        monkeypatch.setattr(archive, "MAX_UNPACKED_BYTES", 100)
+        with pytest.raises(PackageError, match="more than"):
+            source.verify()
+
+
+def test_duplicate_and_case_colliding_entries_are_refused(tmp_path: Path) -> None:
+    path = tmp_path / "dup.bmad"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # zipfile warns about the duplicate name it is asked to write
+        with zipfile.ZipFile(path, "w") as zf:
+            for name, content in flat_package().items():
+                zf.writestr(name, render(content))
+            zf.writestr("steps/end.md", b"---\nnodeId: evil\n---\n")
+            zf.writestr("Steps/decide.md", b"x")
+    error = _refused(tmp_path, path)
+    assert sorted(p.file for p in error.problems) == ["Steps/decide.md", "steps/end.md"]
+
+
+def test_not_a_zip_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "nope.bmad"
+    path.write_bytes(b"not a zip at all")
+    error = _refused(tmp_path, path)
+    assert "zip" in str(error)
+
+
+def test_a_symlink_in_a_package_folder_is_refused(tmp_path: Path) -> None:
+    folder = write_folder(flat_package(), tmp_path / "pkg")
+    (tmp_path / "secret.md").write_text("secret")
+    os.symlink(tmp_path / "secret.md", folder / "steps" / "secret.md")
+    error = _refused(tmp_path, folder)
+    assert [(p.file, p.message) for p in error.problems] == [("steps/secret.md", "refused: a symbolic link")]
+
+
+def test_a_package_zipped_with_its_folder_is_unwrapped(tmp_path: Path) -> None:
+    path = write_zip({f"my-package/{name}": content for name, content in flat_package().items()}, tmp_path / "w.bmad")
+    package = PackageStore(tmp_path / "data").import_package(path)
+    assert (package.root / "bmad.json").is_file() and not (package.root / "my-package").exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "ok"),
+    [("steps/a.md", True), ("steps/", True), ("a\0b", False), ("", False), ("a/./b", False), ("a/", True), ("a//", False)],
+)
+def test_entry_name_rules(name: str, ok: bool) -> None:
+    assert (entry_name_problem(name) is None) is ok
