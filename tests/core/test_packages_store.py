@@ -1,0 +1,208 @@
+"""PackageStore: both layouts install, versions coexist, re-import replaces atomically, crashes leave old or new."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from crewagent.core.packages import (
+    PackageError,
+    PackageNotFound,
+    PackageStore,
+    builtin_package_ids,
+    ensure_builtin_packages,
+    package_id,
+)
+from tests.core.package_helpers import Files, builder_package, flat_package, md, tree, write_folder, write_zip
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_a_flat_folder_installs_with_its_graph_steps_and_agents(tmp_path: Path) -> None:
+    store = PackageStore(tmp_path / "data")
+    package = store.import_package(write_folder(flat_package(steps=2), tmp_path / "src"))
+    assert package.id == "demo-1.0.0" and package.root == tmp_path / "data" / "packages" / "demo-1.0.0"
+    (workflow,) = package.workflows
+    assert workflow.id == "demo-flow"  # no workflows[]: the template's workflowType
+    assert workflow.graph.entry_node_id == "step-1"
+    assert workflow.graph.successors("decide") == ("end", "step-1")
+    assert workflow.graph.default_edge("decide").target == "end"  # type: ignore[union-attr]
+    assert package.step_path("demo-flow", "decide") == package.root / "steps" / "decide.md"
+    assert [agent.id for agent in package.agents] == ["analyst", "reviewer"]
+    assert package.definition.resolve_workflow_ref("demo-flow") is workflow
+    assert package.definition.resolve_workflow_ref("@pkg/workflow.md") is workflow
+    assert tree(package.root) == tree(tmp_path / "src")
+
+
+def test_the_builder_layout_installs_from_a_zip(tmp_path: Path) -> None:
+    store = PackageStore(tmp_path / "data")
+    package = store.import_package(write_zip(builder_package(), tmp_path / "b.bmad"))
+    assert package.id == package_id("Builder Demo", "2.1.0") and package.id.startswith("builder-demo-2.1.0-")
+    assert [wf.id for wf in package.workflows] == ["7", "12"]
+    assert package.definition.default_workflow_id == "7"
+    twelve = package.workflow("12")
+    assert twelve is not None and twelve.display_name == "Flow 12"
+    assert twelve.step_file("decide-02") == "workflows/12/steps/decide-02.md"
+    assert package.path(twelve.step_file("decide-02")).is_file()
+    assert twelve.graph.successors("decide-02") == ("end-99", "step-01")
+    assert (package.root / "assets" / "readme.txt").is_file()
+
+
+def test_node_files_relative_to_the_graph_folder_resolve_too(tmp_path: Path) -> None:
+    files = builder_package()
+    for wf in ("7", "12"):
+        for node in files[f"workflows/{wf}/workflow.graph.json"]["nodes"]:
+            node["file"] = node["file"].split(f"workflows/{wf}/", 1)[1]  # steps/<id>.md, beside the graph
+    package = PackageStore(tmp_path / "data").import_package(write_zip(files, tmp_path / "b.bmad"))
+    assert package.workflow("7").step_file("step-01") == "workflows/7/steps/step-01.md"  # type: ignore[union-attr]
+
+
+def test_versions_coexist_and_the_same_version_is_replaced(tmp_path: Path) -> None:
+    store = PackageStore(tmp_path / "data")
+    one = store.import_package(write_folder(flat_package(version="1.0.0"), tmp_path / "v1"))
+    two = store.import_package(write_folder(flat_package(version="1.1.0"), tmp_path / "v11"))
+    changed = flat_package(version="1.0.0", steps=3)
+    again = store.import_package(write_zip(changed, tmp_path / "v1b.bmad"))
+    assert again.id == one.id and len(again.workflows[0].graph.nodes) == 5
+    assert [p.id for p in store.list()] == ["demo-1.0.0", "demo-1.1.0"]
+    assert not (again.root / "steps" / "step-1.md").read_text().startswith("x")
+    assert sorted(os.listdir(store.root)) == [".lock", "demo-1.0.0", "demo-1.1.0"]
+    assert store.get(two.id).version == "1.1.0"
+
+
+def test_an_invalid_reimport_leaves_the_installed_package_alone(tmp_path: Path) -> None:
+    store = PackageStore(tmp_path / "data")
+    installed = store.import_package(write_folder(flat_package(), tmp_path / "ok"))
+    before = tree(installed.root)
+    broken = flat_package()
+    broken["workflow.graph.json"]["entryNodeId"] = "ghost"
+    with pytest.raises(PackageError):
+        store.import_package(write_folder(broken, tmp_path / "bad"))
+    assert tree(store.get(installed.id).root) == before
+
+
+def test_remove_and_unknown_ids(tmp_path: Path) -> None:
+    store = PackageStore(tmp_path / "data")
+    package = store.import_package(write_folder(flat_package(), tmp_path / "src"))
+    store.remove(package.id)
+    assert store.list() == [] and not package.root.exists()
+    for bad in (package.id, "../data", "..", "x/../../etc", ".lock"):
+        with pytest.raises(PackageNotFound):
+            store.remove(bad)
+        with pytest.raises(PackageNotFound):
+            store.get(bad)
+
+
+def test_package_ids_are_safe_folder_names_and_distinct() -> None:
+    assert package_id("project-brief", "1.0.0") == "project-brief-1.0.0"
+    names = ["My Package", "my-package", "MY PACKAGE", "my package", "../../etc", "CON", "项目"]
+    ids = {package_id(name, "1.0.0") for name in names}
+    assert len(ids) == len(names)
+    assert all("/" not in i and "\\" not in i and not i.startswith(".") for i in ids)
+    assert package_id("p", "1.0.0-Alpha+B") != package_id("p", "1.0.0-alpha+b")
+
+
+def test_a_crash_between_the_two_renames_is_undone_by_the_next_use(tmp_path: Path) -> None:
+    """The one window where no folder has the package's name: the next use puts the old one back."""
+    store = PackageStore(tmp_path / "data")
+    package = store.import_package(write_folder(flat_package(), tmp_path / "src"))
+    before = tree(package.root)
+    os.replace(package.root, store.root / f".old~{package.id}~dead")
+    (store.root / f".staging~{package.id}~dead" / "steps").mkdir(parents=True)  # half unpacked
+    (store.root / ".trash~dead").mkdir()
+    fresh = PackageStore(tmp_path / "data")
+    assert [p.id for p in fresh.list()] == [package.id]
+    assert tree(fresh.get(package.id).root) == before
+    assert sorted(os.listdir(fresh.root)) == [".lock", package.id]
+
+
+def test_a_crash_after_the_second_rename_keeps_the_new_package(tmp_path: Path) -> None:
+    store = PackageStore(tmp_path / "data")
+    old = store.import_package(write_folder(flat_package(steps=1), tmp_path / "a"))
+    aside = store.root / f".old~{old.id}~dead"
+    os.replace(old.root, aside)
+    store.import_package(write_folder(flat_package(steps=4), tmp_path / "b"))  # recovers first, then replaces
+    assert len(store.get(old.id).workflows[0].graph.nodes) == 6
+    assert not aside.exists()
+
+
+def _marked(marker: str, steps: int) -> Files:
+    files = flat_package(steps=steps)
+    for name, content in files.items():
+        if name.startswith("steps/"):
+            files[name] = md(content["frontmatter"], f"{marker}\n" * 50)
+    files["assets/marker.txt"] = marker
+    return files
+
+
+_IMPORT_LOOP = """
+import sys
+from crewagent.core.packages import PackageStore
+store = PackageStore(sys.argv[1])
+print("ready", flush=True)
+while True:
+    for source in sys.argv[2:]:
+        store.import_package(source)
+"""
+
+
+@pytest.mark.slow
+def test_kill_9_during_imports_leaves_the_old_or_the_new_package_never_half(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    sources = [write_zip(_marked(m, 150), tmp_path / f"{m}.bmad") for m in ("AAAA", "BBBB")]
+    expected_names = set(tree(write_folder(_marked("AAAA", 150), tmp_path / "shape")))
+    PackageStore(data).import_package(sources[0])
+    rng = random.Random(1234)
+    outcomes = set()
+    for _round in range(12):
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _IMPORT_LOOP, str(data), *map(str, sources)], stdout=subprocess.PIPE, cwd=ROOT
+        )
+        assert proc.stdout is not None and proc.stdout.readline().strip() == b"ready"
+        time.sleep(rng.uniform(0.05, 1.5))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        proc.stdout.close()
+        store = PackageStore(data)
+        (package,) = store.list()
+        files = tree(package.root)
+        assert set(files) == expected_names
+        markers = {files["assets/marker.txt"]}
+        markers |= {content.rsplit(b"---\n", 1)[1][:4] for name, content in files.items() if name.startswith("steps/")}
+        assert len(markers) == 1, f"a half-replaced package: {markers}"
+        outcomes |= markers
+        assert sorted(os.listdir(store.root)) == [".lock", package.id]
+    assert outcomes  # which of the two each round ends with is up to the timing
+
+
+def test_the_builtin_package_is_installed_once_and_stays_removed(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    assert ensure_builtin_packages(data) == builtin_package_ids() == ["project-brief-1.0.0"]
+    store = PackageStore(data)
+    (package,) = store.list()
+    (workflow,) = package.workflows
+    assert workflow.id == "project-brief"
+    graph = workflow.graph
+    assert [n.id for n in graph.nodes] == ["gather-goals", "draft-brief", "review", "end"]
+    assert graph.node("review").type == "decision"  # type: ignore[union-attr]
+    assert graph.successors("review") == ("draft-brief", "end")
+    assert {a.id for a in package.agents} == {"analyst", "reviewer"}
+    assert any(item.workflow for agent in package.agents for item in agent.menu)
+    for node in graph.nodes:
+        text = package.path(node.file).read_text()
+        assert "fs.apply_patch" in text and "updateFrontmatter" in text
+    marker = store.root / ".builtin.json"
+    stamp = marker.stat().st_mtime_ns
+    assert ensure_builtin_packages(data) == []
+    assert marker.stat().st_mtime_ns == stamp
+    store.remove(package.id)
+    assert ensure_builtin_packages(data) == [] and store.list() == []
+    assert json.loads(marker.read_text()) == {"installed": ["project-brief-1.0.0"]}
