@@ -106,7 +106,7 @@ class PackageSource:
                 pass
 
     def extract_to(self, destination: Path) -> None:
-        """Write every file under ``destination`` (an empty, new folder), fsync'd."""
+        """Write every file under ``destination`` (an empty, new folder); the caller makes them durable."""
         budget = _Budget(self.label)
         made: set[Path] = {destination}
         try:
@@ -122,8 +122,6 @@ class PackageSource:
                         view = memoryview(chunk)
                         while view:
                             view = view[os.write(fd, view) :]
-                    # A kill -9 keeps the page cache; a power cut does not: flush before the rename publishes it.
-                    os.fsync(fd)
                 finally:
                     os.close(fd)
         except OSError as exc:

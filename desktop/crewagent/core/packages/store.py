@@ -10,9 +10,11 @@ deletes the leftovers. One file lock serialises installs and removals across pro
 from __future__ import annotations
 
 import builtins
+import ctypes
 import os
 import secrets
 import shutil
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -89,6 +91,13 @@ class PackageStore:
         self._cache[package_id] = (key, package)
         return package
 
+    def _remember(self, package_id: str, definition: PackageDefinition) -> InstalledPackage:
+        folder = self.root / package_id
+        info = folder.stat()
+        package = InstalledPackage(package_id, folder, definition)
+        self._cache[package_id] = ((info.st_ino, info.st_mtime_ns), package)
+        return package
+
     def _folder(self, package_id: str) -> Path:
         if not PACKAGE_ID_PATTERN.fullmatch(package_id):
             raise PackageNotFound(package_id)
@@ -126,7 +135,7 @@ class PackageStore:
             finally:
                 if staging.exists():
                     shutil.rmtree(staging, ignore_errors=True)
-        return self.get(package_id)
+            return self._remember(package_id, definition)  # what was checked is what was written
 
     def remove(self, package_id: str) -> None:
         folder = self._folder(package_id)
@@ -217,8 +226,38 @@ def _checked(source: PackageSource) -> PackageDefinition:
 
 
 def _fsync_tree(root: Path) -> None:
-    """Make the folders of a staged package durable before the rename publishes it (files are already)."""
-    for folder, _dirs, _files in os.walk(root):
+    """Make a staged package durable before the rename publishes it.
+
+    A kill -9 keeps the page cache, a power cut does not. On Linux one ``syncfs`` of the staging
+    folder's filesystem costs about what writing the files did; an fsync per file costs 4-7 ms each
+    (1.5 s for 200 steps on the benchmark machine). Elsewhere, or if ``syncfs`` fails: one fsync per
+    file and per folder.
+    """
+    if _syncfs(root):
+        return
+    for folder, _dirs, names in os.walk(root):
+        for name in names:
+            fd = os.open(os.path.join(folder, name), os.O_RDONLY | getattr(os, "O_BINARY", 0))
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
         fsync_dir(Path(folder))
+
+
+def _syncfs(path: Path) -> bool:
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        fd = os.open(path, os.O_RDONLY)
+    except (OSError, AttributeError):
+        return False
+    try:
+        return bool(libc.syncfs(fd) == 0)
+    except AttributeError:  # a libc without syncfs
+        return False
+    finally:
+        os.close(fd)
 
 
