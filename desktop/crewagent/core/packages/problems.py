@@ -17,7 +17,8 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
-        return f"{self.file}#{self.pointer}: {self.message}"
+        """``file#/json/pointer: message``; a problem of the whole file has no ``#``."""
+        return f"{self.file}#{self.pointer}: {self.message}" if self.pointer else f"{self.file}: {self.message}"
 
     def as_json(self) -> dict[str, str]:
         return {"file": self.file, "pointer": self.pointer, "message": self.message}
