@@ -206,3 +206,45 @@ def test_the_builtin_package_is_installed_once_and_stays_removed(tmp_path: Path)
     store.remove(package.id)
     assert ensure_builtin_packages(data) == [] and store.list() == []
     assert json.loads(marker.read_text()) == {"installed": ["project-brief-1.0.0"]}
+
+
+def test_whatever_the_agents_schema_accepts_loads_and_unroutable_items_are_left_out(tmp_path: Path) -> None:
+    files = flat_package()
+    agents = files["agents.json"]["agents"]
+    agents[1]["id"] = "bmm:reviewer"  # the format's agentId allows ':'
+    files["workflow.graph.json"]["nodes"][1]["agentId"] = "bmm:reviewer"
+    files["steps/decide.md"]["frontmatter"]["agentId"] = "bmm:reviewer"
+    agents[0]["prompts"] = [{"id": "p", "content": "one"}, {"id": "p", "content": "again"}]
+    agents[0]["menu"] += [
+        {"description": "no trigger, data only", "data": "x"},
+        {"trigger": "both", "description": "two targets", "workflow": "demo-flow", "action": "#p"},
+        {"trigger": "*go", "description": "the same trigger again", "action": "#p"},
+        {"trigger": "ask", "description": "an unknown prompt", "action": "#nope"},
+        {"trigger": "tell", "description": "a known prompt", "action": "#p"},
+    ]
+    package = PackageStore(tmp_path / "data").import_package(write_folder(files, tmp_path / "src"))
+    analyst, reviewer = package.agents
+    assert reviewer.id == "bmm:reviewer"
+    assert [item.command for item in analyst.menu] == ["go", "tell"]
+    assert [prompt.content for prompt in analyst.prompts] == ["one"]
+    assert json.loads((package.root / "agents.json").read_text()) == files["agents.json"]  # installed unchanged
+
+
+def test_a_package_damaged_after_install_is_reported_not_loaded(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    store = PackageStore(tmp_path / "data")
+    package = store.import_package(write_folder(flat_package(), tmp_path / "src"))
+    (package.root / "steps" / "end.md").write_text("no frontmatter any more")
+    packages, broken = PackageStore(tmp_path / "data").scan()
+    assert packages == [] and [str(p) for p in broken[0].problems] == [
+        "steps/end.md: has no YAML frontmatter (a '---' block at the top)"
+    ]
+    with pytest.raises(PackageError):
+        PackageStore(tmp_path / "data").get(package.id)
+
+
+def test_new_state_is_a_private_copy_of_the_template(tmp_path: Path) -> None:
+    package = PackageStore(tmp_path / "data").import_package(write_folder(flat_package(), tmp_path / "src"))
+    workflow = package.workflows[0]
+    state = workflow.new_state()
+    state["stepsCompleted"].append("step-1")
+    assert workflow.new_state()["stepsCompleted"] == [] and workflow.state_template["currentNodeId"] == ""

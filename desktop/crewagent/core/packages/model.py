@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import copy
+import hashlib
 import posixpath
 import re
-import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -104,8 +105,12 @@ class Workflow:
     workflow_file: str
     graph_file: str
     graph: WorkflowGraph
-    #: The template's frontmatter, as parsed (schema-valid).
-    state_template: dict[str, Any]
+    #: The template's frontmatter, as parsed (schema-valid). Shared: use ``new_state()`` to change it.
+    state_template: dict[str, Any] = field(repr=False)
+
+    def new_state(self) -> dict[str, Any]:
+        """A private deep copy of the template's frontmatter, the start of a run's state."""
+        return copy.deepcopy(self.state_template)
 
     def step_file(self, node_id: str) -> str:
         """The package-relative step file of ``node_id`` (KeyError for an unknown node)."""
