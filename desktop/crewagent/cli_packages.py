@@ -5,15 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from crewagent.core.packages import (
-    InstalledPackage,
-    PackageError,
-    PackageNotFound,
-    PackageStore,
-    ensure_builtin_packages,
-)
+if TYPE_CHECKING:
+    from crewagent.core.packages import InstalledPackage, PackageStore
+
+# crewagent.core.packages (and jsonschema) are imported by the handlers, not here: building the
+# parser must not cost every other command 0.1 s of start-up.
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -32,6 +30,8 @@ def add_subcommand(subparsers: Any, common: argparse.ArgumentParser) -> None:
 
 
 def _store(args: argparse.Namespace) -> PackageStore:
+    from crewagent.core.packages import PackageStore, ensure_builtin_packages
+
     data_dir = getattr(args, "data_dir", None)
     ensure_builtin_packages(data_dir)  # the built-in example is there on first use of a data folder
     return PackageStore(data_dir)
@@ -42,6 +42,8 @@ def _json(args: argparse.Namespace) -> bool:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    from crewagent.core.packages import PackageError
+
     store = _store(args)
     try:
         package = store.import_package(args.path)
@@ -80,6 +82,8 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_remove(args: argparse.Namespace) -> int:
+    from crewagent.core.packages import PackageNotFound
+
     try:
         _store(args).remove(args.package_id)
     except PackageNotFound as exc:
