@@ -81,6 +81,19 @@ def test_package_agents_join_the_agent_list(qtbot: Any, host: WorkerThread, tmp_
     assert any(s.source == "builtin" for s in summaries)
 
 
+def test_a_fresh_data_folder_gets_the_built_in_package_in_the_app(qtbot: Any, host: WorkerThread, isolated_dirs: dict[str, Path]) -> None:
+    """The app, like the command line, has the Project brief package on first launch."""
+    from PySide6.QtCore import QMetaObject, Qt
+
+    from crewagent.core.packages import PackageStore
+
+    with qtbot.waitSignal(host.worker.agents_loaded) as loaded:
+        QMetaObject.invokeMethod(host.worker, "load_agents", Qt.ConnectionType.QueuedConnection)
+    (package,) = PackageStore(isolated_dirs["data"]).list()
+    assert "project-brief" in [w.id for w in package.workflows]
+    assert {s.id for s in loaded.args[0] if s.source == package.id} == {f"{package.id}:{a.id}" for a in package.agents}
+
+
 def test_global_commands_come_before_the_mode(
     qtbot: Any, host: WorkerThread, store: Any, project: Any, tmp_path: Path, isolated_dirs: dict[str, Path]
 ) -> None:

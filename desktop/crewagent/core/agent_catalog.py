@@ -13,8 +13,8 @@ import os
 from dataclasses import dataclass
 
 from crewagent.core.agents import Agent, builtin_agents, effective_agent
-from crewagent.core.errors import RunSetupError
-from crewagent.core.packages import InstalledPackage, PackageError, PackageNotFound, PackageStore
+from crewagent.core.errors import CrewAgentError, RunSetupError
+from crewagent.core.packages import InstalledPackage, PackageError, PackageNotFound, PackageStore, ensure_builtin_packages
 from crewagent.core.runs import RunMetadata, create_run
 from crewagent.core.runs.service import find_workflow
 from crewagent.core.store import ProjectInfo, RuntimeStore
@@ -42,8 +42,16 @@ def qualified(package_id: str, agent_id: str) -> str:
 
 
 def catalog(data_dir: str | os.PathLike[str] | None = None) -> tuple[CatalogAgent, ...]:
-    """The built-in agents, then each installed package's (blocking: reads the packages)."""
+    """The built-in agents, then each installed package's (blocking: reads the packages).
+
+    The first listing of a data folder installs the built-in example package, so the app has it
+    on first launch as the command line does (a failure to install is logged, not raised).
+    """
     entries = [CatalogAgent(agent) for agent in builtin_agents()]
+    try:
+        ensure_builtin_packages(data_dir)
+    except (PackageError, OSError, CrewAgentError) as exc:
+        log.warning("the built-in packages could not be installed: %s", exc)
     try:
         packages = PackageStore(data_dir).list()
     except PackageError as exc:  # a damaged package folder hides its agents, not everyone's
