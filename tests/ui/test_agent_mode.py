@@ -34,7 +34,10 @@ def open_agent_conversation(qtbot: Any, main: MainWindow, folder: Path) -> None:
     main.project_view.request_new_conversation("agent")
     conversation = main.project_view.conversation
     qtbot.waitUntil(lambda: conversation.loaded and conversation.mode == "agent")
-    qtbot.waitUntil(lambda: conversation.header.agent_selector.count() == len(builtin_agents()))
+    selector = conversation.header.agent_selector
+    # The built-in agents, then the agents of the built-in package (installed on first launch).
+    qtbot.waitUntil(lambda: all(selector.findData(agent.id) >= 0 for agent in builtin_agents()))
+    qtbot.waitUntil(lambda: selector.count() > len(builtin_agents()))
 
 
 def pick_agent(qtbot: Any, main: MainWindow, agent_id: str) -> None:
