@@ -6,12 +6,13 @@ import enum
 import json
 from functools import cache
 from importlib.resources import files
-from typing import Any
-
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from crewagent.core.packages.problems import Problem, pointer
+
+if TYPE_CHECKING:  # jsonschema is imported when a schema is first used: other commands do not pay for it
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError
 
 SCHEMA_FOLDER = ("schemas", "bmad-v1.1")
 
@@ -40,6 +41,8 @@ def _load(kind: SchemaKind) -> dict[str, Any]:
 
 @cache
 def validator(kind: SchemaKind) -> Draft202012Validator:
+    from jsonschema import Draft202012Validator
+
     schema = _load(kind)
     Draft202012Validator.check_schema(schema)  # a broken shipped schema is a bug in the build
     return Draft202012Validator(_inline_refs(schema, schema.get("$defs", {})))
