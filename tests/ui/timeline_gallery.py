@@ -5,6 +5,10 @@ by hand, to see the rows or compare two builds pixel by pixel::
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python -m tests.ui.timeline_gallery OUT_DIR
     QT_QPA_PLATFORM=offscreen .venv/bin/python -m tests.ui.timeline_gallery --compare DIR_A DIR_B
+    QT_QPA_PLATFORM=offscreen .venv/bin/python -m tests.ui.timeline_gallery --digests tests/ui/timeline_look.json
+
+The last one records what test_timeline_look checks against: run it after a deliberate change of
+the look (and look at the PNGs first).
 """
 
 from __future__ import annotations
@@ -16,11 +20,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, QRect
-from PySide6.QtGui import QColor, QImage, QPainter
+from PySide6.QtCore import QModelIndex, QRect, qVersion
+from PySide6.QtGui import QColor, QFontInfo, QGuiApplication, QImage, QPainter
 from PySide6.QtWidgets import QApplication, QStyleOptionViewItem
 
 from crewagent.ui.timeline import TimelineModel, TimelineRole, TimelineView
+from crewagent.ui.timeline.delegate import robot_glyph
+from crewagent.ui.timeline.documents import mono_font
+from crewagent.ui.timeline.view import TimelineColors
 from crewagent.worker.turn_values import LoadedConversation, SubagentInfo, TimelineMessage, ToolCallRef, frozen_json
 
 #: Row widths the gallery is drawn at: narrow (the column shrinks), medium and past MAX_COLUMN.
@@ -74,6 +81,7 @@ def history() -> tuple[LoadedConversation, tuple[str, ...], tuple[str, ...]]:
             _call("c-offload", "fs.read", {"path": "huge.md"}),
             _call("c-offload-full", "fs.read", {"path": "huge2.md"}),
             _call("c-interrupted", "fs.list", {}),
+            _call("c-offload-open", "fs.read", {"path": "huge3.md"}),
         )),
         _result("t-ok", "c-ok", "fs.list", {"ok": True, "entries": ["a.md", "b.md"]}),
         _result("t-open", "c-open", "fs.read", {"ok": True, "content": "# Readme\n\nHello."}),
@@ -82,6 +90,7 @@ def history() -> tuple[LoadedConversation, tuple[str, ...], tuple[str, ...]]:
         _result("t-big-full", "c-big-full", "fs.read", big),
         _result("t-offload", "c-offload", "fs.read", {"ok": True, "content": "start"}, full_output_bytes=3_500_000),
         _result("t-offload-full", "c-offload-full", "fs.read", {"ok": True, "content": "start"}, full_output_bytes=60_000),
+        _result("t-offload-open", "c-offload-open", "fs.read", {"ok": True, "content": "start"}, full_output_bytes=900),
         _result("t-interrupted", "c-interrupted", "fs.list", {"ok": False, "error": {"code": "TOOL_INTERRUPTED"}},
                 part_type="error", synthetic=True),
         _msg("a-tasks", "assistant", "", tool_calls=(
@@ -106,9 +115,10 @@ def history() -> tuple[LoadedConversation, tuple[str, ...], tuple[str, ...]]:
                 part_type="error", synthetic=True),
         _msg("n-summary", "user", "The earlier conversation, summarised:\n\n- a\n- **b**", is_summary=True),
         _msg("n-summary-open", "user", "Summary again:\n\n" + LONG, is_summary=True),
-        _msg("n-subagent", "user", "Background subagent finished.\n- description: index the docs",
+        _msg("n-subagent", "user", "Background subagent finished.\n- description: index the docs", synthetic=True,
              subagent=SubagentInfo("s-bg", "explore", "completed", summary="Indexed " + LONG)),
-        _msg("n-subagent-failed", "user", "Background subagent failed.", subagent=SubagentInfo("s-bg2", "general", "failed")),
+        _msg("n-subagent-failed", "user", "Background subagent failed.", synthetic=True,
+             subagent=SubagentInfo("s-bg2", "general", "failed")),
         _msg("a-error-last", "assistant", "Half an answer", part_type="error",
              error=frozen_json({"code": "LLM_HTTP_ERROR", "message": "The connection dropped. " + LONG, "partialText": "Half **an** answer"})),
     )
@@ -119,8 +129,18 @@ def history() -> tuple[LoadedConversation, tuple[str, ...], tuple[str, ...]]:
         _info("s-failed", "k-failed", "failed", summary="It broke: no access."),
     )
     expanded = ("tool:c-open", "tool:c-failed", "tool:c-big", "tool:c-big-full", "tool:c-offload", "tool:c-offload-full",
-                "tool:k-done", "a-reasoning-open", "n-summary-open")
+                "tool:c-offload-open", "tool:k-done", "a-reasoning-open", "n-summary-open")
     return LoadedConversation("proj", CONVERSATION, messages, subagents=subagents), expanded, ("tool:c-ok", "a-calls")
+
+
+def streams() -> tuple[LoadedConversation, ...]:
+    """Conversations whose last row is an answer streaming in: with text, still thinking, nothing yet."""
+    asked = (_msg("s-user", "user", "go"),)
+    return (
+        LoadedConversation("proj", CONVERSATION, asked, streaming=True, streaming_text=MARKDOWN[:40]),
+        LoadedConversation("proj", CONVERSATION, asked, streaming=True, streaming_reasoning="Let me think"),
+        LoadedConversation("proj", CONVERSATION, asked, streaming=True),
+    )
 
 
 def build(qapp: QApplication) -> tuple[TimelineView, TimelineModel]:
@@ -128,8 +148,7 @@ def build(qapp: QApplication) -> tuple[TimelineView, TimelineModel]:
     loaded, expanded, _hover = history()
     model = TimelineModel()
     model.load(loaded)
-    view = TimelineView()
-    view.set_timeline(model)
+    view = _view(model)
     state = view.view_state
     for key in expanded:
         (state.expanded_tools if key.startswith("tool:") else state.expanded_reasoning).add(key)
@@ -138,9 +157,16 @@ def build(qapp: QApplication) -> tuple[TimelineView, TimelineModel]:
     state.loading_outputs.add("tool:c-offload")
     model.set_widget_request("q-editor", "req-1")
     model.tool_started(ToolCallRef("c-pending", "fs.write", "{}"))
+    return view, model
+
+
+def _view(model: TimelineModel) -> TimelineView:
+    view = TimelineView()
+    view.timeline_delegate.set_colors(TimelineColors.of_theme("light"))
+    view.set_timeline(model)
     view.resize(WIDTHS[0], 400)
     view.show()
-    return view, model
+    return view
 
 
 def rows(model: TimelineModel) -> Iterator[tuple[str, QModelIndex]]:
@@ -190,17 +216,40 @@ def images(qapp: QApplication) -> Iterator[tuple[str, QImage]]:
                     if busy and key != "a-error-last":
                         continue
                     yield f"{width}-{key}{'-busy' if busy else ''}", render(view, index, width)
+            view.view_state.busy = False
             for key, hover in (("tool:c-ok", "toggle_tool"), ("a-error-last", "retry"), ("a-error-last", "continue"),
                                ("tool:k-done", "open_subagent"), ("a-reasoning", "toggle_reasoning")):
                 yield f"{width}-{key}-hover-{hover}", render(view, model.index_of_key(key), width, hover)
+            view.view_state.read_only = True
+            yield f"{width}-tool:c-offload-open-read-only", render(view, model.index_of_key("tool:c-offload-open"), width)
+            view.view_state.read_only = False
     finally:
         view.close()
         view.deleteLater()
+    for number, loaded in enumerate(streams()):
+        view = _view(TimelineModel())
+        scene = view.model()
+        assert isinstance(scene, TimelineModel)
+        scene.load(loaded)
+        try:
+            for width in WIDTHS:
+                set_width(qapp, view, width)
+                yield f"{width}-stream-{number}", render(view, scene.index(scene.rowCount() - 1, 0), width)
+        finally:
+            view.close()
+            view.deleteLater()
 
 
 def digest(image: QImage) -> str:
     image = image.convertToFormat(QImage.Format.Format_ARGB32)
     return f"{image.width()}x{image.height()}:" + hashlib.sha256(bytes(image.constBits())).hexdigest()[:16]
+
+
+def environment() -> dict[str, str]:
+    """What else decides the pixels: the same gallery drawn with other fonts or another Qt differs."""
+    font = QGuiApplication.font()
+    return {"qt": qVersion(), "platform": QGuiApplication.platformName(), "font": font.key(), "family": QFontInfo(font).family(),
+            "mono": QFontInfo(mono_font(font)).family(), "emoji": robot_glyph(font)}
 
 
 def main(argv: list[str]) -> int:
@@ -212,6 +261,10 @@ def main(argv: list[str]) -> int:
         missing = sorted({p.name for p in a.glob("*.png")} ^ {p.name for p in b.glob("*.png")})
         print(f"{len(differ)} differ: {differ}\n{len(missing)} only in one: {missing}")
         return 1 if differ or missing else 0
+    if argv[1:2] == ["--digests"]:
+        found = {name: digest(image) for name, image in images(qapp)}
+        Path(argv[2]).write_text(json.dumps({"environment": environment(), "digests": found}, indent=1, sort_keys=True) + "\n")
+        return 0
     out = Path(argv[1])
     out.mkdir(parents=True, exist_ok=True)
     for name, image in images(qapp):
