@@ -41,6 +41,8 @@ _Index = QModelIndex | QPersistentModelIndex
 #: for a last page of short messages. Each costs a Markdown layout (~1 ms, more while the worker
 #: competes for the GIL); a row above them is estimated until it is painted.
 EXACT_TAIL = 16
+#: Row sizes remembered (by row version, width and view state) before the cache starts again.
+MAX_CACHED_SIZES = 60_000
 
 
 class TimelineDelegate(QStyledItemDelegate):
@@ -137,10 +139,10 @@ class TimelineDelegate(QStyledItemDelegate):
             else:
                 height = self._estimate(option, kind, text, has_reasoning, width)
             self._sizes[size_key] = height
-            if len(self._sizes) > 60_000:
+            if len(self._sizes) > MAX_CACHED_SIZES:
                 self._sizes.clear()
                 self._exact.clear()
-        return QSize(width, max(2, round(height)))
+        return QSize(width, max(METRICS.column.min_row_height, round(height)))
 
     def _estimate(self, option: QStyleOptionViewItem, kind: str, text: str, has_reasoning: bool, width: int) -> float:
         """A row's height without building any document: its painter's geometry, with text heights estimated."""

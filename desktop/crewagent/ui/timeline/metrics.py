@@ -18,6 +18,8 @@ class ColumnMetrics:
     avatar_gap: float = 12
     #: Below every top-level row (user bubble, assistant message, error card).
     row_gap: float = 6
+    #: A row is never laid out shorter than this (Qt treats a zero height as "not measured").
+    min_row_height: int = 2
 
 
 @dataclass(frozen=True)
@@ -97,10 +99,13 @@ class ToolMetrics:
     kind_ratio: float = 0.3
     kind_gap: float = 6
     status_width: float = 200
+    status_gap: float = 6
     details_reserve: float = 40
     synthetic_from_right: float = 120
     chevron_from_right: float = 28
     chevron_width: float = 20
+    #: The line between the header and the expanded body, inset from the card's border.
+    rule: float = 1
     body_top: float = 6
     section_label: float = 18
     section_label_advance: float = 20
@@ -149,6 +154,7 @@ class NoticeMetrics:
     subagent_dot: tuple[float, float] = (3, 11)
     subagent_dot_radius: float = 3.5
     subagent_dot_advance: float = 12
+    subagent_title_gap: float = 6
     subagent_summary_chars: int = 200
 
 

@@ -73,7 +73,7 @@ class SubagentNoticePainter(RowPainter[SubagentNoticeFacts, SubagentNoticeGeomet
         canvas.dot(QPointF(x + dot_x, inner_y + dot_y), n.subagent_dot_radius, c.subagent_states.get(status, c.muted))
         x += n.subagent_dot_advance
         text = translate("TimelineDelegate", "Background subagent {type} {status}").format(type=kind, status=subagent_status_label(status))
-        x += canvas.text(QRectF(x, inner_y, inner_w - (x - inner_x), title.height()), text, fonts.small_bold, c.notice_text) + METRICS.controls.pill_gap
+        x += canvas.text(QRectF(x, inner_y, inner_w - (x - inner_x), title.height()), text, fonts.small_bold, c.notice_text) + n.subagent_title_gap
         if facts.description:
             canvas.text(QRectF(x, inner_y, inner_w - (x - inner_x), title.height()), "· " + facts.description, fonts.small, c.notice_text)
         if geometry.summary is not None:

@@ -134,7 +134,7 @@ class ToolPainter(RowPainter[ToolFacts, ToolGeometry]):
         if not facts.expanded:
             return ToolGeometry(facts, card, header, card.bottom() + t.bottom - frame.top, part)
         y += task_h
-        separator = QRectF(left + 1, y, width - 2, 1)
+        separator = QRectF(left + t.rule, y, width - 2 * t.rule, t.rule)
         y += t.body_top
         sections = []
         for label, laid in texts:
@@ -187,7 +187,7 @@ class ToolPainter(RowPainter[ToolFacts, ToolGeometry]):
         if facts.offloaded is not None:
             details.append(size_label(facts.offloaded))
         x += canvas.text(QRectF(x, y, t.separator_width, t.header), "·", fonts.small, c.muted) + t.separator_gap
-        x += canvas.text(QRectF(x, y, t.status_width, t.header), details[0], fonts.small_bold, color) + t.kind_gap
+        x += canvas.text(QRectF(x, y, t.status_width, t.header), details[0], fonts.small_bold, color) + t.status_gap
         if len(details) > 1:
             canvas.text(QRectF(x, y, width - (x - left) - t.details_reserve, t.header), "· " + " · ".join(details[1:]), fonts.small, c.muted)
         if facts.synthetic:
