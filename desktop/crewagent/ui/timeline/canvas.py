@@ -13,7 +13,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QAbstractTextDocumentLayout, QColor, QFont, QFontMetricsF, QPainter, QPalette, QPen
 
 from crewagent.ui.timeline.colors import TimelineColors
-from crewagent.ui.timeline.documents import DocumentCache, LaidOut, estimate_height, mono_font
+from crewagent.ui.timeline.documents import DocumentCache, LaidOut, estimate_height, font_metrics, mono_font
 from crewagent.ui.timeline.metrics import METRICS, ColumnMetrics
 
 #: A block of text: laid out (exact) or only its estimated height (a row not painted yet).
@@ -48,7 +48,7 @@ class Fonts:
         return cls(QFont(font), small, bold, small_bold, mono_font(font))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Frame:
     """Where a row's content goes: a column of at most ``max_width``, centred; messages indented past the avatar."""
 
@@ -76,9 +76,14 @@ class TextSizer(Protocol):
     def __call__(self, part: str, text: str, width: float, font: QFont, *, plain: bool = False, growing: bool = False) -> Text: ...
 
 
-def estimating(part: str, text: str, width: float, font: QFont, *, plain: bool = False, growing: bool = False) -> Text:
-    """A :class:`TextSizer` that builds no document: only an estimated height."""
-    return estimate_height(text, width, font, code=plain)
+class Estimating:
+    """A :class:`TextSizer` that builds no document: only an estimated height, from each font's metrics taken once."""
+
+    def __init__(self, fonts: Fonts):
+        self._metrics = {id(font): font_metrics(font) for font in (fonts.base, fonts.small, fonts.bold, fonts.small_bold, fonts.mono)}
+
+    def __call__(self, part: str, text: str, width: float, font: QFont, *, plain: bool = False, growing: bool = False) -> Text:
+        return estimate_height(text, width, self._metrics.get(id(font)) or font, code=plain)
 
 
 @dataclass(frozen=True)

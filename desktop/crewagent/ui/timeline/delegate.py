@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
 from crewagent.ui.ask_user import AskUserForm
 from crewagent.ui.markdown import COPY_SCHEME
-from crewagent.ui.timeline.canvas import Canvas, Fonts, Frame, LayingOut, RowLayout, estimating
+from crewagent.ui.timeline.canvas import Canvas, Estimating, Fonts, Frame, LayingOut, RowLayout
 from crewagent.ui.timeline.colors import TimelineColors
 from crewagent.ui.timeline.documents import DocumentCache
 from crewagent.ui.timeline.labels import (  # noqa: F401  (re-exported: what callers knew the delegate by)
@@ -77,6 +77,9 @@ class TimelineDelegate(QStyledItemDelegate):
         self.documents = DocumentCache()
         self._sizes: dict[tuple[object, ...], float] = {}
         self._fonts: dict[str, Fonts] = {}
+        #: The view's fonts and their metrics, taken once, for estimating rows (sizeHint of many rows).
+        self._estimating: tuple[Fonts, Estimating] | None = None
+        self._frames: dict[int, Frame] = {}
         self._exact: set[tuple[object, ...]] = set()
         self._editors: dict[str, AskUserForm] = {}
         self.hover: tuple[str, str] | None = None
@@ -100,6 +103,8 @@ class TimelineDelegate(QStyledItemDelegate):
     def clear_caches(self) -> None:
         self.documents.clear()
         self._fonts.clear()
+        self._estimating = None
+        self._frames.clear()
         self._sizes.clear()
         self._exact.clear()
 
@@ -146,8 +151,15 @@ class TimelineDelegate(QStyledItemDelegate):
 
     def _estimate(self, option: QStyleOptionViewItem, kind: str, text: str, has_reasoning: bool, width: int) -> float:
         """A row's height without building any document: its painter's geometry, with text heights estimated."""
+        if self._estimating is None:
+            fonts = self._fonts_of(option.font)
+            self._estimating = (fonts, Estimating(fonts))
+        fonts, sizer = self._estimating
+        frame = self._frames.get(width)
+        if frame is None:
+            frame = self._frames[width] = Frame.of(width)
         painter = PAINTERS.get(kind, ASSISTANT)
-        return painter.measure(painter.estimated(text, has_reasoning), Frame.of(width), self._fonts_of(option.font), estimating).height
+        return painter.measure(painter.estimated(text, has_reasoning), frame, fonts, sizer).height
 
     def _painter_of(self, index: _Index) -> RowPainter[Any, Any]:
         kind = index.data(TimelineRole.KIND)
@@ -162,7 +174,7 @@ class TimelineDelegate(QStyledItemDelegate):
         fonts = self._fonts_of(option.font)
         frame = Frame.of(float(self.row_width(option)), float(option.rect.left()), float(option.rect.top()))
         facts = rows.facts(index, RowContext(self.state, key, self._editor_height))
-        geometry = rows.measure(facts, frame, fonts, LayingOut(self.documents) if exact else estimating)
+        geometry = rows.measure(facts, frame, fonts, LayingOut(self.documents) if exact else Estimating(fonts))
         canvas = Canvas(painter, fonts, self.colors, key, self.hover)
         rows.draw(geometry, canvas)
         canvas.layout.height = geometry.height
