@@ -74,7 +74,7 @@ def test_rows_the_estimate_cannot_know_are_always_measured_exactly(qapp: QApplic
     assert seen == {"assistant", "tool", "notice", SUBAGENT_NOTICE}
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     text=st.text(st.sampled_from("ab c\n`#*-"), max_size=400) | st.sampled_from(["", gallery.MARKDOWN, gallery.LONG]),
     reasoning=st.sampled_from(["", "thinking"]),

@@ -21,15 +21,7 @@ from crewagent.ui.markdown import COPY_SCHEME
 from crewagent.ui.timeline.canvas import Canvas, Estimating, Fonts, Frame, LayingOut, RowLayout
 from crewagent.ui.timeline.colors import TimelineColors
 from crewagent.ui.timeline.documents import DocumentCache
-from crewagent.ui.timeline.labels import (  # noqa: F401  (re-exported: what callers knew the delegate by)
-    compact,
-    duration_label,
-    pretty_json,
-    robot_glyph,
-    size_label,
-    state_label,
-    subagent_status_label,
-)
+from crewagent.ui.timeline.labels import robot_glyph, state_label  # noqa: F401  (importers know them from here)
 from crewagent.ui.timeline.metrics import METRICS
 from crewagent.ui.timeline.model import ASK_USER_TOOL, TimelineRole
 from crewagent.ui.timeline.rows import ASK_USER, ASSISTANT, PAINTERS, RowContext, RowPainter
