@@ -8,7 +8,8 @@ from PySide6.QtWidgets import QAbstractItemView, QFrame, QTreeView, QWidget
 
 from crewagent.ui.markdown import is_openable
 from crewagent.ui.theme import theme_of
-from crewagent.ui.timeline.delegate import TimelineColors, TimelineDelegate
+from crewagent.ui.timeline.colors import TimelineColors
+from crewagent.ui.timeline.delegate import TimelineDelegate
 from crewagent.ui.timeline.model import OPEN_ROWS, TimelineModel, TimelineRole
 from crewagent.ui.timeline.state import TimelineViewState
 

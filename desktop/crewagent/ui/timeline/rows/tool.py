@@ -1,0 +1,210 @@
+"""A tool part: one line "🔧 name · status · 2 ms" that opens onto its arguments and result (a Task part: its subagent)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from PySide6.QtCore import QPointF, QRectF
+
+from crewagent.ui.timeline.canvas import Canvas, Fonts, Frame, Text, TextSizer, height_of
+from crewagent.ui.timeline.labels import (
+    duration_label,
+    json_object,
+    pretty_json,
+    robot_glyph,
+    size_label,
+    state_label,
+    subagent_status_label,
+    translate,
+    wrench_glyph,
+)
+from crewagent.ui.timeline.metrics import METRICS
+from crewagent.ui.timeline.model import PENDING, TASK_TOOL, TimelineRole
+from crewagent.ui.timeline.rows import task
+from crewagent.ui.timeline.rows.base import Index, RowContext, RowPainter
+from crewagent.ui.timeline.rows.task import TaskGeometry
+from crewagent.worker.turn_values import SubagentInfo
+
+#: Characters of a tool result shown expanded (the rest: "Open full output" or "… more").
+MAX_RESULT_CHARS = 20_000
+
+
+@dataclass(frozen=True)
+class ToolFacts:
+    name: str = "tool"
+    state: str = PENDING
+    expanded: bool = False
+    subagent: SubagentInfo | None = None
+    is_task: bool = False
+    #: A Task part's subagent type and description (from its subagent, else from its arguments).
+    task_kind: str = ""
+    task_description: str = ""
+    #: Read only when the part is expanded (a tool's arguments may be megabytes).
+    arguments: str = ""
+    result: str = ""
+    #: The result shown is the complete output the user opened (not the stored preview).
+    full: bool = False
+    #: Bytes of an offloaded result (None: the result is stored whole).
+    offloaded: int | None = None
+    loading: bool = False
+    read_only: bool = False
+    duration_ms: float | None = None
+    synthetic: bool = False
+
+
+@dataclass(frozen=True)
+class Section:
+    label: QRectF
+    text: Text
+    y: float
+
+
+@dataclass(frozen=True)
+class ToolGeometry:
+    facts: ToolFacts
+    card: QRectF
+    header: QRectF
+    height: float
+    task: TaskGeometry | None = None
+    #: Expanded only: the line under the header, the Arguments and Result sections, the offload row.
+    separator: QRectF | None = None
+    sections: list[tuple[str, Section]] = field(default_factory=list)
+    offload_y: float | None = None
+
+
+class ToolPainter(RowPainter[ToolFacts, ToolGeometry]):
+    def facts(self, index: Index, context: RowContext) -> ToolFacts:
+        key, state = context.key, context.state
+        name = str(index.data(TimelineRole.TOOL_NAME) or "tool")
+        subagent: SubagentInfo | None = index.data(TimelineRole.SUBAGENT)
+        is_task = subagent is not None or name == TASK_TOOL
+        expanded = key in state.expanded_tools
+        # Only a Task part's arguments are read: another tool's may be megabytes (an fs.write of a
+        # 20 MB file), and parsing them here on every measure and paint froze the GUI thread.
+        arguments = str(index.data(TimelineRole.TOOL_ARGUMENTS) or "") if expanded or is_task else ""
+        parsed = json_object(arguments) if is_task else {}
+        offloaded = index.data(TimelineRole.FULL_OUTPUT_BYTES)
+        return ToolFacts(
+            name=name,
+            state=str(index.data(TimelineRole.TOOL_STATE) or PENDING),
+            expanded=expanded,
+            subagent=subagent,
+            is_task=is_task,
+            task_kind=(subagent.subagent_type if subagent is not None else str(parsed.get("subagent_type") or "")) if is_task else "",
+            task_description=((subagent.description if subagent is not None else "") or str(parsed.get("description") or "")),
+            arguments=arguments if expanded else "",
+            result=(state.full_outputs.get(key) or str(index.data(TimelineRole.TOOL_RESULT) or "")) if expanded else "",
+            full=key in state.full_outputs,
+            offloaded=int(offloaded) if offloaded is not None else None,
+            loading=key in state.loading_outputs,
+            read_only=state.read_only,
+            duration_ms=index.data(TimelineRole.TOOL_DURATION),
+            synthetic=bool(index.data(TimelineRole.SYNTHETIC)),
+        )
+
+    def estimated(self, text: str, has_reasoning: bool) -> ToolFacts:
+        return ToolFacts()
+
+    def measure(self, facts: ToolFacts, frame: Frame, fonts: Fonts, sizer: TextSizer) -> ToolGeometry:
+        t, pad = METRICS.tool, METRICS.controls.card_pad
+        left, width = frame.text_left, frame.text_width
+        top = frame.top + t.top
+        header = QRectF(left, top, width, t.header)
+        texts: list[tuple[str, Text]] = []
+        if facts.expanded:
+            inner_w = width - 2 * pad
+            arguments = pretty_json(facts.arguments)
+            if arguments:
+                texts.append((translate("TimelineDelegate", "Arguments"), sizer("args", arguments, inner_w, fonts.mono, plain=True)))
+            if facts.result:
+                shown = pretty_json(facts.result)
+                if len(shown) > MAX_RESULT_CHARS:
+                    more = len(shown) - MAX_RESULT_CHARS
+                    shown = shown[:MAX_RESULT_CHARS] + "\n" + translate("TimelineDelegate", "… {n} more characters").format(n=more)
+                texts.append((translate("TimelineDelegate", "Result"), sizer("full" if facts.full else "result", shown, inner_w, fonts.mono, plain=True)))
+        body = 0.0
+        for _label, laid in texts:
+            body += t.section_label_advance + height_of(laid) + t.section_gap
+        if facts.expanded and facts.offloaded is not None:
+            body += METRICS.controls.button_height + t.offload_gap
+        y = header.bottom()
+        part = task.measure(facts.subagent, facts.task_description, left, y, width, fonts, sizer) if facts.is_task else None
+        task_h = part.height if part is not None else 0.0
+        card = QRectF(left, top, width, t.header + task_h + (body + pad if facts.expanded else 0))
+        if not facts.expanded:
+            return ToolGeometry(facts, card, header, card.bottom() + t.bottom - frame.top, part)
+        y += task_h
+        separator = QRectF(left + t.rule, y, width - 2 * t.rule, t.rule)
+        y += t.body_top
+        sections = []
+        for label, laid in texts:
+            rect = QRectF(left + pad, y, width, t.section_label)
+            y += t.section_label_advance
+            sections.append((label, Section(rect, laid, y)))
+            y += height_of(laid) + t.section_gap
+        offload_y = y if facts.offloaded is not None else None
+        return ToolGeometry(facts, card, header, card.bottom() + t.bottom - frame.top, part, separator, sections, offload_y)
+
+    def draw(self, geometry: ToolGeometry, canvas: Canvas) -> None:
+        facts, header = geometry.facts, geometry.header
+        hovered = canvas.hovered("toggle_tool")
+        canvas.card(geometry.card, canvas.c.card_hover if hovered and not facts.expanded else canvas.c.card, canvas.c.card_border, METRICS.tool.radius)
+        canvas.hit("toggle_tool", header)
+        self._header(geometry, canvas)
+        if geometry.task is not None:
+            task.draw(geometry.task, canvas)
+        if geometry.separator is not None:
+            canvas.fill(geometry.separator, canvas.c.card_border)
+        for label, section in geometry.sections:
+            canvas.text(section.label, label.upper(), canvas.fonts.small_bold, canvas.c.muted)
+            canvas.place(section.text, section.label.left(), section.y, canvas.c.text)
+        if geometry.offload_y is not None:
+            self._offload(geometry, geometry.offload_y, canvas)
+
+    @staticmethod
+    def _header(geometry: ToolGeometry, canvas: Canvas) -> None:
+        t, facts, header, fonts, c = METRICS.tool, geometry.facts, geometry.header, canvas.fonts, canvas.c
+        left, y, width = header.left(), header.top(), header.width()
+        color = c.states.get(facts.state, c.muted)
+        status = state_label(facts.state)
+        if facts.subagent is not None:
+            color = c.subagent_states.get(facts.subagent.status, c.muted)
+            status = subagent_status_label(facts.subagent.status)
+        x = left + t.dot_x
+        canvas.dot(QPointF(x + t.dot_radius, header.center().y()), t.dot_radius, color)
+        x += t.dot_advance
+        icon = robot_glyph(fonts.base) if facts.is_task else wrench_glyph(fonts.base)
+        x += canvas.text(QRectF(x, y, t.icon_width, t.header), icon, fonts.base, c.text) + t.icon_gap
+        label = translate("TimelineDelegate", "Subagent") if facts.is_task else facts.name
+        x += canvas.text(QRectF(x, y, width * t.label_ratio, t.header), label, fonts.small_bold, c.text) + t.label_gap
+        if facts.task_kind:
+            x += canvas.text(QRectF(x, y, t.separator_width, t.header), "·", fonts.small, c.muted) + t.separator_gap
+            x += canvas.text(QRectF(x, y, width * t.kind_ratio, t.header), facts.task_kind, fonts.small, c.text) + t.kind_gap
+        details = [status]
+        duration = duration_label(facts.duration_ms)
+        if duration:
+            details.append(duration)
+        if facts.offloaded is not None:
+            details.append(size_label(facts.offloaded))
+        x += canvas.text(QRectF(x, y, t.separator_width, t.header), "·", fonts.small, c.muted) + t.separator_gap
+        x += canvas.text(QRectF(x, y, t.status_width, t.header), details[0], fonts.small_bold, color) + t.status_gap
+        if len(details) > 1:
+            canvas.text(QRectF(x, y, width - (x - left) - t.details_reserve, t.header), "· " + " · ".join(details[1:]), fonts.small, c.muted)
+        if facts.synthetic:
+            canvas.pill(left + width - t.synthetic_from_right, header.center().y(), translate("TimelineDelegate", "Synthetic"), c.badges["synthetic"])
+        chevron = "▾" if facts.expanded else "▸"
+        canvas.text(QRectF(left + width - t.chevron_from_right, y, t.chevron_width, t.header), chevron, fonts.base, c.muted)
+
+    @staticmethod
+    def _offload(geometry: ToolGeometry, y: float, canvas: Canvas) -> None:
+        facts, header, fonts, c = geometry.facts, geometry.header, canvas.fonts, canvas.c
+        x, width, height = header.left() + METRICS.controls.card_pad, header.width(), METRICS.controls.button_height
+        size = size_label(facts.offloaded or 0)
+        if facts.full:
+            canvas.text(QRectF(x, y, width, height), translate("TimelineDelegate", "Showing the full output ({size}).").format(size=size), fonts.small, c.muted)
+        elif facts.loading:
+            canvas.text(QRectF(x, y, width, height), translate("TimelineDelegate", "Loading the full output…"), fonts.small, c.muted)
+        else:
+            if not facts.read_only:  # a subagent's outputs are read from its own log, not here
+                x = canvas.button("open_output", x, y, translate("TimelineDelegate", "Open full output"))
+            canvas.text(QRectF(x, y, width, height), translate("TimelineDelegate", "The result was {size}; above is its beginning.").format(size=size), fonts.small, c.muted)
