@@ -130,6 +130,7 @@ def _lane(lane: int, demo: RecordingDemo, base_url: str, tmp: Path, zygote: Zygo
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("kill-loops")  # two lanes each, one per core: one loop at a time
 def test_kill_9_at_random_points_then_the_next_run_completes(tmp_path: Path, crewagent_zygote: Zygote) -> None:
     demo = RecordingDemo()
     with LocalServer(demo) as server:

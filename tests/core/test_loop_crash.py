@@ -222,6 +222,7 @@ def _run_lane(lane: int, model: CrashModel, base_url: str, tmp: Path, env: dict[
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("kill-loops")  # two lanes each, one per core: one loop at a time
 def test_kill_9_mid_stream_and_mid_tool_then_every_next_run_recovers(tmp_path: Path, crewagent_zygote: Zygote) -> None:
     model = CrashModel()
     env = dict(os.environ)

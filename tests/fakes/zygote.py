@@ -78,15 +78,12 @@ class Zygote:
         self._children: dict[int, ZygoteProcess] = {}
         self._lock = threading.Lock()
         self._stderr_path = stderr
-        errors = open(stderr, "wb") if stderr is not None else subprocess.DEVNULL
-        try:
-            self._proc = subprocess.Popen(
-                [sys.executable, "-m", "tests.fakes.zygote"], cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=errors,
-            )
-        finally:
-            if stderr is not None:
-                errors.close()  # type: ignore[union-attr]
+        argv = [sys.executable, "-m", "tests.fakes.zygote"]
+        if stderr is None:
+            self._proc = subprocess.Popen(argv, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        else:
+            with open(stderr, "wb") as errors:
+                self._proc = subprocess.Popen(argv, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors)
         assert self._proc.stdout is not None
         ready = self._proc.stdout.readline()
         if ready.strip() != b"ready":
