@@ -26,7 +26,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 test: $(STAMP) lint-imports typecheck
-	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest $(PYTEST_ARGS)
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -n auto --dist loadgroup $(PYTEST_ARGS)
 
 $(VENV)/.bench-installed: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'

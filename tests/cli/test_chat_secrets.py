@@ -43,6 +43,13 @@ def _auth(request: RecordedRequest) -> str | None:
     return next((v for k, v in request.headers.items() if k.lower() == "authorization"), None)
 
 
+def _wait_for_file(root: Path, name: str, timeout: float = 10) -> None:
+    """Until a file called ``name`` exists under ``root`` (or ``timeout`` passes: the caller checks)."""
+    deadline = time.monotonic() + timeout
+    while not any(root.rglob(name)) and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
 def _slow_answer_scanning(root: Path, scans: list[tuple[list[str], dict[str, list[str]]]]) -> Step:
     """A ~0.8 s streamed answer; halfway (after the 500 ms checkpoint) the whole tree is scanned."""
 
@@ -52,7 +59,7 @@ def _slow_answer_scanning(root: Path, scans: list[tuple[list[str], dict[str, lis
             yield Pause(0.05)
             yield chunk({"content": f"word{k} "})
             if k == 13:
-                time.sleep(0.05)  # let the client write its checkpoint
+                _wait_for_file(root, "streaming.json")  # the client writes its checkpoint
                 names = [p.name for p in root.rglob("*") if p.is_file()]
                 scans.append((names, _files_holding(root, STORED_KEY, ENV_KEY)))
         yield chunk({}, "stop")

@@ -2,7 +2,8 @@
 
 The demo's run driver (core/llm/demo_run.py) answers from a server in the test process, paced so
 that a run of the built-in project-brief workflow takes a few seconds; two lanes (one project
-each) start ``python -m crewagent run --workflow project-brief --yes`` and kill it with SIGKILL
+each) start ``crewagent run --workflow project-brief --yes`` (real processes forked from a
+warmed-up zygote: tests/fakes/zygote.py) and kill it with SIGKILL
 at a random moment after its first model request: while an answer streams, between a tool call
 and its result, around a state write. After every kill the state file must hold a prefix of the
 workflow's path (nothing duplicated) at least as long as before (nothing lost). The last run of
@@ -17,8 +18,6 @@ from __future__ import annotations
 import os
 import random
 import signal
-import subprocess
-import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -33,6 +32,7 @@ from crewagent.core.runs import RunIndex
 from crewagent.core.runs.service import read_run_state
 from crewagent.core.store import RuntimeStore
 from tests.core.loop_helpers import assert_log_valid, assert_request_valid
+from tests.fakes.zygote import Zygote, ZygoteProcess
 
 KILLS_PER_LANE = 16  # two lanes: 32 kills
 LANES = 2
@@ -54,7 +54,7 @@ class RecordingDemo(DemoResponder):
             self.cond.notify_all()
         return super().chat_completion(request)
 
-    def wait_for(self, lane: str, count: int, proc: subprocess.Popen[bytes], timeout: float = 60) -> None:
+    def wait_for(self, lane: str, count: int, proc: ZygoteProcess, timeout: float = 60) -> None:
         deadline = time.monotonic() + timeout
         with self.cond:
             while len(self.bodies.get(lane, [])) < count:
@@ -63,13 +63,13 @@ class RecordingDemo(DemoResponder):
                 self.cond.wait(0.02)
 
 
-def _lane(lane: int, demo: RecordingDemo, base_url: str, tmp: Path) -> dict[str, int]:
+def _lane(lane: int, demo: RecordingDemo, base_url: str, tmp: Path, zygote: Zygote) -> dict[str, int]:
     rng = random.Random(SEED * 10 + lane)
     name = f"run-lane{lane}"
     data, folder = tmp / f"data{lane}", tmp / f"project{lane}"
     folder.mkdir()
     env = {**os.environ, "OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "sk-crash", "CREWAGENT_MODEL": name}
-    argv = [sys.executable, "-m", "crewagent", "run", "--data-dir", str(data), "--project", str(folder)]
+    argv = ["run", "--data-dir", str(data), "--project", str(folder)]
     argv += ["--workflow", "project-brief", "--provider", "openai-compatible", "--yes"]
     store = RuntimeStore(data)
     progress: dict[str, int] = {}  # run id -> steps completed seen so far
@@ -77,7 +77,8 @@ def _lane(lane: int, demo: RecordingDemo, base_url: str, tmp: Path) -> dict[str,
     killed_last = False
     while kills < KILLS_PER_LANE:
         seen = len(demo.bodies.get(name, []))
-        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+        err = tmp / f"lane{lane}-{kills + completed_early}.err"
+        proc = zygote.spawn(argv, env=env, stdout=os.devnull, stderr=err)
         try:
             demo.wait_for(name, seen + 1, proc)
             if killed_last and len(demo.bodies.get(name, [])) > seen:
@@ -95,13 +96,11 @@ def _lane(lane: int, demo: RecordingDemo, base_url: str, tmp: Path) -> dict[str,
                 completed_early += 1
                 killed_last = False
             code = proc.wait(30)
-            assert code in (0, -signal.SIGKILL), (code, proc.stderr.read() if proc.stderr else b"")
+            assert code in (0, -signal.SIGKILL), (code, err.read_text(errors="replace"))
         finally:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait(30)
-            if proc.stderr is not None:
-                proc.stderr.close()
         project = store.open_project(folder)
         for run in RunIndex(project.runtime_dir).list():
             state = read_run_state(project, run)
@@ -113,8 +112,8 @@ def _lane(lane: int, demo: RecordingDemo, base_url: str, tmp: Path) -> dict[str,
         if killed_last and progress and list(progress.values())[-1] == len(PATH):
             killed_last = False  # killed after its run had finished: the next process starts a new run
     # the last run finishes whatever was left
-    final = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120)
-    assert final.returncode == 0, final.stderr
+    err = tmp / f"lane{lane}-final.err"
+    assert zygote.spawn(argv, env=env, stdout=os.devnull, stderr=err).wait(120) == 0, err.read_text(errors="replace")
     project = store.open_project(folder)
     runs = RunIndex(project.runtime_dir).list()
     last = runs[-1]
@@ -131,12 +130,13 @@ def _lane(lane: int, demo: RecordingDemo, base_url: str, tmp: Path) -> dict[str,
 
 
 @pytest.mark.slow
-def test_kill_9_at_random_points_then_the_next_run_completes(tmp_path: Path) -> None:
+@pytest.mark.xdist_group("kill-loops")  # two lanes each, one per core: one loop at a time
+def test_kill_9_at_random_points_then_the_next_run_completes(tmp_path: Path, crewagent_zygote: Zygote) -> None:
     demo = RecordingDemo()
     with LocalServer(demo) as server:
         try:
             with ThreadPoolExecutor(LANES) as pool:
-                reports = list(pool.map(lambda n: _lane(n, demo, server.base_url, tmp_path), range(LANES)))
+                reports = list(pool.map(lambda n: _lane(n, demo, server.base_url, tmp_path, crewagent_zygote), range(LANES)))
         except AssertionError as exc:
             raise AssertionError(f"{exc}\n(seed {SEED}; rerun with CREWAGENT_CRASH_SEED={SEED})") from exc
     assert sum(r["kills"] for r in reports) >= 30, reports

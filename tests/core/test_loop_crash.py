@@ -1,8 +1,8 @@
 """kill -9 of real ``crewagent chat`` processes mid-stream and mid-tool; every next run recovers.
 
 One OpenAI-compatible server runs in the test process. Each lane (two in parallel, one per
-core) drives one conversation through a series of ``python -m crewagent chat`` runs against
-it and kills each run with SIGKILL at a random moment: while an answer streams (before and
+core) drives one conversation through a series of ``crewagent chat`` runs (real processes, forked
+from a warmed-up zygote: tests/fakes/zygote.py) against it and kills each run with SIGKILL at a random moment: while an answer streams (before and
 after the 500 ms checkpoint), while fs.search runs over a big tree, or while the answer to the
 tool results streams. Before each next run the test reads what the dead process left on disk
 (the streaming checkpoint, calls without results); when the next run's request reaches the
@@ -18,8 +18,6 @@ import json
 import os
 import random
 import signal
-import subprocess
-import sys
 import threading
 import time
 from collections import Counter, defaultdict
@@ -36,6 +34,7 @@ from crewagent.core.protocol import DOTTED_FUNCTION_NAME, plan_repair, validate_
 from crewagent.core.store import RuntimeStore
 from tests.core.loop_helpers import assert_log_valid, assert_request_valid
 from tests.fakes.scripted_server import chunk
+from tests.fakes.zygote import Zygote, ZygoteProcess
 
 KILLS_PER_LANE = 25  # two lanes: 50 kills
 LANES = 2
@@ -81,7 +80,7 @@ class CrashModel:
         items.append(chunk({}, "stop"))
         return SseReply(items)
 
-    def wait_for(self, lane: str, count: int, proc: subprocess.Popen[bytes], err: Path, timeout: float = 60) -> RecordedRequest:
+    def wait_for(self, lane: str, count: int, proc: ZygoteProcess, err: Path, timeout: float = 60) -> RecordedRequest:
         deadline = time.monotonic() + timeout
         with self.cond:
             while len(self.requests[lane]) < count:
@@ -115,7 +114,7 @@ def _non_system(body: Any) -> list[dict[str, Any]]:
     return [m for m in assert_request_valid(body) if m["role"] != "system"]
 
 
-def _run_lane(lane: int, model: CrashModel, base_url: str, tmp: Path, env: dict[str, str]) -> LaneReport:
+def _run_lane(lane: int, model: CrashModel, base_url: str, tmp: Path, env: dict[str, str], zygote: Zygote) -> LaneReport:
     rng = random.Random(SEED * 10 + lane)
     name = f"crash-lane{lane}"
     data, project_dir, logs = tmp / f"data{lane}", tmp / f"project{lane}", tmp / f"logs{lane}"
@@ -146,12 +145,10 @@ def _run_lane(lane: int, model: CrashModel, base_url: str, tmp: Path, env: dict[
 
         seen = len(model.requests[name])
         err = logs / f"run{run}.err"
-        with open(logs / f"run{run}.out", "wb") as out, open(err, "wb") as errf:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "crewagent", "chat", "--data-dir", str(data), "--project", str(project_dir),
-                 "--provider", "openai-compatible", message],
-                stdout=out, stderr=errf, env=env,
-            )
+        proc = zygote.spawn(
+            ["chat", "--data-dir", str(data), "--project", str(project_dir), "--provider", "openai-compatible", message],
+            env=env, stdout=logs / f"run{run}.out", stderr=err,
+        )
         try:
             request = model.wait_for(name, seen + 1, proc, err)
             report.runs += 1
@@ -225,14 +222,15 @@ def _run_lane(lane: int, model: CrashModel, base_url: str, tmp: Path, env: dict[
 
 
 @pytest.mark.slow
-def test_kill_9_mid_stream_and_mid_tool_then_every_next_run_recovers(tmp_path: Path) -> None:
+@pytest.mark.xdist_group("kill-loops")  # two lanes each, one per core: one loop at a time
+def test_kill_9_mid_stream_and_mid_tool_then_every_next_run_recovers(tmp_path: Path, crewagent_zygote: Zygote) -> None:
     model = CrashModel()
     env = dict(os.environ)
     env.pop("OPENAI_BASE_URL", None)
     started = time.monotonic()
     with LocalServer(model) as server:
         with ThreadPoolExecutor(LANES) as pool:
-            futures = [pool.submit(_run_lane, lane, model, server.base_url, tmp_path, env) for lane in range(LANES)]
+            futures = [pool.submit(_run_lane, lane, model, server.base_url, tmp_path, env, crewagent_zygote) for lane in range(LANES)]
             try:
                 reports = [f.result() for f in futures]
             except BaseException as exc:

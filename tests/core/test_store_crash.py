@@ -25,6 +25,7 @@ from crewagent.core.store.log import QUARANTINE_NAME
 
 pytestmark = [
     pytest.mark.slow,
+    pytest.mark.xdist_group("kill-loops"),  # not next to the two-lane loops: kills land by timing
     pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork and SIGKILL"),
 ]
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,22 +16,30 @@ from crewagent.core.store import ProjectInfo, RuntimeStore
 from tests.core.loop_helpers import assert_log_valid, assert_request_valid, error_code_of, shape
 from tests.fakes.scripted_server import MODEL, ScriptedServer, call, slow_text, text, tool_calls
 from tests.fakes.subagent_helpers import marker, only_sidechain, sidechain_valid, task_step
+from tests.fakes.zygote import Zygote, ZygoteProcess
 
 CHILD = marker("crash-child")
 
 
-def _chat(store: RuntimeStore, project: ProjectInfo, server: ScriptedServer, out: Path, *argv: str) -> subprocess.Popen[bytes]:
+def _chat(
+    zygote: Zygote, store: RuntimeStore, project: ProjectInfo, server: ScriptedServer, out: Path, *argv: str
+) -> ZygoteProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
     env.update(OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-test-crash", CREWAGENT_MODEL=MODEL)
-    with open(out, "wb") as sink:
-        return subprocess.Popen(
-            [sys.executable, "-m", "crewagent", "chat", "--data-dir", str(store.data_dir), "--project", str(project.root),
-             "--provider", "openai-compatible", *argv],
-            stdout=sink, stderr=subprocess.STDOUT, env=env,
-        )
+    return zygote.spawn(
+        ["chat", "--data-dir", str(store.data_dir), "--project", str(project.root), "--provider", "openai-compatible", *argv],
+        env=env, stdout=out,
+    )
 
 
-def _wait_for(condition, proc: subprocess.Popen[bytes], out: Path, timeout: float = 30) -> None:  # type: ignore[no-untyped-def]
+def _child_checkpoint(store: RuntimeStore, project: ProjectInfo, conversation: ConversationMeta) -> dict[str, Any] | None:
+    """The streaming checkpoint of the conversation's one subagent, once it has one."""
+    chains = store.sidechains(project.id, conversation.id)
+    sessions = [meta.sessionId for meta in chains.metas()]
+    return chains.read_checkpoint(sessions[0]) if len(sessions) == 1 else None
+
+
+def _wait_for(condition, proc: ZygoteProcess, out: Path, timeout: float = 30) -> None:  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + timeout
     while not condition():
         if proc.poll() is not None:
@@ -44,7 +51,8 @@ def _wait_for(condition, proc: subprocess.Popen[bytes], out: Path, timeout: floa
 
 @pytest.mark.slow
 def test_kill_while_a_child_streams_then_both_logs_recover(
-    scripted_llm: ScriptedServer, store: RuntimeStore, project: ProjectInfo, conversation: ConversationMeta, tmp_path: Path
+    scripted_llm: ScriptedServer, store: RuntimeStore, project: ProjectInfo, conversation: ConversationMeta, tmp_path: Path,
+    crewagent_zygote: Zygote,
 ) -> None:
     scripted_llm.script(task_step("call_task", "crash-child", prompt="List, then explain at length."))
     scripted_llm.script_for(
@@ -52,10 +60,11 @@ def test_kill_while_a_child_streams_then_both_logs_recover(
         tool_calls(call("call_list", "fs_list", json.dumps({"path": "@project"}))),
         slow_text(*[f"word{n} " for n in range(200)], interval=0.05),  # ~10 s: killed long before the end
     )
-    proc = _chat(store, project, scripted_llm, tmp_path / "run1.out", "--conversation", conversation.id, "--yes", "delegate it")
+    proc = _chat(crewagent_zygote, store, project, scripted_llm, tmp_path / "run1.out", "--conversation", conversation.id, "--yes", "delegate it")
     try:
         _wait_for(lambda: len(scripted_llm.bodies_for(CHILD)) == 2, proc, tmp_path / "run1.out")
-        time.sleep(0.9)  # past the child's 500 ms streaming checkpoint
+        # past the child's 500 ms streaming checkpoint
+        _wait_for(lambda: bool((_child_checkpoint(store, project, conversation) or {}).get("content")), proc, tmp_path / "run1.out")
         proc.send_signal(signal.SIGKILL)
         assert proc.wait(30) == -signal.SIGKILL
     finally:
@@ -73,7 +82,7 @@ def test_kill_while_a_child_streams_then_both_logs_recover(
 
     # the next run recovers both chains before it calls the model
     scripted_llm.script(text("The delegated work was interrupted; I will redo it if you want."))
-    proc = _chat(store, project, scripted_llm, tmp_path / "run2.out", "--conversation", conversation.id, "what happened?")
+    proc = _chat(crewagent_zygote, store, project, scripted_llm, tmp_path / "run2.out", "--conversation", conversation.id, "what happened?")
     assert proc.wait(60) == 0, (tmp_path / "run2.out").read_text(errors="replace")
 
     history = [m for m in assert_request_valid(scripted_llm.bodies[-1]) if m["role"] != "system"]

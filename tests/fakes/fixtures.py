@@ -8,6 +8,7 @@ import pytest
 
 from crewagent.core.llm.local_server import LocalServer
 from tests.fakes.scripted_server import ScriptedServer
+from tests.fakes.zygote import Zygote
 
 
 @pytest.fixture
@@ -32,3 +33,11 @@ def demo_llm() -> Iterator[LocalServer]:
 
     with LocalServer(DemoResponder(chunk_delay=0.0)) as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def crewagent_zygote(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Zygote]:
+    """Forks real ``crewagent`` processes from one warmed-up interpreter (see tests/fakes/zygote.py);
+    one per test session (per xdist worker), shared by the crash loops."""
+    with Zygote(stderr=tmp_path_factory.mktemp("zygote") / "stderr.txt") as zygote:
+        yield zygote

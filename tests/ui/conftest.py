@@ -7,12 +7,35 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtWidgets import QWidget
+import shiboken6
+from PySide6.QtCore import QEvent
+from PySide6.QtWidgets import QApplication, QWidget
 
 from crewagent.ui.dialogs import NewProjectAnswer
 from crewagent.ui.mainwindow import MainWindow
 from crewagent.worker import WorkerThread
 from tests.worker.conftest import worker_thread  # noqa: F401  (a fixture shared with tests/worker)
+
+
+def _top_level_widgets() -> dict[int, QWidget]:
+    return {shiboken6.getCppPointer(widget)[0]: widget for widget in QApplication.topLevelWidgets()}
+
+
+@pytest.fixture(autouse=True)
+def no_leaked_top_level_widgets(qapp: QApplication) -> Iterator[None]:
+    """Fails a test that leaves a window behind: every top-level widget it creates must be deleted
+    by its owner or by qtbot (which closes and deletes what ``qtbot.addWidget`` registered)."""
+    before = set(_top_level_widgets())
+    yield
+    QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    QApplication.processEvents()
+    leaked = {key: widget for key, widget in _top_level_widgets().items() if key not in before}
+    names = [f"{type(widget).__name__}({widget.objectName()!r})" for widget in leaked.values()]
+    for widget in leaked.values():  # so that one leak fails one test, not every later one
+        widget.close()
+        widget.deleteLater()
+    QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    assert not names, f"top-level widgets left behind: {names}"
 
 
 class ScriptedDialogs:

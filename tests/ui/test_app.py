@@ -64,6 +64,9 @@ def test_run_gui_opens_the_project_folder_then_exits_cleanly(
     finally:
         poll.stop()
         deadline.stop()
+        for widget in qapp.topLevelWidgets():  # run_gui returns with its window closed, not deleted
+            if isinstance(widget, MainWindow):
+                widget.deleteLater()
 
     assert code == 0
     assert seen == ["from-the-command-line — CrewAgent"]

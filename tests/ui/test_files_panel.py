@@ -97,3 +97,20 @@ def test_files_open_in_tabs_as_markdown_text_or_open_in_system_app(
 
     window.exit_project_action.trigger()  # leaving the project closes its file tabs
     assert tabs.count() == 1
+
+
+def test_the_files_filter_passes_the_model_tester(qtbot: Any, qtmodeltester: Any, tmp_path: Path) -> None:
+    root = tmp_path / "proj"
+    (root / "artifacts").mkdir(parents=True)
+    (root / "runtime" / "projects").mkdir(parents=True)
+    (root / "notes.txt").write_text("n", encoding="utf-8")
+    panel = FilesPanel()
+    qtbot.addWidget(panel)
+    panel.show()
+    panel.show_project(str(root), str(root / "artifacts"), excluded=[])
+    panel.all_button.click()
+    qtbot.waitUntil(lambda: listed(panel) == ["artifacts", "notes.txt", "runtime"])
+    qtmodeltester.check(panel.proxy)
+    panel.proxy.set_excluded([str(root / "runtime")])  # the filter changes under the view
+    qtbot.waitUntil(lambda: listed(panel) == ["artifacts", "notes.txt"])
+    qtmodeltester.check(panel.proxy)

@@ -153,10 +153,10 @@ def test_auto_scroll_follows_the_stream_and_pauses_while_scrolled_up(qtbot: Any)
 
     bar.setValue(bar.maximum() // 2)  # the user scrolls up to read
     assert not view.following
-    before = bar.value()
+    before, longest = bar.value(), bar.maximum()
     for n in range(20):
         model.append_text(f"more {n}\n\n")
-    qtbot.wait(50)
+    qtbot.waitUntil(lambda: bar.maximum() > longest)  # the view has laid out the new text
     assert bar.value() == before
 
     view.scroll_to_end()

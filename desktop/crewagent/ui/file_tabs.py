@@ -141,7 +141,7 @@ class FileTabs(QObject):
         bar = self.tabs.tabBar()
         for side in (QTabBar.ButtonPosition.RightSide, QTabBar.ButtonPosition.LeftSide):
             if bar.tabButton(index, side) is not None:
-                bar.setTabButton(index, side, None)  # type: ignore[arg-type]  # None removes it
+                bar.setTabButton(index, side, None)  # None removes it
 
     def pages(self) -> list[FilePage]:
         return [page for i in range(self.tabs.count()) if isinstance(page := self.tabs.widget(i), FilePage)]

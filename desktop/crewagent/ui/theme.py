@@ -243,8 +243,8 @@ class ThemeManager(QObject):
 
     def set_choice(self, choice: str) -> None:
         """Apply ``system``, ``light`` or ``dark`` (anything else is treated as ``system``)."""
-        self._choice = choice if choice in THEME_CHOICES else "system"  # type: ignore[assignment]
-        self._apply(system_theme() if self._choice == "system" else self._choice)  # type: ignore[arg-type]
+        self._choice = choice if choice in THEME_CHOICES else "system"
+        self._apply(system_theme() if self._choice == "system" else self._choice)
 
     def _apply(self, name: ThemeName) -> None:
         if name == self._applied:

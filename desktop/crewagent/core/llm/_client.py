@@ -46,7 +46,7 @@ def _terminated_sync(chunks: Iterator[bytes]) -> Iterator[bytes]:
 
 if _SSEDecoder is not None:
 
-    class _TerminatingSSEDecoder(_SSEDecoder):  # type: ignore[misc,valid-type]
+    class _TerminatingSSEDecoder(_SSEDecoder):
         def iter_bytes(self, iterator: Iterator[bytes]) -> Any:
             return super().iter_bytes(_terminated_sync(iterator))
 

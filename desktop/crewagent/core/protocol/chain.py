@@ -104,7 +104,7 @@ class ChainReport:
     droppedSystemMessageIds: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, list[str]]:
-        return {name: list(getattr(self, name)) for name in self.__slots__}  # type: ignore[attr-defined]
+        return {name: list(getattr(self, name)) for name in self.__slots__}
 
 
 @dataclass(slots=True)

@@ -228,7 +228,7 @@ class ApprovalGate:
         return decision, None
 
     async def _ask(self, request: ApprovalRequest) -> ApprovalDecision:
-        ask: ApproveFn = self.approver.approve if hasattr(self.approver, "approve") else self.approver  # type: ignore[union-attr,assignment]
+        ask: ApproveFn = self.approver.approve if hasattr(self.approver, "approve") else self.approver
         answer = await ask(request)
         try:
             return ApprovalDecision(answer)

@@ -1,0 +1,270 @@
+"""Real ``crewagent`` processes forked from a warmed-up parent (a zygote), for crash loops.
+
+A fresh ``python -m crewagent chat`` spends one to three seconds of CPU importing the app and
+loading the tokenizer before it does anything; a kill -9 loop starts a hundred of them. The
+zygote is one interpreter that did that once. Each command is a fork of it that sets its own
+environment, working folder and output files and then runs ``crewagent.cli.main(argv)``, as
+``python -m crewagent`` does: a real process that the test kills with SIGKILL.
+
+Tests that check the console script itself (a fresh interpreter) keep using ``subprocess``.
+
+    with Zygote() as zygote:
+        proc = zygote.spawn(["chat", "--data-dir", ...], env=env, cwd=folder, stdout=out_path)
+        proc.send_signal(signal.SIGKILL)
+        assert proc.wait(30) == -signal.SIGKILL
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import selectors
+import signal
+import subprocess
+import sys
+import threading
+import traceback
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+#: What a command would import or load anyway; done once, in the zygote.
+PRELOAD = (
+    "crewagent.cli",
+    "crewagent.cli_chat",
+    "crewagent.cli_run",
+    "crewagent.core.llm",
+    "crewagent.core.runs",
+    "openai",
+)
+
+
+class ZygoteProcess:
+    """A command forked by the zygote, with the part of ``subprocess.Popen`` the crash tests use."""
+
+    def __init__(self, zygote: Zygote, pid: int) -> None:
+        self._zygote = zygote
+        self.pid = pid
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        with self._zygote.cond:
+            if not self._zygote.cond.wait_for(lambda: self.returncode is not None, timeout):
+                raise subprocess.TimeoutExpired(f"zygote child {self.pid}", timeout or 0)
+            assert self.returncode is not None
+            return self.returncode
+
+    def send_signal(self, sig: int) -> None:
+        """Signal the process unless it has ended (the zygote reaps it, so its pid cannot be reused first)."""
+        if self.returncode is None:
+            self._zygote.send({"kill": self.pid, "signal": int(sig)})
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+
+class Zygote:
+    """A started zygote process; ``spawn`` forks one command from it. Close it (or use ``with``)."""
+
+    def __init__(self, stderr: Path | None = None) -> None:
+        self.cond = threading.Condition()
+        self._spawned: queue.Queue[ZygoteProcess | BaseException] = queue.Queue()
+        self._children: dict[int, ZygoteProcess] = {}
+        self._lock = threading.Lock()
+        self._stderr_path = stderr
+        argv = [sys.executable, "-m", "tests.fakes.zygote"]
+        if stderr is None:
+            self._proc = subprocess.Popen(argv, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        else:
+            with open(stderr, "wb") as errors:
+                self._proc = subprocess.Popen(argv, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors)
+        assert self._proc.stdout is not None
+        ready = self._proc.stdout.readline()
+        if ready.strip() != b"ready":
+            raise RuntimeError(f"the zygote did not start: {ready!r} {self._errors()}")
+        self._reader = threading.Thread(target=self._read_replies, name="zygote-replies", daemon=True)
+        self._reader.start()
+
+    def spawn(
+        self, argv: Sequence[str], *, env: Mapping[str, str], cwd: Path | str | None = None,
+        stdout: Path | str | None = None, stderr: Path | str | None = None,
+    ) -> ZygoteProcess:
+        """Fork ``crewagent <argv>`` with exactly ``env``; output to files (stderr to stdout's file
+        when not given; /dev/null when neither is)."""
+        request = {
+            "argv": list(argv), "env": dict(env), "cwd": str(cwd or os.getcwd()),
+            "stdout": str(stdout or os.devnull), "stderr": str(stderr or stdout or os.devnull),
+        }
+        with self._lock:
+            self.send(request)
+            reply = self._spawned.get(timeout=60)
+        if isinstance(reply, BaseException):
+            raise reply
+        return reply
+
+    def send(self, request: dict[str, Any]) -> None:
+        assert self._proc.stdin is not None
+        self._proc.stdin.write(json.dumps(request).encode() + b"\n")
+        self._proc.stdin.flush()
+
+    def close(self) -> None:
+        """Stop the zygote: it kills the commands still running and exits."""
+        if self._proc.stdin is not None and not self._proc.stdin.closed:
+            self._proc.stdin.close()
+        self._proc.wait(30)
+        self._reader.join(30)
+        if self._proc.stdout is not None:
+            self._proc.stdout.close()
+
+    def __enter__(self) -> Zygote:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+    def _errors(self) -> str:
+        return self._stderr_path.read_text(errors="replace") if self._stderr_path is not None else ""
+
+    def _read_replies(self) -> None:
+        assert self._proc.stdout is not None
+        for line in self._proc.stdout:
+            reply = json.loads(line)
+            if "spawned" in reply:
+                child = ZygoteProcess(self, reply["spawned"])
+                with self.cond:
+                    self._children[child.pid] = child
+                self._spawned.put(child)
+            elif "exited" in reply:
+                with self.cond:
+                    self._children.pop(reply["exited"]).returncode = reply["code"]
+                    self.cond.notify_all()
+            else:
+                self._spawned.put(RuntimeError(f"the zygote failed: {reply}"))
+        self._spawned.put(RuntimeError(f"the zygote exited: {self._errors()}"))
+
+
+# --- the zygote process -------------------------------------------------------------------------
+
+
+def _returncode(status: int) -> int:
+    return -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+
+
+def _run_command(request: dict[str, Any]) -> int:
+    """In the forked child: become ``python -m crewagent <argv>`` and run it."""
+    stdin = os.open(os.devnull, os.O_RDONLY)
+    out = os.open(request["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    err = out if request["stderr"] == request["stdout"] else os.open(
+        request["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644
+    )
+    for fd, target in ((stdin, 0), (out, 1), (err, 2)):
+        os.dup2(fd, target)
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    sys.argv = ["crewagent", *request["argv"]]
+    from crewagent.cli import main
+
+    try:
+        return main(request["argv"])
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+
+
+def _fork(request: dict[str, Any], wakeup: tuple[int, int]) -> int:
+    pid = os.fork()
+    if pid:
+        return pid
+    code = 1  # pragma: no cover - the forked child
+    try:
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        for fd in wakeup:
+            os.close(fd)
+        code = _run_command(request)
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except BaseException:
+                pass
+        os._exit(code)
+
+
+def _serve() -> None:
+    """Preload, then fork one child per request line on stdin; report pids and exit codes on stdout."""
+    import importlib
+
+    for name in PRELOAD:
+        importlib.import_module(name)
+    from crewagent.core.context.tokens import default_counter
+
+    default_counter()  # the tokenizer's tables: the slowest part of a command's start
+
+    wakeup = os.pipe()
+    for fd in wakeup:
+        os.set_blocking(fd, False)
+    signal.set_wakeup_fd(wakeup[1])
+    signal.signal(signal.SIGCHLD, lambda _signum, _frame: None)  # a handler, so SIGCHLD wakes select
+    selector = selectors.DefaultSelector()
+    selector.register(0, selectors.EVENT_READ)
+    selector.register(wakeup[0], selectors.EVENT_READ)
+    children: set[int] = set()
+    buffer = b""
+    open_input = True
+
+    def reply(message: dict[str, Any]) -> None:
+        os.write(1, json.dumps(message).encode() + b"\n")
+
+    def reap() -> None:
+        while children:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+            if pid == 0:
+                return
+            children.discard(pid)
+            reply({"exited": pid, "code": _returncode(status)})
+
+    os.write(1, b"ready\n")
+    while open_input or children:
+        for key, _events in selector.select():
+            if key.fd == wakeup[0]:
+                try:
+                    os.read(wakeup[0], 512)
+                except BlockingIOError:
+                    pass
+                continue
+            chunk = os.read(0, 65536)
+            if not chunk:
+                open_input = False
+                selector.unregister(0)
+                for pid in children:
+                    os.kill(pid, signal.SIGKILL)
+                continue
+            buffer += chunk
+            while b"\n" in buffer:
+                line, buffer = buffer.split(b"\n", 1)
+                request = json.loads(line)
+                if "kill" in request:
+                    if request["kill"] in children:
+                        os.kill(request["kill"], request["signal"])
+                    continue
+                try:
+                    pid = _fork(request, wakeup)
+                except OSError as exc:
+                    reply({"error": repr(exc)})
+                    continue
+                children.add(pid)
+                reply({"spawned": pid})
+        reap()
+
+
+if __name__ == "__main__":
+    _serve()
