@@ -68,6 +68,11 @@ class ModeSwitcher(QFrame):
         if button is not None:
             button.setChecked(True)
 
+    def set_enabled_modes(self, enabled: bool) -> None:
+        """Offer the mode buttons, or not (while a turn runs)."""
+        for button in self.buttons.values():
+            button.setEnabled(enabled)
+
     def mode(self) -> str:
         return next((mode for mode, button in self.buttons.items() if button.isChecked()), "chat")
 
@@ -151,6 +156,10 @@ class ConversationHeader(QFrame):
         if event.type() == QEvent.Type.LanguageChange:
             self.retranslate_ui()
         super().changeEvent(event)
+
+    def set_modes_enabled(self, enabled: bool) -> None:
+        """Let the user switch modes, or not (while a turn runs)."""
+        self.switcher.set_enabled_modes(enabled)
 
     def show_mode(self, mode: str) -> None:
         self.switcher.set_mode(mode)

@@ -28,6 +28,7 @@ from crewagent.worker.turn_values import (
     TimelineMessage,
     ToolCallRef,
     ToolFinish,
+    TurnError,
 )
 from crewagent.worker.values import ConversationSummary, ProjectRef
 
@@ -326,7 +327,7 @@ class ConversationView(QFrame):
     def _on_widget_answered(self, request_id: str, call_id: str, payload: object) -> None:
         self._prompts.pop(request_id, None)
         if payload is not None:
-            self.timeline.view_state.widget_answers[call_id] = dict(payload) if isinstance(payload, dict) else {}
+            self.timeline.remember_widget_answer(call_id, dict(payload) if isinstance(payload, dict) else {})
         self.model.set_widget_request(call_id, "")
         self.ask_user_answered.emit(request_id, payload)
 
@@ -379,10 +380,11 @@ class ConversationView(QFrame):
                 self._sending = False
             self._update_busy()
 
-    @Slot(str, str)
-    def on_worker_error(self, request: str, message: str) -> None:
-        """A request failed before its turn started: nothing runs, so the composer is usable again."""
-        if request in ("send", "retry", "continue_turn", "set_agent") and self._sending:
+    @Slot(object)
+    def on_worker_error(self, error: TurnError) -> None:
+        """A send, retry or continue of this conversation failed before its turn started: nothing
+        runs, so the composer is usable again (a failure elsewhere leaves it as it is)."""
+        if error.request.starts_turn and error.conversation_id == self.conversation_id and self._sending:
             self._sending = False
             self._update_busy()
 
@@ -475,8 +477,7 @@ class ConversationView(QFrame):
         self.composer.set_busy(busy)
         self.composer.setEnabled(self._summary is not None and self._loaded)
         self.timeline.set_busy(busy)
-        for button in self.header.switcher.buttons.values():
-            button.setEnabled(not busy)
+        self.header.set_modes_enabled(not busy)
         if not busy and self._summary is not None and not self._loaded:
             self.composer.set_hint(self.tr("Loading…"))
 

@@ -76,6 +76,8 @@ from crewagent.worker.turn_values import (
     TimelineMessage,
     ToolCallRef,
     ToolFinish,
+    TurnError,
+    TurnRequest,
     frozen_json,
 )
 from crewagent.worker.values import ConversationSummary
@@ -246,9 +248,10 @@ class TurnWorker(QObject):
     #: A :class:`LoadedSubagent`: a sidechain opened for its read-only tab.
     subagent_loaded = Signal(object)
 
-    #: ``(request, message)``: a request failed for a reason the user can act on (no provider
-    #: configured, the conversation is busy elsewhere, a full disk), or a bug was reported.
-    error = Signal(str, str)
+    #: A :class:`TurnError` ``(request, conversation_id, message)``: a request failed for a reason
+    #: the user can act on (no provider configured, the conversation is busy, a full disk), or a
+    #: bug was reported. It names its conversation: a failure never resets another one's state.
+    error = Signal(object)
 
     def __init__(
         self,
@@ -287,17 +290,21 @@ class TurnWorker(QObject):
 
     def _loop_thread(self) -> AsyncLoopThread:
         if self._async is None:
-            self._async = AsyncLoopThread("crewagent-turns", self._report)
+            self._async = AsyncLoopThread("crewagent-turns")  # each task has its reporter: see _start
         return self._async
 
-    def _report(self, task: str, exc: BaseException) -> None:
-        self.error.emit(task, f"Internal error in {task}: {exc!r}. Please report it.")
+    def _fail(self, request: TurnRequest, conversation_id: str, message: str) -> None:
+        self.error.emit(TurnError(request, conversation_id, message))
 
-    def _start(self, name: str, factory: Callable[[], Coroutine[Any, Any, Any]]) -> None:
+    def _start(self, request: TurnRequest, conversation_id: str, factory: Callable[[], Coroutine[Any, Any, Any]]) -> None:
         if self._closed:
-            log.info("%s ignored: the turn worker is shut down", name)
+            log.info("%s ignored: the turn worker is shut down", request)
             return
-        self._loop_thread().start(factory, name)
+
+        def report(exc: BaseException) -> None:
+            self._fail(request, conversation_id, f"Internal error in {request}: {exc!r}. Please report it.")
+
+        self._loop_thread().start(factory, request.value, report)
 
     def _call(self, callback: Callable[[], None]) -> None:
         if self._async is not None:  # no loop yet: no turn to act on
@@ -325,7 +332,7 @@ class TurnWorker(QObject):
     def open_conversation(self, project_id: str, conversation_id: str) -> None:
         """Load a conversation (recovering an interrupted turn first) → ``conversation_loaded``."""
         store = self._store_of()
-        self._start("open_conversation", lambda: self._open(store, project_id, conversation_id))
+        self._start(TurnRequest.OPEN_CONVERSATION, conversation_id, lambda: self._open(store, project_id, conversation_id))
 
     @Slot(str, str, str, str)
     @_request
@@ -339,20 +346,22 @@ class TurnWorker(QObject):
         store = self._store_of()
         if global_command(text) in ("stop", "pause"):
             self._call(lambda: self._stop_on_loop(conversation_id))  # now, not after the routing
-        self._start("send", lambda: self._send(store, project_id, conversation_id, text, mode))
+        self._start(TurnRequest.SEND, conversation_id, lambda: self._send(store, project_id, conversation_id, text, mode, TurnRequest.SEND))
 
     @Slot(str, str, str)
     @_request
     def continue_turn(self, project_id: str, conversation_id: str, mode: str) -> None:
         """Ask the model to go on from where it stopped (after an error or a Stop)."""
-        self.send(project_id, conversation_id, "continue", mode)
+        store = self._store_of()
+        request = TurnRequest.CONTINUE
+        self._start(request, conversation_id, lambda: self._send(store, project_id, conversation_id, "continue", mode, request))
 
     @Slot(str, str, str)
     @_request
     def retry(self, project_id: str, conversation_id: str, mode: str) -> None:
         """Send the last user message again."""
         store = self._store_of()
-        self._start("retry", lambda: self._retry(store, project_id, conversation_id, mode))
+        self._start(TurnRequest.RETRY, conversation_id, lambda: self._retry(store, project_id, conversation_id, mode))
 
     @Slot(str)
     @_request
@@ -372,21 +381,21 @@ class TurnWorker(QObject):
         if mode not in MODES:
             raise ValueError(f"Unknown mode {mode!r}; expected one of {MODES}")
         store = self._store_of()
-        self._start("set_mode", lambda: self._set_mode(store, project_id, conversation_id, cast(Mode, mode)))
+        self._start(TurnRequest.SET_MODE, conversation_id, lambda: self._set_mode(store, project_id, conversation_id, cast(Mode, mode)))
 
     @Slot(str, str, str)
     @_request
     def set_agent(self, project_id: str, conversation_id: str, agent_id: str) -> None:
         """Choose the agent Agent mode (and a run) answers with; saved with the conversation."""
         store = self._store_of()
-        self._start("set_agent", lambda: self._set_agent(store, project_id, conversation_id, agent_id))
+        self._start(TurnRequest.SET_AGENT, conversation_id, lambda: self._set_agent(store, project_id, conversation_id, agent_id))
 
     @Slot(str, str, str)
     @_request
     def load_full_output(self, project_id: str, conversation_id: str, message_id: str) -> None:
         """Read the complete output of an offloaded tool result → ``full_output_loaded``."""
         store = self._store_of()
-        self._start("load_full_output", lambda: self._full_output(store, project_id, conversation_id, message_id))
+        self._start(TurnRequest.LOAD_FULL_OUTPUT, conversation_id, lambda: self._full_output(store, project_id, conversation_id, message_id))
 
     @Slot(str, str)
     @_request
@@ -403,20 +412,20 @@ class TurnWorker(QObject):
     @Slot()
     @_request
     def describe_provider(self) -> None:
-        self._start("describe_provider", self._describe_provider)
+        self._start(TurnRequest.DESCRIBE_PROVIDER, "", self._describe_provider)
 
     @Slot(str, str, str)
     @_request
     def open_subagent(self, project_id: str, conversation_id: str, session_id: str) -> None:
         """Load a subagent's sidechain for its read-only tab → ``subagent_loaded`` (live events follow)."""
         store = self._store_of()
-        self._start("open_subagent", lambda: self._open_subagent(store, project_id, conversation_id, session_id))
+        self._start(TurnRequest.OPEN_SUBAGENT, conversation_id, lambda: self._open_subagent(store, project_id, conversation_id, session_id))
 
     @Slot(str)
     @_request
     def cancel_subagent(self, session_id: str) -> None:
         """Stop a running subagent (e.g. a background one); its log ends with a cancelled marker."""
-        self._start("cancel_subagent", lambda: self._cancel_subagent(session_id))
+        self._start(TurnRequest.CANCEL_SUBAGENT, "", lambda: self._cancel_subagent(session_id))
 
     # -- shutdown -------------------------------------------------------------------------------
 
@@ -477,7 +486,7 @@ class TurnWorker(QObject):
             messages, problems = await asyncio.to_thread(_load_recovered, store, project, conversation_id)
             metas = await asyncio.to_thread(_child_metas, store, project.id, conversation_id, conversation_id)
         except CrewAgentError as exc:
-            self.error.emit("open_conversation", str(exc))
+            self._fail(TurnRequest.OPEN_CONVERSATION, conversation_id, str(exc))
             return
         self._conversation_projects[conversation_id] = project_id
         # Merge with a turn running here: nothing happens on the loop between these lines and
@@ -508,30 +517,32 @@ class TurnWorker(QObject):
             self._project(project_id)
             result = await asyncio.to_thread(store.load_messages, project_id, conversation_id)
         except CrewAgentError as exc:
-            self.error.emit("retry", str(exc))
+            self._fail(TurnRequest.RETRY, conversation_id, str(exc))
             return
         last = next((m for m in reversed(result.messages) if m.role == "user" and m.text.strip()), None)
         if last is None:
-            self.error.emit("retry", "There is no message to send again in this conversation.")
+            self._fail(TurnRequest.RETRY, conversation_id, "There is no message to send again in this conversation.")
             return
-        await self._turn(store, project_id, conversation_id, last.text, mode)
+        await self._turn(store, project_id, conversation_id, last.text, mode, TurnRequest.RETRY)
 
-    async def _send(self, store: RuntimeStore, project_id: str, conversation_id: str, text: str, mode: str) -> None:
+    async def _send(
+        self, store: RuntimeStore, project_id: str, conversation_id: str, text: str, mode: str, request: TurnRequest
+    ) -> None:
         if mode not in MODES:
-            self.error.emit("send", f"Unknown mode {mode!r}.")
+            self._fail(request, conversation_id, f"Unknown mode {mode!r}.")
             return
         if conversation_id in self._turns and global_command(text) is None:
-            self.error.emit("send", "This conversation is still answering; stop it or wait for it.")
+            self._fail(request, conversation_id, "This conversation is still answering; stop it or wait for it.")
             return
         try:
             routed = await asyncio.to_thread(route_input, store, self._project(project_id), conversation_id, text, cast(Mode, mode))
         except CrewAgentError as exc:
-            self.error.emit("send", str(exc))
+            self._fail(request, conversation_id, str(exc))
             return
         if isinstance(routed, RunTurn):
             if routed.mode != mode:  # a run started, or /resume: the conversation changed mode
                 await self._emit_summary(store, project_id, conversation_id)
-            await self._turn(store, project_id, conversation_id, routed.text, routed.mode)
+            await self._turn(store, project_id, conversation_id, routed.text, routed.mode, request)
         elif isinstance(routed, ShowAgentMenu):
             entries = _menu_entries(routed.agent)
             shown = tuple(entries[index] for index in routed.items)
@@ -540,12 +551,14 @@ class TurnWorker(QObject):
             await self._emit_summary(store, project_id, conversation_id)
             self.command_done.emit(conversation_id, routed.command, routed.message)
 
-    async def _turn(self, store: RuntimeStore, project_id: str, conversation_id: str, text: str | None, mode: str) -> None:
+    async def _turn(
+        self, store: RuntimeStore, project_id: str, conversation_id: str, text: str | None, mode: str, request: TurnRequest
+    ) -> None:
         if conversation_id in self._turns:
-            self.error.emit("send", "This conversation is still answering; stop it or wait for it.")
+            self._fail(request, conversation_id, "This conversation is still answering; stop it or wait for it.")
             return
         if mode not in MODES:
-            self.error.emit("send", f"Unknown mode {mode!r}.")
+            self._fail(request, conversation_id, f"Unknown mode {mode!r}.")
             return
         turn = _Turn(project_id, conversation_id, mode)
         self._turns[conversation_id] = turn
@@ -553,7 +566,7 @@ class TurnWorker(QObject):
         try:
             await self._run(store, turn, text, cast(Mode, mode))
         except CrewAgentError as exc:
-            self.error.emit("send", str(exc))
+            self._fail(request, conversation_id, str(exc))
             if turn.outcome is None:
                 turn.outcome = ("error", {"code": type(exc).__name__, "message": str(exc)})
         finally:
@@ -673,7 +686,7 @@ class TurnWorker(QObject):
             project_id = self._conversation_projects.get(cid)
             if project_id is not None and cid not in self._turns:  # a running turn reports its summary itself
                 store = self._store_of()
-                self._start("subagent_notice", lambda: self._emit_summary(store, project_id, cid))
+                self._start(TurnRequest.SUBAGENT_NOTICE, cid, lambda: self._emit_summary(store, project_id, cid))
 
     def _subagent_activity(self, activity: SubagentActivity) -> None:
         sid, event = activity.session_id, activity.event
@@ -754,7 +767,7 @@ class TurnWorker(QObject):
         try:
             settings = await asyncio.to_thread(self._settings_store().load)
         except CrewAgentError as exc:  # settings.json unreadable: say so, change nothing
-            self.error.emit("describe_provider", str(exc))
+            self._fail(TurnRequest.DESCRIBE_PROVIDER, "", str(exc))
             return
         try:
             config = await self._config(settings)
@@ -767,7 +780,7 @@ class TurnWorker(QObject):
         try:
             meta = await asyncio.to_thread(store.update_conversation, project_id, conversation_id, activeType=mode)
         except CrewAgentError as exc:
-            self.error.emit("set_mode", str(exc))
+            self._fail(TurnRequest.SET_MODE, conversation_id, str(exc))
             return
         self.conversation_changed.emit(project_id, ConversationSummary.from_meta(meta))
 
@@ -777,7 +790,7 @@ class TurnWorker(QObject):
                 raise CrewAgentError(f"There is no agent {agent_id!r}; pick one of the list.")
             meta = await asyncio.to_thread(store.update_conversation, project_id, conversation_id, agentId=agent_id)
         except CrewAgentError as exc:
-            self.error.emit("set_agent", str(exc))
+            self._fail(TurnRequest.SET_AGENT, conversation_id, str(exc))
             return
         self.conversation_changed.emit(project_id, ConversationSummary.from_meta(meta))
 
