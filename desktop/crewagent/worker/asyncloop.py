@@ -31,6 +31,8 @@ class AsyncLoopThread:
         self._ready = threading.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._accepting = True
+        self._accepting_lock = threading.Lock()
         self._thread = threading.Thread(target=self._main, name=name, daemon=True)
         self._thread.start()
         self._ready.wait()
@@ -61,10 +63,20 @@ class AsyncLoopThread:
 
     def start(
         self, factory: Callable[[], Coroutine[Any, Any, Any]], name: str, report: Callable[[BaseException], None] | None = None
-    ) -> None:
+    ) -> bool:
         """Start ``factory()`` as a task on the loop (from any thread); its failure goes to ``report``
-        (None: to the loop's reporter)."""
-        self.loop.call_soon_threadsafe(self._start_task, factory, name, report)
+        (None: to the loop's reporter). Returns False, starting nothing, after :meth:`refuse_new`."""
+        with self._accepting_lock:
+            if not self._accepting:
+                return False
+            self.loop.call_soon_threadsafe(self._start_task, factory, name, report)
+            return True
+
+    def refuse_new(self) -> bool:
+        """Start no more tasks (a shutdown begins); False when that was so already."""
+        with self._accepting_lock:
+            accepting, self._accepting = self._accepting, False
+            return accepting
 
     def _start_task(
         self, factory: Callable[[], Coroutine[Any, Any, Any]], name: str, report: Callable[[BaseException], None] | None
@@ -86,8 +98,12 @@ class AsyncLoopThread:
                 self._report(task.get_name(), exc)
 
     def call(self, callback: Callable[[], Any]) -> None:
-        """Run a plain callback on the loop's thread (e.g. ``session.request_stop``)."""
-        self.loop.call_soon_threadsafe(callback)
+        """Run a plain callback on the loop's thread (e.g. ``session.request_stop``); dropped once
+        the loop has stopped."""
+        try:
+            self.loop.call_soon_threadsafe(callback)
+        except RuntimeError:  # the loop is closed: there is nothing left to act on
+            log.info("callback dropped: the loop has stopped")
 
     def run(self, coro: Coroutine[Any, Any, _T], timeout: float) -> _T:
         """Run ``coro`` on the loop and wait for it (from another thread); for shutdown and tests."""
