@@ -214,7 +214,7 @@ class ProjectView(QWidget):
         turns.full_output_loaded.connect(conversation.on_full_output)
         turns.agent_menu.connect(conversation.on_agent_menu)
         turns.conversation_changed.connect(self.add_conversation)
-        turns.subagent_notice.connect(conversation.on_subagent_notice)
+        turns.subagent_notice.connect(conversation.on_message_persisted)
         turns.subagent_status_changed.connect(conversation.on_subagent_status)
         turns.error.connect(conversation.on_worker_error)
         # Subagents: their Task parts and notices in the timeline, their conversations in tabs.
