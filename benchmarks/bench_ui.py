@@ -317,11 +317,12 @@ class _Gui:
         from PySide6.QtCore import QTimer
         from PySide6.QtWidgets import QApplication
 
-        from crewagent.ui import app as app_module
         from crewagent.ui.app import setup_application
 
         self.app = QApplication([sys.argv[0]])
-        sys.setswitchinterval(getattr(app_module, "GIL_SWITCH_INTERVAL_S", sys.getswitchinterval()))  # as run_gui does
+        from crewagent.core import tuning
+
+        tuning.tune_gui_process()  # as run_gui does
         setup_application(self.app)
         from crewagent.ui.mainwindow import MainWindow
         from crewagent.worker import Worker, WorkerThread
@@ -409,11 +410,11 @@ def child_open(payload: dict[str, Any]) -> dict[str, Any]:
     data = Dataset(**payload["dataset"])
     cfg = Config(**payload["config"])
     spans, timed = _spans()
-    import crewagent.worker.turns as turns_module
+    from crewagent.core.turn_host import TurnHost
     from crewagent.ui.conversation_view import ConversationView
 
     pages: list[int] = []
-    first_page = getattr(turns_module, "_first_page", None)  # None: a build that loads conversations whole
+    first_page = getattr(TurnHost, "_first_page", None)  # None: a build that loads conversations whole
 
     def counted_first_page(*args: Any) -> Any:
         assert first_page is not None
@@ -422,8 +423,8 @@ def child_open(payload: dict[str, Any]) -> dict[str, Any]:
         return result
 
     if first_page is not None:
-        turns_module._first_page = timed("first_page", counted_first_page)  # type: ignore[attr-defined]
-    turns_module._load_recovered = timed("worker_load", turns_module._load_recovered)  # type: ignore[attr-defined]
+        TurnHost._first_page = timed("first_page", counted_first_page)  # type: ignore[method-assign]
+    TurnHost._recovered = timed("worker_load", TurnHost._recovered)  # type: ignore[method-assign]
     ConversationView.on_loaded = timed("on_loaded", ConversationView.on_loaded)  # type: ignore[method-assign]
 
     gui = _Gui(data.data_dir)
@@ -660,8 +661,8 @@ async def _bench_write_file(args: dict[str, Any], ctx: Any) -> dict[str, Any]:
 
 
 def _with_bench_tool() -> None:
-    """Give the turn worker's tool registry the bench.write_file tool (section 2, variant "tool")."""
-    import crewagent.worker.turns as turns_module
+    """Give the turn's tool registry the bench.write_file tool (section 2, variant "tool")."""
+    import crewagent.core.turns as turns_module
     from crewagent.core.tools import Tool
 
     tool = Tool("bench.write_file", "Write a file of the given size (benchmark).", _bench_write_file,

@@ -30,7 +30,7 @@ from crewagent.core.runs.service import active_run
 from crewagent.core.routing import Routed, RunTurn, ShowAgentMenu, route_input
 from crewagent.core.store import ProjectInfo, RuntimeStore
 from crewagent.core.subagents import SubagentEvent, SubagentManager, SubagentStatusChanged
-from crewagent.core.tools import ApprovalDecision, ApprovalRequest, AutoApprover
+from crewagent.core.tools import ApprovalDecision, ApprovalGate, ApprovalRequest, AutoApprover
 from crewagent.core.tools.registry import AskUser
 from crewagent.core.turns import TurnHooks, run_turn
 
@@ -146,16 +146,19 @@ async def headless_turn(
     config: ProviderConfig,
 ) -> int:
     """One turn of ``crewagent chat`` or ``crewagent run``: the core entry point with the terminal's hooks."""
-    hooks = TurnHooks(
-        approver=AutoApprover() if args.yes else _TerminalApprover(),
-        ask_user=terminal_ask_user(args.yes),
-        deny_message=None
+    gate = (
+        ApprovalGate(AutoApprover(), always_allowed=settings.tools.alwaysAllow)
         if args.yes
-        else (
-            "The user did not approve this tool call (crewagent without --yes cannot ask). "
-            "Tell the user to re-run with --yes to allow writes."
-        ),
+        else ApprovalGate(
+            _TerminalApprover(),
+            always_allowed=settings.tools.alwaysAllow,
+            deny_message=(
+                "The user did not approve this tool call (crewagent without --yes cannot ask). "
+                "Tell the user to re-run with --yes to allow writes."
+            ),
+        )
     )
+    hooks = TurnHooks(approval=gate, ask_user=terminal_ask_user(args.yes))
     # Subagents: the Task tool delegates to children that live as long as this run.
     subagents = SubagentManager()
     as_json = bool(getattr(args, "json", False))

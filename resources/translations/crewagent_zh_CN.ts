@@ -321,18 +321,25 @@
         <source>Plain chat with the model and the project&apos;s tools.</source>
         <translation>与模型直接对话，可使用项目工具。</translation>
     </message>
+    <message>
+        <source>{count} · created {created}</source>
+        <translation>{count} · 创建于 {created}</translation>
+    </message>
 </context>
 <context>
     <name>ConversationView</name>
     <message>
-        <source>↓ Latest</source>
-        <extracomment>``(project_id, conversation_id)``: load this conversation for the timeline. ``(project_id, conversation_id, text, mode)``: run a turn with this user message. ``(project_id, conversation_id, mode)``: go on after an error or a Stop. ``(project_id, conversation_id, mode)``: send the last user message again. ``(conversation_id)``: stop the running turn. ``(project_id, conversation_id, mode)``: switch the conversation&apos;s active mode in place. ``(project_id, conversation_id, agent_id)``: the agent Agent mode answers with (saved). ``(project_id, conversation_id, message_id)``: load an offloaded tool result in full. ``(request_id, payload)``: an ask-user widget&apos;s WIDGET_SUBMIT payload (None: dismissed). ``(project_id, conversation_id, session_id)``: open a subagent&apos;s conversation in its tab. ``(text)``: a short notice for the status bar.</extracomment>
-        <translation>↓ 最新</translation>
-    </message>
-    <message>
         <source>Loading…</source>
+        <extracomment>``(project_id, conversation_id)``: load this conversation for the timeline. ``(project_id, conversation_id, text, mode)``: run a turn with this user message. ``(project_id, conversation_id, mode)``: go on after an error or a Stop. ``(project_id, conversation_id, mode)``: send the last user message again. ``(conversation_id)``: stop the running turn. ``(project_id, conversation_id, mode)``: switch the conversation&apos;s active mode in place. ``(project_id, conversation_id, agent_id)``: the agent Agent mode answers with (saved). ``(project_id, conversation_id, message_id)``: load an offloaded tool result in full. ``(request_id, payload)``: an ask-user widget&apos;s WIDGET_SUBMIT payload (None: dismissed). ``(project_id, conversation_id, session_id)``: open a subagent&apos;s conversation in its tab. ``(text)``: a short notice for the status bar.</extracomment>
         <translation>正在加载…</translation>
     </message>
+    <message>
+        <source>{n} damaged line(s) of this conversation were skipped.</source>
+        <translation>已跳过此对话中 {n} 行损坏的记录。</translation>
+    </message>
+</context>
+<context>
+    <name>EmptyConversation</name>
     <message>
         <source>Pick a conversation</source>
         <translation>选择一个对话</translation>
@@ -348,14 +355,6 @@
     <message>
         <source>Use “+ New” or press Ctrl+Shift+N: Chat, Agent or Workflow.</source>
         <translation>点击“+ 新建”或按 Ctrl+Shift+N：聊天、智能体或工作流。</translation>
-    </message>
-    <message>
-        <source>{count} · created {created}</source>
-        <translation>{count} · 创建于 {created}</translation>
-    </message>
-    <message>
-        <source>{n} damaged line(s) of this conversation were skipped.</source>
-        <translation>已跳过此对话中 {n} 行损坏的记录。</translation>
     </message>
 </context>
 <context>
@@ -414,6 +413,13 @@ Files the model writes will appear here.</source>
     <message>
         <source>Open in System App</source>
         <translation>用系统应用打开</translation>
+    </message>
+</context>
+<context>
+    <name>JumpToLatest</name>
+    <message>
+        <source>↓ Latest</source>
+        <translation>↓ 最新</translation>
     </message>
 </context>
 <context>
@@ -742,7 +748,7 @@ Files the model writes will appear here.</source>
     <name>ProjectView</name>
     <message>
         <source>Conversation</source>
-        <extracomment>``(project_id, entry_type)``: create a conversation of that type (chat, agent, run). The user wants to leave the project and go back to the Start page. The user wants the Settings dialog (the sidebar&apos;s Settings button). ``(project_id, conversation_id, title)``: rename a conversation (``Worker.rename_conversation``). ``(project_id, conversation_id)``: delete a conversation, confirmed by the user. ``(project_id, query)``: search the message text of the project&apos;s conversations. ``path``: read a project file for its tab (``Worker.read_project_file``). ``message``: a notice for the message bar (e.g. an empty name was refused). ``(project_id, conversation_id)``: the selected conversation changed (&quot;&quot; when none).</extracomment>
+        <extracomment>``(text)``: a passing notice of the Conversation tab, for the status bar. ``(project_id, entry_type)``: create a conversation of that type (chat, agent, run). The user wants to leave the project and go back to the Start page. The user wants the Settings dialog (the sidebar&apos;s Settings button). ``(project_id, conversation_id, title)``: rename a conversation (``Worker.rename_conversation``). ``(project_id, conversation_id)``: delete a conversation, confirmed by the user. ``(project_id, query)``: search the message text of the project&apos;s conversations. ``path``: read a project file for its tab (``Worker.read_project_file``). ``message``: a notice for the message bar (e.g. an empty name was refused). ``(project_id, conversation_id)``: the selected conversation changed (&quot;&quot; when none).</extracomment>
         <translation>对话</translation>
     </message>
     <message>

@@ -178,3 +178,37 @@ def test_auto_and_denying_approvers() -> None:
     hint = "Write tools need approval; run again with --yes."
     refused = check(ApprovalGate(DenyingApprover(), deny_message=hint), req())[1]
     assert refused is not None and refused["error"]["message"] == hint
+
+
+def test_two_conversations_ask_at_the_same_time() -> None:
+    """One gate serves every conversation of a session: a question open in one does not hold up another's."""
+    release = asyncio.Event()
+    asked: list[str | None] = []
+
+    async def approve(call: ApprovalRequest) -> ApprovalDecision:
+        asked.append(call.conversation_id)
+        await release.wait()
+        return ApprovalDecision.ALLOW_ONCE
+
+    gate = ApprovalGate(approve)
+
+    async def both() -> None:
+        first = asyncio.ensure_future(gate.check(req(conversation="c1")))
+        second = asyncio.ensure_future(gate.check(req(conversation="c2")))
+        while len(asked) < 2:
+            await asyncio.sleep(0)
+            assert not first.done() and not second.done()
+        release.set()
+        await asyncio.gather(first, second)
+
+    asyncio.run(asyncio.wait_for(both(), 5))
+    assert sorted(asked, key=str) == ["c1", "c2"]
+
+
+def test_new_settings_replace_the_always_grants_and_keep_the_conversations() -> None:
+    approver = Scripted(ApprovalDecision.ALLOW_CONVERSATION, ApprovalDecision.DENY)
+    gate = ApprovalGate(approver, always_allowed=["fs.apply_patch"])
+    check(gate, req())  # fs.write allowed for c1
+    gate.set_always_allowed([])  # the user took fs.apply_patch off the list in Settings
+    assert check(gate, req())[1] is None and len(approver.asked) == 1
+    assert check(gate, req(tool="fs.apply_patch"))[0] is ApprovalDecision.DENY and len(approver.asked) == 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,9 @@ from PySide6.QtWidgets import QCheckBox, QLineEdit, QWidget
 from crewagent.ui.approval import ApprovalController, ApprovalDialog, DialogPrompter
 from crewagent.ui.ask_user import AskUserForm, answer_lines
 from crewagent.ui.composer import Composer, meter_text, project_reference
-from crewagent.worker.turn_values import ApprovalPrompt, ContextUsage, frozen_json
+from crewagent.ui.conversation_view import ConversationView
+from crewagent.worker.turn_values import ApprovalPrompt, ContextUsage, LoadedConversation, TurnError, TurnRequest, frozen_json
+from crewagent.worker.values import ConversationSummary, ProjectRef
 
 
 def prompt(request_id: str = "approval_1") -> ApprovalPrompt:
@@ -120,3 +123,23 @@ def test_a_form_widget_submits_its_values(qtbot: Any) -> None:
     assert payload == {"type": "WIDGET_SUBMIT", "widgetType": "form", "values": {"name": "Ada", "ok": True}}
     assert not form.isEnabled()  # read-only once answered
     assert answer_lines(widget, payload) == ["Name: Ada", "Agree: yes"]
+
+
+def test_a_failed_send_frees_the_composer_of_its_own_conversation_only(qtbot: Any) -> None:
+    """A send's error names its conversation: one failing elsewhere (or a set_agent) changes nothing here."""
+    view = ConversationView()
+    qtbot.addWidget(view)
+    now = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    view.show_conversation(ProjectRef("proj", "Project", "/tmp/p", "/tmp/p/artifacts"), ConversationSummary("conv_a", "A", "chat", "chat", now, now, 0))
+    view.on_loaded(LoadedConversation("proj", "conv_a", ()))
+    with qtbot.waitSignal(view.send_requested):
+        view.composer.input.setPlainText("hello")
+        view.composer.submit()
+    assert view.busy and view.header.switcher.buttons["chat"].isEnabled() is False
+
+    view.on_worker_error(TurnError(TurnRequest.SEND, "conv_b", "This conversation is still answering."))
+    view.on_worker_error(TurnError(TurnRequest.SET_AGENT, "conv_a", "There is no agent 'x'."))
+    assert view.busy and not view.composer.send_button.isVisible()
+
+    view.on_worker_error(TurnError(TurnRequest.CONTINUE, "conv_a", "No provider is configured."))
+    assert not view.busy and view.header.switcher.buttons["chat"].isEnabled()

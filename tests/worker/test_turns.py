@@ -196,6 +196,27 @@ def test_approval_is_asked_and_always_is_saved_to_settings(
     assert "fs.write" in SettingsStore().load().tools.alwaysAllow
 
 
+def test_allow_for_this_conversation_holds_for_its_next_turn(
+    qtbot: Any, scripted_llm: ScriptedServer, store: Any, opened: tuple[str, str], client: TurnClient, recorder: TurnRecorder
+) -> None:
+    """The session keeps one approval gate: a grant for the conversation is not asked again next turn."""
+    pid, cid = opened
+    first, second = (json.dumps({"path": f"@project/{name}.md", "content": name}) for name in ("one", "two"))
+    scripted_llm.script(tool_calls(call("call_1", "fs_write", first)), text("One."), tool_calls(call("call_2", "fs_write", second)), text("Two."))
+    client.send.emit(pid, cid, "write one", "chat")
+    qtbot.waitUntil(lambda: bool(recorder.of("approval_requested")), timeout=10_000)
+    client.answer_approval.emit(recorder.of("approval_requested")[0][0].request_id, "allow_conversation")
+    qtbot.waitUntil(recorder.finished, timeout=10_000)
+    client.send.emit(pid, cid, "write two", "chat")
+    qtbot.waitUntil(lambda: recorder.finished(2), timeout=10_000)
+
+    assert [args[1] for args in recorder.of("turn_finished")] == ["completed", "completed"]
+    assert len(recorder.of("approval_requested")) == 1
+    root = Path(store.recent_projects()[0].projectRoot)
+    assert (root / "two.md").read_text(encoding="utf-8") == "two"
+    assert "fs.write" not in SettingsStore().load().tools.alwaysAllow
+
+
 def test_a_denied_write_becomes_a_tool_result_the_model_reads(
     qtbot: Any, scripted_llm: ScriptedServer, store: Any, opened: tuple[str, str], client: TurnClient, recorder: TurnRecorder
 ) -> None:

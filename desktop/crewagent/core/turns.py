@@ -29,7 +29,7 @@ from crewagent.core.runs.service import active_run, load_driver
 from crewagent.core.settings import Settings
 from crewagent.core.store import ProjectInfo, RuntimeStore
 from crewagent.core.subagents import ChildSettings, SubagentManager
-from crewagent.core.tools import Approver, default_registry
+from crewagent.core.tools import ApprovalGate, Approver, default_registry
 from crewagent.core.tools.registry import AskUser
 
 
@@ -51,14 +51,14 @@ def package_store(data_dir: Path) -> PackageStore:
 class TurnHooks:
     """What the caller of :func:`run_turn` decides."""
 
-    #: Asks a person to allow a write tool (None: writes need no approval).
+    #: The session's approval gate: its grants "for this conversation" outlive the turn, and it
+    #: says what the model reads on a refusal and where "allow always" is saved.
+    approval: ApprovalGate | None = None
+    #: Or just who allows a write tool: this turn gets a gate of its own, seeded from the
+    #: settings (None, with no ``approval`` either: writes need no approval).
     approver: Approver | None = None
     #: Shows a ``ui.ask_user`` widget and waits (None: the tool is not offered).
     ask_user: AskUser | None = None
-    #: What the model reads when an approval is refused (e.g. "re-run with --yes").
-    deny_message: str | None = None
-    #: Remembers "allow always" for a tool (the settings file).
-    persist_always: Callable[[str], None] | None = None
     #: Receives the session once it exists (to request Stop).
     on_session: Callable[[ConversationSession], None] | None = None
     #: Receives the run's driver in Run mode (to show the run's progress).
@@ -112,6 +112,7 @@ async def run_turn(
         settings,
         conversation_id=conversation_id,
         approver=hooks.approver,
+        approval=hooks.approval,
         ask_user=hooks.ask_user,
         agent_tools=agent.tool_policy() if agent is not None else None,
         run_id=driver.run.runId if driver is not None else None,
@@ -119,11 +120,6 @@ async def run_turn(
         frontmatter_guard=driver.guard if driver is not None else None,
         config_dir=config_dir,
     )
-    if context.approval is not None:
-        if hooks.deny_message is not None:
-            context.approval.deny_message = hooks.deny_message
-        if hooks.persist_always is not None:
-            context.approval.persist_always = hooks.persist_always
     async with LlmAdapter(config) as adapter:
         if subagents is not None:
             # Task calls of this turn start children here; a background one gets its own adapter.

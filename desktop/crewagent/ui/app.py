@@ -13,7 +13,7 @@ from PySide6.QtGui import QIcon, QPixmap
 from PySide6.QtWidgets import QApplication
 
 import crewagent
-from crewagent.core import paths
+from crewagent.core import paths, tuning
 from crewagent.ui import theme as themes
 from crewagent.ui.about import AppFolders
 from crewagent.ui.i18n import LanguageManager
@@ -26,8 +26,6 @@ from crewagent.worker import start_worker
 log = logging.getLogger(__name__)
 
 APP_NAME = "CrewAgent"
-#: sys.setswitchinterval for the desktop app (Python's default is 5 ms); see run_gui.
-GIL_SWITCH_INTERVAL_S = 0.001
 
 
 def run_gui(data_dir: str | None = None, project: str | None = None, *, self_test: bool = False) -> int:
@@ -39,10 +37,7 @@ def run_gui(data_dir: str | None = None, project: str | None = None, *, self_tes
     """
     app = QApplication.instance() or QApplication(sys.argv[:1])
     assert isinstance(app, QApplication)
-    # The GUI thread competes for the GIL with the worker's threads (loading logs, building
-    # contexts, parsing streams). Handing the GIL over every 1 ms instead of 5 ms lets it in
-    # sooner: the UI benchmark's worst event-loop stall while a turn streams fell from ~70 ms to ~35 ms.
-    sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
+    tuning.tune_gui_process()  # the GIL handed to the GUI thread sooner (see core/tuning.py)
     data = paths.data_dir(data_dir)
     # One window per data folder: a second launch brings the first forward (with --project).
     if forward_to_running(data, project):

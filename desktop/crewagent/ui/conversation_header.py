@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
@@ -68,6 +69,11 @@ class ModeSwitcher(QFrame):
         if button is not None:
             button.setChecked(True)
 
+    def set_enabled_modes(self, enabled: bool) -> None:
+        """Offer the mode buttons, or not (while a turn runs)."""
+        for button in self.buttons.values():
+            button.setEnabled(enabled)
+
     def mode(self) -> str:
         return next((mode for mode, button in self.buttons.items() if button.isChecked()), "chat")
 
@@ -130,6 +136,7 @@ class ConversationHeader(QFrame):
         layout.addLayout(top)
         layout.addWidget(self.details)
         self._descriptions: dict[str, str] = {}
+        self._title_facts: tuple[int, datetime] | None = None  # message count, created (the tooltip)
         self.agent_selector.activated.connect(self._on_agent_activated)
         self.agent_selector.currentIndexChanged.connect(self._show_description)
         self.retranslate_ui()
@@ -146,11 +153,26 @@ class ConversationHeader(QFrame):
         for button in (self.start_workflow, self.resume_workflow):
             button.setToolTip(self.tr("Import a workflow package first."))
         self.chat_note.setText(self.tr("Plain chat with the model and the project's tools."))
+        if self._title_facts is not None:
+            count, created = self._title_facts
+            self.title.setToolTip(
+                self.tr("{count} · created {created}").format(count=formatting.message_count(count), created=formatting.full_time(created))
+            )
+
+    def show_title(self, title: str, message_count: int, created_at: datetime) -> None:
+        """The conversation's title, with its size and age in the tooltip."""
+        self.title.setText(title)
+        self._title_facts = (message_count, created_at)
+        self.retranslate_ui()
 
     def changeEvent(self, event: QEvent) -> None:
         if event.type() == QEvent.Type.LanguageChange:
             self.retranslate_ui()
         super().changeEvent(event)
+
+    def set_modes_enabled(self, enabled: bool) -> None:
+        """Let the user switch modes, or not (while a turn runs)."""
+        self.switcher.set_enabled_modes(enabled)
 
     def show_mode(self, mode: str) -> None:
         self.switcher.set_mode(mode)

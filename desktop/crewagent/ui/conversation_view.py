@@ -10,13 +10,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from PySide6.QtCore import QEvent, Qt, Signal, Slot
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QStackedWidget, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtCore import QEvent, Signal, Slot
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QStackedWidget, QVBoxLayout, QWidget
 
-from crewagent.ui import formatting
 from crewagent.ui.agent_menu_panel import AgentMenuPanel
 from crewagent.ui.composer import Composer
 from crewagent.ui.conversation_header import ConversationHeader
+from crewagent.ui.conversation_parts import EmptyConversation, JumpToLatest
 from crewagent.ui.timeline import TimelineModel, TimelineRole, TimelineView
 from crewagent.worker.turn_values import (
     AgentMenu,
@@ -28,6 +28,7 @@ from crewagent.worker.turn_values import (
     TimelineMessage,
     ToolCallRef,
     ToolFinish,
+    TurnError,
 )
 from crewagent.worker.values import ConversationSummary, ProjectRef
 
@@ -76,9 +77,7 @@ class ConversationView(QFrame):
         self.timeline.set_timeline(self.model)
         self.composer = Composer(self)
         self.agent_menu = AgentMenuPanel(self)
-        self.jump_button = QToolButton(self.timeline)
-        self.jump_button.setObjectName("jumpToLatest")
-        self.jump_button.hide()
+        self.jump_button = JumpToLatest(self.timeline, self.model)
 
         content = QWidget(self)
         self._content = content
@@ -93,20 +92,8 @@ class ConversationView(QFrame):
         column.addLayout(menu_row)
         column.addWidget(self.composer)
 
-        self.empty = QFrame(self)
-        self.empty.setObjectName("emptyConversation")
-        self.empty_title = QLabel(self.empty)
-        self.empty_title.setObjectName("workspaceTitle")
-        self.empty_title.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.empty_details = QLabel(self.empty)
-        self.empty_details.setObjectName("workspaceDetails")
-        self.empty_details.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.empty_details.setWordWrap(True)
-        empty_layout = QVBoxLayout(self.empty)
-        empty_layout.addStretch(2)
-        empty_layout.addWidget(self.empty_title)
-        empty_layout.addWidget(self.empty_details)
-        empty_layout.addStretch(3)
+        self.empty = EmptyConversation(self)
+        self.empty_title = self.empty.title
 
         self.pages = QStackedWidget(self)
         self.pages.addWidget(self.empty)
@@ -122,7 +109,6 @@ class ConversationView(QFrame):
         self._busy: set[str] = set()  # conversations with a running turn (any, not just this one)
         self._sending = False  # a send was requested and its turn has not started yet
         self._prompts: dict[str, str] = {}  # ask-user request id -> call id
-        self._has_conversations = False
 
         self.composer.submitted.connect(self._on_submitted)
         self.composer.stop_requested.connect(self._on_stop)
@@ -132,23 +118,13 @@ class ConversationView(QFrame):
         self.timeline.action_requested.connect(self._on_action)
         self.timeline.widget_answered.connect(self._on_widget_answered)
         self.timeline.notice.connect(self.notice)
-        self.timeline.verticalScrollBar().valueChanged.connect(self._update_jump_button)
-        self.timeline.verticalScrollBar().rangeChanged.connect(self._update_jump_button)
-        self.jump_button.clicked.connect(self.timeline.scroll_to_end)
-        self.model.modelReset.connect(self._update_jump_button)  # another conversation: follow again
         self.show_summary(None, has_conversations=False)
         self.retranslate_ui()
 
     def retranslate_ui(self) -> None:
-        """Every text this view sets itself; called again on a language switch (the header,
-        composer, menu and timeline retranslate themselves)."""
-        self.jump_button.setText(self.tr("↓ Latest"))
-        if self._summary is None:
-            self._show_empty_texts()
-        else:
-            self._show_title_tooltip(self._summary)
-            if not self._loaded:
-                self.composer.set_hint(self.tr("Loading…"))
+        """This view's own texts, again on a language switch (its parts retranslate themselves)."""
+        if self._summary is not None and not self._loaded:
+            self.composer.set_hint(self.tr("Loading…"))
 
     def changeEvent(self, event: QEvent) -> None:
         if event.type() == QEvent.Type.LanguageChange:
@@ -205,31 +181,15 @@ class ConversationView(QFrame):
         if summary is None or (self._summary is not None and summary.id != self._summary.id):
             if summary is None:
                 self._summary = None
-                self._has_conversations = has_conversations
                 self.pages.setCurrentWidget(self.empty)
-                self._show_empty_texts()
+                self.empty.show_hint(has_conversations)
             return
         self._summary = summary
         self.pages.setCurrentWidget(self._content)
-        self.header.title.setText(summary.title)
-        self._show_title_tooltip(summary)
+        self.header.show_title(summary.title, summary.message_count, summary.created_at)
         self._set_mode(summary.active_type)
         self.header.show_agent(summary.agent_id)
         self._update_busy()
-
-    def _show_empty_texts(self) -> None:
-        has = self._has_conversations
-        self.empty_title.setText(self.tr("Pick a conversation") if has else self.tr("Start a conversation"))
-        self.empty_details.setText(
-            self.tr("Select one in the Works list on the left.") if has else self.tr("Use “+ New” or press Ctrl+Shift+N: Chat, Agent or Workflow.")
-        )
-
-    def _show_title_tooltip(self, summary: ConversationSummary) -> None:
-        self.header.title.setToolTip(
-            self.tr("{count} · created {created}").format(
-                count=formatting.message_count(summary.message_count), created=formatting.full_time(summary.created_at)
-            )
-        )
 
     def _set_mode(self, mode: str) -> None:
         self._mode = mode
@@ -326,7 +286,7 @@ class ConversationView(QFrame):
     def _on_widget_answered(self, request_id: str, call_id: str, payload: object) -> None:
         self._prompts.pop(request_id, None)
         if payload is not None:
-            self.timeline.view_state.widget_answers[call_id] = dict(payload) if isinstance(payload, dict) else {}
+            self.timeline.remember_widget_answer(call_id, dict(payload) if isinstance(payload, dict) else {})
         self.model.set_widget_request(call_id, "")
         self.ask_user_answered.emit(request_id, payload)
 
@@ -372,17 +332,18 @@ class ConversationView(QFrame):
             if self._mine(conversation_id):
                 self.model.turn_ended()
                 for request_id in list(self._prompts):
-                    self._withdraw(request_id)
+                    self.on_prompt_withdrawn(request_id)
         finally:
             self._busy.discard(conversation_id)
             if conversation_id == self.conversation_id:
                 self._sending = False
             self._update_busy()
 
-    @Slot(str, str)
-    def on_worker_error(self, request: str, message: str) -> None:
-        """A request failed before its turn started: nothing runs, so the composer is usable again."""
-        if request in ("send", "retry", "continue_turn", "set_agent") and self._sending:
+    @Slot(object)
+    def on_worker_error(self, error: TurnError) -> None:
+        """A send, retry or continue of this conversation failed before its turn started: nothing
+        runs, so the composer is usable again (a failure elsewhere leaves it as it is)."""
+        if error.request.starts_turn and error.conversation_id == self.conversation_id and self._sending:
             self._sending = False
             self._update_busy()
 
@@ -408,12 +369,7 @@ class ConversationView(QFrame):
 
     @Slot(str, object)
     def on_message_persisted(self, conversation_id: str, message: TimelineMessage) -> None:
-        if self._mine(conversation_id):
-            self.model.add_message(message)
-
-    @Slot(str, object)
-    def on_subagent_notice(self, conversation_id: str, message: TimelineMessage) -> None:
-        """A finished background subagent's notice was appended (also when no turn runs)."""
+        """A message is in the log: a turn's, or a finished background subagent's notice."""
         if self._mine(conversation_id):
             self.model.add_message(message)
 
@@ -448,9 +404,6 @@ class ConversationView(QFrame):
 
     @Slot(str)
     def on_prompt_withdrawn(self, request_id: str) -> None:
-        self._withdraw(request_id)
-
-    def _withdraw(self, request_id: str) -> None:
         if self._prompts.pop(request_id, None) is not None:
             self.model.withdraw_widget_request(request_id)
 
@@ -475,19 +428,6 @@ class ConversationView(QFrame):
         self.composer.set_busy(busy)
         self.composer.setEnabled(self._summary is not None and self._loaded)
         self.timeline.set_busy(busy)
-        for button in self.header.switcher.buttons.values():
-            button.setEnabled(not busy)
+        self.header.set_modes_enabled(not busy)
         if not busy and self._summary is not None and not self._loaded:
             self.composer.set_hint(self.tr("Loading…"))
-
-    @Slot()
-    def _update_jump_button(self) -> None:
-        show = not self.timeline.following and self.model.rowCount() > 0
-        self.jump_button.setVisible(show)
-        if show:
-            hint = self.jump_button.sizeHint()
-            viewport = self.timeline.viewport().geometry()
-            self.jump_button.setGeometry(
-                viewport.center().x() - hint.width() // 2, viewport.bottom() - hint.height() - 12, hint.width(), hint.height()
-            )
-            self.jump_button.raise_()

@@ -20,7 +20,7 @@ from crewagent.ui.start_page import StartPage
 from crewagent.ui.theme import ThemeManager
 from crewagent.ui.window_state import read_bytes
 from crewagent.worker import ProjectRef, Worker
-from crewagent.worker.turn_values import ProviderInfo
+from crewagent.worker.turn_values import ProviderInfo, TurnError
 
 APP_TITLE = "CrewAgent"
 #: Milliseconds a close waits for running turns to stop and persist what they stopped.
@@ -234,57 +234,22 @@ class MainWindow(QMainWindow):
 
     def _connect_turns(self) -> None:
         """The Conversation tab, the approval dialog and the status bar, wired to the turn worker."""
-        turns, project, conversation = self._worker.turns, self.project_view, self.project_view.conversation
+        turns, project = self._worker.turns, self.project_view
         queued = Qt.ConnectionType.QueuedConnection
-        conversation.open_requested.connect(turns.open_conversation, queued)
-        conversation.send_requested.connect(turns.send, queued)
-        conversation.continue_requested.connect(turns.continue_turn, queued)
-        conversation.retry_requested.connect(turns.retry, queued)
-        conversation.stop_requested.connect(turns.stop, queued)
-        conversation.mode_change_requested.connect(turns.set_mode, queued)
-        conversation.agent_change_requested.connect(turns.set_agent, queued)
-        conversation.full_output_requested.connect(turns.load_full_output, queued)
-        conversation.ask_user_answered.connect(turns.answer_ask_user, queued)
+        project.connect_turns(turns)
         self.approvals.answered.connect(turns.answer_approval, queued)
         self.stop_all_requested.connect(turns.stop_all, queued)
         self.describe_provider_requested.connect(turns.describe_provider, queued)
         self.load_agents_requested.connect(self._worker.load_agents, queued)
         self._worker.settings_changed.connect(lambda _settings: self.describe_provider_requested.emit())
 
-        turns.conversation_loaded.connect(conversation.on_loaded)
-        turns.turn_started.connect(conversation.on_turn_started)
-        turns.stream_started.connect(conversation.on_stream_started)
-        turns.stream_chunk.connect(conversation.on_stream_chunk)
-        turns.reasoning_chunk.connect(conversation.on_reasoning_chunk)
-        turns.stream_ended.connect(conversation.on_stream_ended)
-        turns.tool_started.connect(conversation.on_tool_started)
-        turns.tool_finished.connect(conversation.on_tool_finished)
-        turns.message_persisted.connect(conversation.on_message_persisted)
-        turns.context_usage.connect(conversation.on_context_usage)
-        turns.turn_finished.connect(conversation.on_turn_finished)
         turns.turn_finished.connect(self._on_turn_finished)
-        turns.ask_user_requested.connect(conversation.on_ask_user)
-        turns.prompt_withdrawn.connect(conversation.on_prompt_withdrawn)
         turns.prompt_withdrawn.connect(self.approvals.withdraw)
         turns.approval_requested.connect(self.approvals.ask)
-        turns.full_output_loaded.connect(conversation.on_full_output)
-        turns.agent_menu.connect(conversation.on_agent_menu)
-        turns.conversation_changed.connect(project.add_conversation)
-        # Subagents: their Task parts and notices in the timeline, their conversations in tabs.
-        subagents = project.subagent_tabs
-        subagents.load_requested.connect(turns.open_subagent, queued)
-        subagents.cancel_requested.connect(turns.cancel_subagent, queued)
-        turns.subagent_loaded.connect(subagents.on_loaded)
-        turns.subagent_status_changed.connect(subagents.on_status)
-        turns.subagent_status_changed.connect(conversation.on_subagent_status)
-        turns.subagent_message_persisted.connect(subagents.on_message_persisted)
-        turns.subagent_progress.connect(subagents.on_progress)
-        turns.subagent_notice.connect(conversation.on_subagent_notice)
         turns.provider_changed.connect(self._on_provider_changed)
-        turns.error.connect(conversation.on_worker_error)
-        turns.error.connect(self._on_worker_error)
-        self._worker.agents_loaded.connect(conversation.set_agents)
-        conversation.notice.connect(lambda text: self.statusBar().showMessage(text, 5000))
+        turns.error.connect(self._on_turn_error)
+        self._worker.agents_loaded.connect(project.set_agents)
+        project.conversation_notice.connect(lambda text: self.statusBar().showMessage(text, 5000))
         project.current_conversation_changed.connect(self._remember_conversation)
         self._worker.conversations_loaded.connect(self._reopen_conversation)
         self.load_agents_requested.emit()
@@ -397,6 +362,10 @@ class MainWindow(QMainWindow):
     def _on_worker_error(self, request: str, message: str) -> None:
         self.message_bar.show_error(message)
 
+    @Slot(object)
+    def _on_turn_error(self, error: TurnError) -> None:
+        self.message_bar.show_error(error.message)
+
     @Slot()
     def _show_about(self) -> None:
         dialog = AboutDialog(self._folders or AppFolders(str(paths.data_dir()), str(paths.config_dir())), self)
@@ -418,7 +387,7 @@ class MainWindow(QMainWindow):
 
     @Slot(str, str, object)
     def _on_turn_finished(self, conversation_id: str, reason: str, error: object) -> None:
-        if self._closing and not self.project_view.conversation.any_busy:
+        if self._closing and not self.project_view.any_busy:
             self._close_now()
 
     @Slot()
@@ -431,7 +400,7 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         # A running turn is stopped first so that what it stopped is persisted; the window closes
         # once it has finished (or after CLOSE_TIMEOUT_MS), without blocking the event loop.
-        if self.project_view.conversation.any_busy and not self._stopped_for_close:
+        if self.project_view.any_busy and not self._stopped_for_close:
             event.ignore()
             if not self._closing:
                 self._closing = True

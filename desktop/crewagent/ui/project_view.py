@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from PySide6.QtCore import QEvent, QItemSelection, Qt, Signal, Slot
 from PySide6.QtWidgets import (
@@ -24,6 +25,7 @@ from crewagent.ui.file_tabs import FileTabs
 from crewagent.ui.files_panel import FilesPanel
 from crewagent.ui.subagent_view import SubagentTabs
 from crewagent.ui.works_panel import CONVERSATION_TYPES, WorksPanel
+from crewagent.worker.turns import TurnWorker
 from crewagent.worker.values import ConversationSummary, FilePreview, ProjectRef, SearchHit
 
 __all__ = ["CONVERSATION_TYPES", "ProjectView"]
@@ -35,6 +37,9 @@ class ProjectView(QWidget):
     Results can arrive after the user has left a project (the worker runs on), so every
     worker-fed slot takes the project id and drops what is not for the project shown.
     """
+
+    #: ``(text)``: a passing notice of the Conversation tab, for the status bar.
+    conversation_notice = Signal(str)
 
     #: ``(project_id, entry_type)``: create a conversation of that type (chat, agent, run).
     new_conversation_requested = Signal(str, str)
@@ -148,6 +153,7 @@ class ProjectView(QWidget):
         self.files.file_open_requested.connect(self.file_tabs.open_file)
         self.file_tabs.read_requested.connect(self.file_read_requested)
         self.conversation.subagent_open_requested.connect(self.subagent_tabs.open)
+        self.conversation.notice.connect(self.conversation_notice)
         self.view.selectionModel().selectionChanged.connect(self._on_selection_changed)
         self.model.dataChanged.connect(self._refresh_overview)
         for signal in (self.model.modelReset, self.model.rowsInserted, self.model.rowsRemoved):
@@ -173,6 +179,56 @@ class ProjectView(QWidget):
     @property
     def project(self) -> ProjectRef | None:
         return self._project
+
+    @property
+    def any_busy(self) -> bool:
+        """True while a turn runs (or is being started) in any conversation of this view."""
+        return self.conversation.any_busy
+
+    def connect_turns(self, turns: TurnWorker) -> None:
+        """Wire the Conversation tab and the subagents' tabs to the turn worker (requests queued)."""
+        conversation, subagents = self.conversation, self.subagent_tabs
+        queued = Qt.ConnectionType.QueuedConnection
+        conversation.open_requested.connect(turns.open_conversation, queued)
+        conversation.send_requested.connect(turns.send, queued)
+        conversation.continue_requested.connect(turns.continue_turn, queued)
+        conversation.retry_requested.connect(turns.retry, queued)
+        conversation.stop_requested.connect(turns.stop, queued)
+        conversation.mode_change_requested.connect(turns.set_mode, queued)
+        conversation.agent_change_requested.connect(turns.set_agent, queued)
+        conversation.full_output_requested.connect(turns.load_full_output, queued)
+        conversation.ask_user_answered.connect(turns.answer_ask_user, queued)
+        turns.conversation_loaded.connect(conversation.on_loaded)
+        turns.turn_started.connect(conversation.on_turn_started)
+        turns.stream_started.connect(conversation.on_stream_started)
+        turns.stream_chunk.connect(conversation.on_stream_chunk)
+        turns.reasoning_chunk.connect(conversation.on_reasoning_chunk)
+        turns.stream_ended.connect(conversation.on_stream_ended)
+        turns.tool_started.connect(conversation.on_tool_started)
+        turns.tool_finished.connect(conversation.on_tool_finished)
+        turns.message_persisted.connect(conversation.on_message_persisted)
+        turns.context_usage.connect(conversation.on_context_usage)
+        turns.turn_finished.connect(conversation.on_turn_finished)
+        turns.ask_user_requested.connect(conversation.on_ask_user)
+        turns.prompt_withdrawn.connect(conversation.on_prompt_withdrawn)
+        turns.full_output_loaded.connect(conversation.on_full_output)
+        turns.agent_menu.connect(conversation.on_agent_menu)
+        turns.conversation_changed.connect(self.add_conversation)
+        turns.subagent_notice.connect(conversation.on_message_persisted)
+        turns.subagent_status_changed.connect(conversation.on_subagent_status)
+        turns.error.connect(conversation.on_worker_error)
+        # Subagents: their Task parts and notices in the timeline, their conversations in tabs.
+        subagents.load_requested.connect(turns.open_subagent, queued)
+        subagents.cancel_requested.connect(turns.cancel_subagent, queued)
+        turns.subagent_loaded.connect(subagents.on_loaded)
+        turns.subagent_status_changed.connect(subagents.on_status)
+        turns.subagent_message_persisted.connect(subagents.on_message_persisted)
+        turns.subagent_progress.connect(subagents.on_progress)
+
+    @Slot(object)
+    def set_agents(self, agents: Iterable[Any]) -> None:
+        """The agents Agent mode offers (``tuple[AgentSummary, ...]``)."""
+        self.conversation.set_agents(agents)
 
     @property
     def loaded(self) -> bool:

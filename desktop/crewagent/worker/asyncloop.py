@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import logging
 import threading
 from collections.abc import Callable, Coroutine
@@ -25,11 +26,13 @@ class AsyncLoopThread:
     thread get them queued). Never call :meth:`run` from the loop's own thread.
     """
 
-    def __init__(self, name: str, report: ErrorReporter):
+    def __init__(self, name: str, report: ErrorReporter | None = None):
         self._report = report
         self._ready = threading.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._accepting = True
+        self._accepting_lock = threading.Lock()
         self._thread = threading.Thread(target=self._main, name=name, daemon=True)
         self._thread.start()
         self._ready.wait()
@@ -58,27 +61,49 @@ class AsyncLoopThread:
 
     # -- starting work -----------------------------------------------------------------------
 
-    def start(self, factory: Callable[[], Coroutine[Any, Any, Any]], name: str) -> None:
-        """Start ``factory()`` as a task on the loop (from any thread); failures go to the reporter."""
-        self.loop.call_soon_threadsafe(self._start_task, factory, name)
+    def start(
+        self, factory: Callable[[], Coroutine[Any, Any, Any]], name: str, report: Callable[[BaseException], None] | None = None
+    ) -> bool:
+        """Start ``factory()`` as a task on the loop (from any thread); its failure goes to ``report``
+        (None: to the loop's reporter). Returns False, starting nothing, after :meth:`refuse_new`."""
+        with self._accepting_lock:
+            if not self._accepting:
+                return False
+            self.loop.call_soon_threadsafe(self._start_task, factory, name, report)
+            return True
 
-    def _start_task(self, factory: Callable[[], Coroutine[Any, Any, Any]], name: str) -> None:
+    def refuse_new(self) -> bool:
+        """Start no more tasks (a shutdown begins); False when that was so already."""
+        with self._accepting_lock:
+            accepting, self._accepting = self._accepting, False
+            return accepting
+
+    def _start_task(
+        self, factory: Callable[[], Coroutine[Any, Any, Any]], name: str, report: Callable[[BaseException], None] | None
+    ) -> None:
         task = self.loop.create_task(factory(), name=name)
         self._tasks.add(task)
-        task.add_done_callback(self._task_done)
+        task.add_done_callback(functools.partial(self._task_done, report))
 
-    def _task_done(self, task: asyncio.Task[Any]) -> None:
+    def _task_done(self, report: Callable[[BaseException], None] | None, task: asyncio.Task[Any]) -> None:
         self._tasks.discard(task)
         if task.cancelled():
             return
         exc = task.exception()
         if exc is not None:
             log.error("task %s failed", task.get_name(), exc_info=exc)
-            self._report(task.get_name(), exc)
+            if report is not None:
+                report(exc)
+            elif self._report is not None:
+                self._report(task.get_name(), exc)
 
     def call(self, callback: Callable[[], Any]) -> None:
-        """Run a plain callback on the loop's thread (e.g. ``session.request_stop``)."""
-        self.loop.call_soon_threadsafe(callback)
+        """Run a plain callback on the loop's thread (e.g. ``session.request_stop``); dropped once
+        the loop has stopped."""
+        try:
+            self.loop.call_soon_threadsafe(callback)
+        except RuntimeError:  # the loop is closed: there is nothing left to act on
+            log.info("callback dropped: the loop has stopped")
 
     def run(self, coro: Coroutine[Any, Any, _T], timeout: float) -> _T:
         """Run ``coro`` on the loop and wait for it (from another thread); for shutdown and tests."""

@@ -5,10 +5,11 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import threading
 from collections.abc import Callable
 from typing import Concatenate, ParamSpec, TypeVar, cast
 
-from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
+from PySide6.QtCore import QObject, Qt, Signal, Slot
 
 from crewagent.core import agent_catalog
 from crewagent.core.errors import CrewAgentError
@@ -17,6 +18,7 @@ from crewagent.core.store import RuntimeStore
 from crewagent.worker.background import BackgroundJobs
 from crewagent.worker.search import read_preview, search_messages
 from crewagent.worker.settings_ops import SettingsInvalid, SettingsOps
+from crewagent.worker.threads import require_own_thread
 from crewagent.worker.turns import ProviderFactory, TurnWorker
 from crewagent.worker.values import AgentSummary, ConversationSummary, LlmDraft, MenuEntry, ProjectRef, RecentProjectEntry
 
@@ -133,6 +135,7 @@ class Worker(QObject):
         self.setObjectName("crewagent-worker")
         self._data_dir = data_dir
         self._store_instance: RuntimeStore | None = None
+        self._store_lock = threading.Lock()
         #: Conversation turns (a child: it moves to the worker thread with this object and
         #: shares its store). ``provider_factory`` replaces the settings' provider in tests.
         self.turns = TurnWorker(lambda: self._store, self, provider_factory=provider_factory)
@@ -143,18 +146,15 @@ class Worker(QObject):
 
     @property
     def _store(self) -> RuntimeStore:
-        # Created on first use, which is on the worker thread: even resolving the data folder
-        # happens there.
-        if self._store_instance is None:
-            self._store_instance = RuntimeStore(self._data_dir)
-        return self._store_instance
+        # Created on first use, off the GUI thread: on the worker thread, or on the turns' loop
+        # thread (the lock makes it one store for both).
+        with self._store_lock:
+            if self._store_instance is None:
+                self._store_instance = RuntimeStore(self._data_dir)
+            return self._store_instance
 
     def _check_thread(self, request: str) -> None:
-        if QThread.currentThread() is not self.thread():
-            raise RuntimeError(
-                f"Worker.{request} was called directly from another thread; "
-                "connect a signal to it so that Qt queues the call onto the worker thread."
-            )
+        require_own_thread(self, f"Worker.{request}")
 
     # -- projects --------------------------------------------------------------------------
 

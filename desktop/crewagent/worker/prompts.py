@@ -33,15 +33,12 @@ class PromptBroker:
         self._on_ask_user = on_ask_user
         self._on_withdrawn = on_withdrawn
         self._pending: dict[str, asyncio.Future[Any]] = {}
-        #: conversation id -> tools the user allowed "for this conversation" (kept across turns).
-        self._granted: dict[str, set[str]] = {}
 
     # -- the Approver protocol (core/tools/policy.py) -------------------------------------------
 
     async def approve(self, call: ApprovalRequest) -> ApprovalDecision:
+        """Relay the question to the user; remembering grants is the session's ApprovalGate's job."""
         conversation = call.conversation_id or ""
-        if call.tool in self._granted.get(conversation, set()):
-            return ApprovalDecision.ALLOW_CONVERSATION
         request_id = f"approval_{uuid.uuid4().hex}"
         prompt = ApprovalPrompt(
             request_id=request_id,
@@ -53,12 +50,9 @@ class PromptBroker:
         )
         answer = await self._wait(request_id, lambda: self._on_approval(prompt))
         try:
-            decision = ApprovalDecision(answer)
+            return ApprovalDecision(answer)
         except ValueError:
-            decision = ApprovalDecision.DENY  # an unknown answer never becomes a write nobody allowed
-        if decision is ApprovalDecision.ALLOW_CONVERSATION:
-            self._granted.setdefault(conversation, set()).add(call.tool)
-        return decision
+            return ApprovalDecision.DENY  # an unknown answer never becomes a write nobody allowed
 
     # -- ui.ask_user (ToolContext.ask_user) -----------------------------------------------------
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
@@ -318,3 +319,38 @@ class AgentMenu:
     reason: str
     entries: tuple[AgentMenuEntry, ...]
     query: str = ""
+
+
+class TurnRequest(StrEnum):
+    """The TurnWorker request a :class:`TurnError` answers (the slot's name, continue aside)."""
+
+    OPEN_CONVERSATION = "open_conversation"
+    SEND = "send"
+    CONTINUE = "continue"
+    RETRY = "retry"
+    SET_MODE = "set_mode"
+    SET_AGENT = "set_agent"
+    LOAD_FULL_OUTPUT = "load_full_output"
+    DESCRIBE_PROVIDER = "describe_provider"
+    OPEN_SUBAGENT = "open_subagent"
+    CANCEL_SUBAGENT = "cancel_subagent"
+    #: Not a request: the summary refresh after a background subagent's notice.
+    SUBAGENT_NOTICE = "subagent_notice"
+
+    @property
+    def starts_turn(self) -> bool:
+        """True for the requests the composer waits on (it is busy until the turn starts)."""
+        return self in (TurnRequest.SEND, TurnRequest.CONTINUE, TurnRequest.RETRY)
+
+
+@dataclass(frozen=True, slots=True)
+class TurnError:
+    """A TurnWorker request failed; ``message`` is a sentence for the user.
+
+    ``conversation_id`` is the conversation the request was about ("" for one about none, such
+    as ``describe_provider``), so that a failure in one conversation never touches another's state.
+    """
+
+    request: TurnRequest
+    conversation_id: str
+    message: str

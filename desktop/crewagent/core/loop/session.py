@@ -12,6 +12,7 @@ import asyncio
 import json
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import aclosing
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -92,6 +93,49 @@ def recovered_stream_message(data: dict[str, Any]) -> ConversationMessage | None
     )
 
 
+def recover_and_load(store: RuntimeStore, project: ProjectInfo, conversation_id: str) -> LoadResult:
+    """Make the log whole after a crash, a kill or a Stop, and load it (blocking; one read of the log).
+
+    A streaming checkpoint left by a dead process becomes an interrupted assistant message, then
+    every tool call without a result gets a synthetic ``TOOL_INTERRUPTED`` one. Recovers nothing
+    while another process runs a turn here (it holds the turn lock): the log is only loaded.
+    """
+    pid, cid = project.id, conversation_id
+    if store.is_turn_running(pid, cid):
+        return store.load_messages(pid, cid)
+    with store.turn_lock(pid, cid):
+        return _recover_locked(store, pid, cid)[1]
+
+
+def _recover_locked(store: RuntimeStore, pid: str, cid: str) -> tuple[list[ConversationMessage], LoadResult]:
+    """Recovery with the turn lock held: what it appended, and the conversation as it is afterwards."""
+    appended: list[ConversationMessage] = []
+    checkpoint = store.read_stream_checkpoint(pid, cid)
+    loaded = store.load_messages(pid, cid)
+    messages = loaded.messages
+    if checkpoint is not None:
+        recovered = recovered_stream_message(checkpoint)
+        if recovered is not None and not any(m.id == recovered.id for m in messages):
+            stored = store.append_message(pid, cid, recovered)
+            appended.append(stored)
+            messages.append(stored)
+        store.clear_stream_checkpoint(pid, cid)
+    # Subagents (issue 6): children a dead process left running are marked interrupted and their
+    # sidechains repaired first; the parent's unanswered Task calls then get the normal
+    # TOOL_INTERRUPTED result, with the link fields. Imported here: the subagents use the loop.
+    from crewagent.core.subagents.recovery import deliver_notices, recover_children
+
+    links = recover_children(store, pid, cid)
+    repair = repair_conversation(messages, lambda m: store.append_message(pid, cid, links.annotate(m)))
+    messages.extend(repair.appended)
+    appended.extend(repair.appended)
+    # Every call is answered now: notices of finished background children can go in.
+    notices = deliver_notices(store, pid, cid)
+    messages.extend(notices)
+    appended.extend(notices)
+    return appended, LoadResult(messages, loaded.problems, loaded.migrated_from_legacy)
+
+
 class ConversationSession:
     """Runs turns of one conversation. Blocking store calls go through ``asyncio.to_thread``."""
 
@@ -133,35 +177,7 @@ class ConversationSession:
         if self.store.is_turn_running(pid, cid):
             return [], self.store.load_messages(pid, cid)
         with self.store.turn_lock(pid, cid):
-            return self._recover_locked()
-
-    def _recover_locked(self) -> tuple[list[ConversationMessage], LoadResult]:
-        pid, cid = self.project.id, self.conversation_id
-        appended: list[ConversationMessage] = []
-        checkpoint = self.store.read_stream_checkpoint(pid, cid)
-        loaded = self.store.load_messages(pid, cid)
-        messages = loaded.messages
-        if checkpoint is not None:
-            recovered = recovered_stream_message(checkpoint)
-            if recovered is not None and not any(m.id == recovered.id for m in messages):
-                stored = self.store.append_message(pid, cid, recovered)
-                appended.append(stored)
-                messages.append(stored)
-            self.store.clear_stream_checkpoint(pid, cid)
-        # Subagents (issue 6): children a dead process left running are marked interrupted and
-        # their sidechains repaired first; the parent's unanswered Task calls then get the normal
-        # TOOL_INTERRUPTED result, with the link fields. Imported here: the subagents use the loop.
-        from crewagent.core.subagents.recovery import deliver_notices, recover_children
-
-        links = recover_children(self.store, pid, cid)
-        repair = repair_conversation(messages, lambda m: self.store.append_message(pid, cid, links.annotate(m)))
-        messages.extend(repair.appended)
-        appended.extend(repair.appended)
-        # Every call is answered now: notices of finished background children can go in.
-        notices = deliver_notices(self.store, pid, cid)
-        messages.extend(notices)
-        appended.extend(notices)
-        return appended, LoadResult(messages, loaded.problems, loaded.migrated_from_legacy)
+            return _recover_locked(self.store, pid, cid)
 
     # -- a turn -----------------------------------------------------------------------------
 
@@ -175,12 +191,18 @@ class ConversationSession:
         """Run one turn: persist ``text`` as the user message (None: continue without one), then loop."""
         pid, cid = self.project.id, self.conversation_id
         self._stop_requested = False
-        lock = self.store.turn_lock(pid, cid)
-        lock.__enter__()  # raises ConversationBusy before anything is written
+        # The lock raises ConversationBusy before anything is written.
+        with self.store.turn_lock(pid, cid):
+            async with aclosing(self._send_locked(text, settings)) as events:
+                async for event in events:
+                    yield event
+
+    async def _send_locked(self, text: str | None, settings: TurnSettings) -> AsyncGenerator[LoopEvent, None]:
+        pid, cid = self.project.id, self.conversation_id
         ended = False
         try:
             yield TurnStarted(cid, settings.mode)
-            appended, loaded = await asyncio.to_thread(self._recover_locked)
+            appended, loaded = await asyncio.to_thread(_recover_locked, self.store, pid, cid)
             for message in appended:
                 yield MessagePersisted(message)
             # The log as recovery left it, kept in memory for the whole turn: every message the
@@ -220,15 +242,12 @@ class ConversationSession:
                 yield event
         finally:
             self._loop = None
-            try:
-                scope = self.tool_context.subagents
-                if ended and scope is not None:
-                    # Subagents: background children that finished during the turn are announced
-                    # now, while the turn lock is still held and no tool call is open.
-                    await scope.turn_ended()
-                await asyncio.to_thread(self.store.flush)
-            finally:
-                lock.__exit__(None, None, None)
+            scope = self.tool_context.subagents
+            if ended and scope is not None:
+                # Subagents: background children that finished during the turn are announced
+                # now, while the turn lock is still held and no tool call is open.
+                await scope.turn_ended()
+            await asyncio.to_thread(self.store.flush)
 
     def _link_subagent(self, message: ConversationMessage) -> ConversationMessage:
         """A Task result gets its child's app-only link fields (subagentSessionId ...)."""

@@ -197,10 +197,16 @@ class ApprovalGate:
     deny_message: str = "The user refused this tool call. Do not retry it; ask the user what to do instead."
     _always: set[str] = field(init=False, repr=False)
     _conversation: dict[str | None, set[str]] = field(init=False, repr=False, default_factory=dict)
-    _lock: asyncio.Lock = field(init=False, repr=False, default_factory=asyncio.Lock)
+    #: One question at a time per conversation (conversations of a session ask independently).
+    _locks: dict[str | None, asyncio.Lock] = field(init=False, repr=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         self._always = set(self.always_allowed)
+
+    def set_always_allowed(self, tools: Iterable[str]) -> None:
+        """Replace the "always" grants with ``tools`` (the settings as they are now: the user may
+        have edited them since); grants "for this conversation" are kept."""
+        self._always = set(tools)
 
     def is_granted(self, tool: str, conversation_id: str | None) -> bool:
         return tool in self._always or tool in self._conversation.get(conversation_id, set())
@@ -209,7 +215,7 @@ class ApprovalGate:
         """The decision, and the error result to return when it is a refusal (None when allowed)."""
         if self.is_granted(request.tool, request.conversation_id):
             return ApprovalDecision.ALLOW_CONVERSATION, None
-        async with self._lock:
+        async with self._locks.setdefault(request.conversation_id, asyncio.Lock()):
             # A parallel call may have been granted "for this conversation" while this one waited.
             if self.is_granted(request.tool, request.conversation_id):
                 return ApprovalDecision.ALLOW_CONVERSATION, None

@@ -301,6 +301,10 @@ class TimelineView(QTreeView):
             if self._model is not None and self._model.rowCount():
                 self._remeasure(QPersistentModelIndex(self._model.index(self._model.rowCount() - 1, 0)))
 
+    def remember_widget_answer(self, call_id: str, answer: dict[str, object]) -> None:
+        """Show an ask-user widget as answered with ``answer`` (read-only) from now on."""
+        self.view_state.widget_answers[call_id] = answer
+
     def show_full_output(self, key: str, text: str) -> None:
         self.view_state.loading_outputs.discard(key)
         self.view_state.full_outputs[key] = text

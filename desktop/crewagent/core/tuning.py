@@ -1,0 +1,55 @@
+"""Process-wide tuning of the desktop app, each setting next to the measurement that justifies it.
+
+The numbers come from ``benchmarks/bench_ui.py`` (results and method in docs/benchmarks.md,
+"Desktop UI", "What changed, and why"): re-run it before changing any of them.
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import sys
+import threading
+
+#: ``sys.setswitchinterval`` for the desktop app (Python's default is 5 ms). The GUI thread
+#: competes for the GIL with the worker's threads (loading logs, building contexts, parsing
+#: streams); handing the GIL over every 1 ms lets it in sooner: bench_ui's worst event-loop stall
+#: while a turn streams fell from ~70 ms to ~35 ms.
+GIL_SWITCH_INTERVAL_S = 0.001
+
+#: Seconds the whole load of a long conversation waits after its first page was sent: the GUI lays
+#: out and paints the page while nothing in the worker competes with it for the GIL (the whole load
+#: is ~0.3 s of Python at 10,000 messages). bench_ui's "open" section measures the first page's
+#: phases (``worker_first_page`` ~8 ms, then transfer, model fill, layout and paint), which fit in
+#: it; no run without the head start is recorded, so measure both before changing it.
+FIRST_PAGE_HEAD_START_S = 0.15
+
+_warmed = False
+_warm_lock = threading.Lock()
+
+
+def tune_gui_process() -> None:
+    """The settings of a process that shows the GUI (call once, before the window)."""
+    sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
+
+
+def warm_up_once() -> None:
+    """Load now what the first turn would load while it runs, then freeze the heap (blocking; once).
+
+    The model client library is ~0.4 s of imports and the token counter ~0.1 s, mostly holding the
+    GIL, which stalls the GUI thread; done after a conversation has been opened, the user is reading
+    it and no answer streams. What is alive then lives about as long as the app (modules, the
+    window, the conversation shown, whose rows leave no reference cycles behind): ``gc.freeze``
+    stops full collections walking it. They held the GIL for 80-230 ms with 10,000 messages open
+    (bench_ui), stalling the GUI thread.
+    """
+    global _warmed
+    with _warm_lock:
+        if _warmed:
+            return
+        _warmed = True
+    from crewagent.core.context import default_counter
+
+    importlib.import_module("crewagent.core.llm._client")
+    default_counter()
+    gc.freeze()
