@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from crewagent.core.jsonparse import parse_json
-from crewagent.core.llm.config import ProviderConfig
+from crewagent.core.llm.config import DEMO_MODEL
+from crewagent.core.llm.config import demo_config as demo_config  # re-exported: callers start the demo from here
 from crewagent.core.llm.demo_run import is_run_request, plan_run
 from crewagent.core.llm.local_server import (
     Drop,
@@ -49,7 +50,6 @@ from crewagent.core.llm.local_server import (
 )
 from crewagent.core.llm.toolnames import wire_name_candidates
 
-DEMO_MODEL = "crewagent-demo"
 LABEL = "[demo]"
 
 _MID_STREAM_TEXT = (
@@ -392,7 +392,3 @@ def start_demo_server(*, chunk_delay: float = 0.02) -> LocalServer:
     """Start the demo on a free port of 127.0.0.1; stop it with ``.stop()`` when the app quits."""
     return LocalServer(DemoResponder(chunk_delay=chunk_delay)).start()
 
-
-def demo_config(base_url: str) -> ProviderConfig:
-    """The provider config for a running demo server (no key; one quick retry, so "fail" fails fast)."""
-    return ProviderConfig(provider="demo", base_url=base_url, model=DEMO_MODEL, timeout=30.0, max_retries=1)

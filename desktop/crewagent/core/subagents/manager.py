@@ -45,7 +45,7 @@ from crewagent.core.subagents.events import SubagentActivity, SubagentEvent, Sub
 from crewagent.core.subagents.links import parent_fields, parent_status, task_result_payload
 from crewagent.core.subagents.recovery import deliver_notices
 from crewagent.core.subagents.scope import SubagentScope
-from crewagent.core.subagents.tools import TaskArgs, task_tools
+from crewagent.core.subagents.tools import SessionArgs, StatusArgs, TaskArgs, no_scope, task_tools
 from crewagent.core.subagents.types import SubagentType, SubagentTypes
 from crewagent.core.tools import Tool, ToolContext, ToolPolicy, ToolRegistry, error, ok
 
@@ -94,7 +94,25 @@ class SubagentManager:
     # -- wiring ----------------------------------------------------------------------------
 
     def tools(self) -> list[Tool]:
-        return task_tools(self.types)
+        return task_tools(self.types, task=self._task_tool, status=self._status_tool, result=self._result_tool)
+
+    async def _task_tool(self, args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+        scope = ctx.subagents
+        if not isinstance(scope, SubagentScope):
+            return no_scope()
+        return await self.run_task(scope, TaskArgs.model_validate(args), ctx)
+
+    async def _status_tool(self, args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+        scope = ctx.subagents
+        if not isinstance(scope, SubagentScope):
+            return no_scope()
+        return await self.status(scope, StatusArgs.model_validate(args).session_id)
+
+    async def _result_tool(self, args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+        scope = ctx.subagents
+        if not isinstance(scope, SubagentScope):
+            return no_scope()
+        return await self.result(scope, SessionArgs.model_validate(args).session_id)
 
     def register_tools(self, registry: ToolRegistry) -> ToolRegistry:
         """Add ``task``, ``task.status`` and ``task.result`` to ``registry`` (once)."""
