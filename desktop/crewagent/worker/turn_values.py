@@ -98,20 +98,18 @@ class TimelineMessage:
 
     @classmethod
     def from_message(cls, message: ConversationMessage) -> TimelineMessage:
-        extra = message.model_extra or {}
-        session_id = extra.get("subagentSessionId")
+        session_id = message.subagentSessionId
         subagent = (
             SubagentInfo(
                 session_id=session_id,
-                subagent_type=str(extra.get("subagentType") or ""),
-                status=str(extra.get("subagentStatus") or ""),
-                summary=str(extra.get("subagentSummary") or ""),
+                subagent_type=message.subagentType or "",
+                status=message.subagentStatus or "",
+                summary=message.subagentSummary or "",
                 parent_call_id=message.tool_call_id or "",
             )
-            if isinstance(session_id, str) and session_id
+            if session_id
             else None
         )
-        error = extra.get("error")
         calls = tuple(ToolCallRef(c.id, c.function.name, c.function.arguments) for c in message.tool_calls or ())
         return cls(
             id=message.id,
@@ -124,13 +122,13 @@ class TimelineMessage:
             tool_call_id=message.tool_call_id,
             tool_name=message.toolName,
             duration_ms=message.duration,
-            interrupted=bool(extra.get("interrupted")),
-            synthetic=bool(extra.get("synthetic")),
-            error=frozen_json(error) if isinstance(error, dict) else _EMPTY,
+            interrupted=bool(message.interrupted),
+            synthetic=bool(message.synthetic),
+            error=frozen_json(message.error) if message.error is not None else _EMPTY,
             full_output_bytes=message.fullOutputBytes if message.is_offloaded else None,
             mode=message.mode,
             include_in_context=message.includeInContext,
-            is_summary=bool(extra.get("summaryOf")),
+            is_summary=bool(message.summaryOf),
             subagent=subagent,
         )
 

@@ -177,7 +177,7 @@ class SubagentManager:
 
     def announce_notices(self, conversation_id: str, messages: list[ConversationMessage]) -> None:
         for message in messages:
-            self._emit(SubagentNotice(conversation_id, str(getattr(message, "subagentSessionId", "")), message))
+            self._emit(SubagentNotice(conversation_id, message.subagentSessionId or "", message))
 
     def annotate(self, parent_session_id: str, message: ConversationMessage) -> ConversationMessage:
         """A parent's Task result with its child's link fields; other messages unchanged."""
@@ -387,7 +387,7 @@ class SubagentManager:
         if run is not None:
             info.update(steps=run.steps, toolCalls=run.tool_calls, lastTool=run.last_tool)
         else:
-            info.update(steps=getattr(meta, "steps", None), toolCalls=getattr(meta, "toolCalls", None))
+            info.update(steps=meta.steps, toolCalls=meta.toolCalls)
         if meta.summary:
             info["summary"] = meta.summary
         return info
@@ -419,7 +419,7 @@ class SubagentManager:
             messages = (await asyncio.to_thread(chains.load, session_id)).messages
         except (ConversationNotFound, CrewAgentError) as exc:
             return error("ENOENT", f"The log of subagent {session_id!r} cannot be read: {exc}")
-        answer_id = getattr(meta, "answerMessageId", None)
+        answer_id = meta.answerMessageId
         answer = next((m for m in messages if m.id == answer_id), None) if answer_id else None
         if answer is None and meta.status == "completed":
             answer = final_answer(messages)

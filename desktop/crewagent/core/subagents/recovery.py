@@ -97,7 +97,7 @@ def deliver_notices(store: RuntimeStore, project_id: str, conversation_id: str) 
             if meta.background
             and meta.parentSessionId == conversation_id
             and meta.status in FINAL_STATUSES
-            and not getattr(meta, "noticeDelivered", False)
+            and not meta.noticeDelivered
         ]
     except ConversationNotFound:
         return []
