@@ -168,9 +168,9 @@ class ToolContext:
         """
         runtime = project.runtime_dir
         areas = ProtectedAreas.of_app(
-            paths.data_root_of_runtime(runtime), config_dir, logs=(runtime / "conversations",)
+            paths.data_root_of_runtime(runtime), config_dir, logs=(paths.conversations_dir(runtime),)
         )
-        return cls(project_root=project.root, state_dir=runtime / "state", pkg_dir=pkg_dir, areas=areas, **fields)
+        return cls(project_root=project.root, state_dir=paths.state_dir(runtime), pkg_dir=pkg_dir, areas=areas, **fields)
 
     def for_call(self, call_id: str | None) -> ToolContext:
         """A copy for one call: its id and its own cancel event (the sandbox is shared, not re-resolved)."""
