@@ -9,7 +9,7 @@ import stat
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from crewagent import __version__
 from crewagent.core.errors import (
@@ -125,10 +125,6 @@ def _store(args: argparse.Namespace) -> RuntimeStore:
 
 def _json_mode(args: argparse.Namespace) -> bool:
     return bool(getattr(args, "json", False))
-
-
-def _out(args: argparse.Namespace) -> TextIO:
-    return sys.stdout
 
 
 def cmd_gui(args: argparse.Namespace) -> int:

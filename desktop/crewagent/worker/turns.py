@@ -45,7 +45,7 @@ from crewagent.core.loop import (
     TurnStarted,
 )
 from crewagent.core.loop.factory import provider_config
-from crewagent.core.messages import MODES, ConversationMessage, Mode
+from crewagent.core.messages import MODES, Mode
 from crewagent.core.secrets import SecretStore
 from crewagent.core.settings import Settings, SettingsStore
 from crewagent.core.store import ProjectInfo, RuntimeStore
@@ -890,8 +890,3 @@ def _provider_info(config: ProviderConfig) -> ProviderInfo:
     if config.provider == "demo":
         return ProviderInfo(config.provider, config.model, DEMO_LABEL)
     return ProviderInfo(config.provider, config.model, f"{config.model} · {config.provider}")
-
-
-def describe_message(message: ConversationMessage) -> TimelineMessage:
-    """The timeline value of a stored message (for callers outside the worker, e.g. benchmarks)."""
-    return TimelineMessage.from_message(message)

@@ -23,7 +23,7 @@ from crewagent.core.llm import LlmAdapter, LlmRequest
 from crewagent.core.loop.events import LoopEvent, MessagePersisted, TurnFinished, TurnStarted
 from crewagent.core.loop.interrupted import recovered_stream_message
 from crewagent.core.loop.toolloop import LoopOptions, ToolLoop
-from crewagent.core.messages import ConversationMessage, Mode
+from crewagent.core.messages import ConversationMessage, Mode, stamp_fields
 from crewagent.core.protocol import repair_conversation
 from crewagent.core.store import LoadResult, ProjectInfo, RuntimeStore
 from crewagent.core.subagents.recovery import deliver_notices, recover_children
@@ -279,12 +279,4 @@ class ConversationSession:
 
     @staticmethod
     def _stamp(settings: TurnSettings) -> dict[str, Any]:
-        stamp: dict[str, Any] = {"mode": settings.mode}
-        for key, value in (("runId", settings.run_id), ("agentId", settings.agent_id), ("workflowId", settings.workflow_id)):
-            if value:
-                stamp[key] = value
-        return stamp
-
-
-def finished_ok(events: list[LoopEvent]) -> bool:
-    return any(isinstance(e, TurnFinished) and e.ok for e in events)
+        return stamp_fields(settings.mode, run_id=settings.run_id, agent_id=settings.agent_id, workflow_id=settings.workflow_id)
