@@ -1,8 +1,9 @@
 """The conversation log's data model: ConversationMessage, ConversationMeta, OpenAI conversion.
 
 A ConversationMessage is a superset of an OpenAI chat message (ARCHITECTURE.md, contract).
-The app's own fields are declared; fields this build does not know are kept (``extra="allow"``) so that a log written by a newer
-build survives a load/save round trip through an older one. Serialisation uses
+The app's own fields are declared and typed; fields this build does not know are kept
+(``extra="allow"``) so that a log written by a newer build, or by another tool, survives a
+load/save round trip through an older one. Serialisation uses
 ``exclude_unset``: what was never set is not written, what was set to ``null`` stays ``null``
 (an assistant message with tool calls and ``"content": null`` round-trips exactly).
 """

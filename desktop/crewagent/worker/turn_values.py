@@ -13,6 +13,9 @@ from typing import Any
 
 from crewagent.core.jsonparse import parse_json
 from crewagent.core.messages import ConversationMessage
+from crewagent.core.store.sidechain import SidechainMeta
+from crewagent.core.subagents.events import SubagentStatusChanged
+from crewagent.core.subagents.links import status_event
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
@@ -69,6 +72,40 @@ class SubagentInfo:
     def running(self) -> bool:
         return self.status == "running"
 
+    @classmethod
+    def from_status(cls, event: SubagentStatusChanged) -> SubagentInfo:
+        """A live status change of the manager."""
+        return cls(
+            session_id=event.session_id,
+            subagent_type=event.subagent_type,
+            status=event.status,
+            summary=event.summary,
+            description=event.description,
+            conversation_id=event.conversation_id,
+            parent_session_id=event.parent_session_id,
+            parent_call_id=event.parent_call_id,
+            depth=event.depth,
+            background=event.background,
+        )
+
+    @classmethod
+    def from_meta(cls, meta: SidechainMeta) -> SubagentInfo:
+        """A sidechain's meta, as its status would announce it."""
+        return cls.from_status(status_event(meta))
+
+    @classmethod
+    def from_links(cls, message: ConversationMessage) -> SubagentInfo | None:
+        """The child a stored Task result or notice links to (its app-only fields); None: no link."""
+        if not message.subagentSessionId:
+            return None
+        return cls(
+            session_id=message.subagentSessionId,
+            subagent_type=message.subagentType or "",
+            status=message.subagentStatus or "",
+            summary=message.subagentSummary or "",
+            parent_call_id=message.tool_call_id or "",
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class TimelineMessage:
@@ -98,18 +135,6 @@ class TimelineMessage:
 
     @classmethod
     def from_message(cls, message: ConversationMessage) -> TimelineMessage:
-        session_id = message.subagentSessionId
-        subagent = (
-            SubagentInfo(
-                session_id=session_id,
-                subagent_type=message.subagentType or "",
-                status=message.subagentStatus or "",
-                summary=message.subagentSummary or "",
-                parent_call_id=message.tool_call_id or "",
-            )
-            if session_id
-            else None
-        )
         calls = tuple(ToolCallRef(c.id, c.function.name, c.function.arguments) for c in message.tool_calls or ())
         return cls(
             id=message.id,
@@ -129,7 +154,7 @@ class TimelineMessage:
             mode=message.mode,
             include_in_context=message.includeInContext,
             is_summary=bool(message.summaryOf),
-            subagent=subagent,
+            subagent=SubagentInfo.from_links(message),
         )
 
     @property

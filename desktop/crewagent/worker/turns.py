@@ -58,7 +58,6 @@ from crewagent.core.subagents import (
     SubagentStatusChanged,
     SubagentTypes,
 )
-from crewagent.core.subagents.links import parent_status
 from crewagent.core.tools import default_registry
 from crewagent.core.turns import TurnHooks, run_turn
 from crewagent.worker.asyncloop import AsyncLoopThread
@@ -651,20 +650,7 @@ class TurnWorker(QObject):
         if isinstance(event, SubagentStatusChanged):
             if event.status != "running":
                 self._child_streams.pop(event.session_id, None)
-            self.subagent_status_changed.emit(
-                SubagentInfo(
-                    session_id=event.session_id,
-                    subagent_type=event.subagent_type,
-                    status=event.status,
-                    summary=event.summary,
-                    description=event.description,
-                    conversation_id=event.conversation_id,
-                    parent_session_id=event.parent_session_id,
-                    parent_call_id=event.parent_call_id,
-                    depth=event.depth,
-                    background=event.background,
-                )
-            )
+            self.subagent_status_changed.emit(SubagentInfo.from_status(event))
         elif isinstance(event, SubagentActivity):
             self._subagent_activity(event)
         elif isinstance(event, SubagentNotice):
@@ -705,7 +691,7 @@ class TurnWorker(QObject):
         infos = []
         for meta in metas:
             run = manager.live(meta.sessionId) if manager is not None else None
-            infos.append(_info_of(run.meta if run is not None else meta))
+            infos.append(SubagentInfo.from_meta(run.meta if run is not None else meta))
         return tuple(infos)
 
     async def _open_subagent(self, store: RuntimeStore, project_id: str, conversation_id: str, session_id: str) -> None:
@@ -723,7 +709,7 @@ class TurnWorker(QObject):
             meta = run.meta
             known = {message.id for message in messages}
             messages += [TimelineMessage.from_message(m) for m in run.messages if m.id not in known]
-        info = _info_of(meta)
+        info = SubagentInfo.from_meta(meta)
         stream = self._child_streams.get(session_id) if info.running else None
         timeline = LoadedConversation(
             project_id=project_id,
@@ -849,21 +835,6 @@ def _load_sidechain(
     problems = [f"line {problem.line}: {problem.reason}" for problem in result.problems]
     children = [m for m in chains.metas() if m.parentSessionId == session_id]
     return meta, [TimelineMessage.from_message(m) for m in result.messages], problems, children
-
-
-def _info_of(meta: SidechainMeta) -> SubagentInfo:
-    return SubagentInfo(
-        session_id=meta.sessionId,
-        subagent_type=meta.type,
-        status=parent_status(meta.status),
-        summary=meta.summary or "",
-        description=meta.description,
-        conversation_id=meta.conversationId,
-        parent_session_id=meta.parentSessionId,
-        parent_call_id=meta.parentToolCallId,
-        depth=meta.depth,
-        background=meta.background,
-    )
 
 
 def _menu_entries(agent: Agent) -> tuple[AgentMenuEntry, ...]:

@@ -41,8 +41,8 @@ from crewagent.core.store import ProjectInfo, RuntimeStore
 from crewagent.core.store.checkpoint import ConversationBusy
 from crewagent.core.store.sidechain import SidechainMeta, Sidechains, session_id_for
 from crewagent.core.subagents.child import ChildRun, ChildSettings, final_answer
-from crewagent.core.subagents.events import SubagentActivity, SubagentEvent, SubagentNotice, SubagentStatusChanged
-from crewagent.core.subagents.links import parent_fields, parent_status, task_result_payload
+from crewagent.core.subagents.events import SubagentActivity, SubagentEvent, SubagentNotice
+from crewagent.core.subagents.links import parent_fields, parent_status, status_event, task_result_payload
 from crewagent.core.subagents.recovery import deliver_notices
 from crewagent.core.subagents.scope import SubagentScope
 from crewagent.core.subagents.tools import SessionArgs, StatusArgs, TaskArgs, no_scope, task_tools
@@ -159,21 +159,7 @@ class SubagentManager:
                 log.exception("subagent listener failed on %s", event.type)
 
     def _status_event(self, run: ChildRun) -> None:
-        meta = run.meta
-        self._emit(
-            SubagentStatusChanged(
-                session_id=meta.sessionId,
-                conversation_id=meta.conversationId,
-                parent_session_id=meta.parentSessionId,
-                parent_call_id=meta.parentToolCallId,
-                subagent_type=meta.type,
-                status=parent_status(meta.status),
-                summary=meta.summary or "",
-                depth=meta.depth,
-                description=meta.description,
-                background=meta.background,
-            )
-        )
+        self._emit(status_event(run.meta))
 
     def announce_notices(self, conversation_id: str, messages: list[ConversationMessage]) -> None:
         for message in messages:
