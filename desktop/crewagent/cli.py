@@ -179,7 +179,7 @@ def cmd_conversations(args: argparse.Namespace) -> int:
     store = _store(args)
     project = store.open_project(args.project, create=True)
     metas = store.list_conversations(project.id)
-    if listing_done(_json_mode(args), [meta.model_dump(mode="json") for meta in metas], f"No conversations in {project.root}."):
+    if listing_done(_json_mode(args), [meta.to_json_dict() for meta in metas], f"No conversations in {project.root}."):
         return EXIT_OK
     print(f"{'ID':<38} {'TYPE':<6} {'MSGS':>6}  {'LAST ACTIVE':<24} TITLE")
     for meta in metas:

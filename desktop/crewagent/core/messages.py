@@ -204,6 +204,11 @@ class ConversationMeta(BaseModel):
     #: The log size ``messageCount`` was counted at (store/index.py).
     logBytes: int | None = None
 
+    def to_json_dict(self) -> dict[str, Any]:
+        """The entry as a listing shows it: the store's bookkeeping fields only when they are set."""
+        unset = {name for name in ("autoTitle", "logBytes") if getattr(self, name) is None}
+        return self.model_dump(mode="json", exclude=unset)
+
 
 def stamp_fields(
     mode: Mode, *, run_id: str | None = None, agent_id: str | None = None, workflow_id: str | None = None
