@@ -359,7 +359,7 @@ def test_index_catches_up_with_appends_it_did_not_see(store, project, conversati
             handle.write(encode_message(_user(f"written elsewhere {number}")))
     fresh = RuntimeStore(store.data_dir)
     assert fresh.get_conversation(project.id, conversation.id).messageCount == 4
-    # The caught-up count was saved, and a damaged line is corrected by the next full load.
+    # A read counts what was appended (without saving it); a damaged line is corrected by the next full load.
     with open(store.log_path(project.id, conversation.id), "ab") as handle:
         handle.write(b"{torn\n")
     assert RuntimeStore(store.data_dir).get_conversation(project.id, conversation.id).messageCount == 5
