@@ -9,9 +9,10 @@ import stat
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from crewagent import __version__
+from crewagent.cli_output import listing_done
 from crewagent.core.errors import (
     ConversationNotFound,
     CrewAgentError,
@@ -127,10 +128,6 @@ def _json_mode(args: argparse.Namespace) -> bool:
     return bool(getattr(args, "json", False))
 
 
-def _out(args: argparse.Namespace) -> TextIO:
-    return sys.stdout
-
-
 def cmd_gui(args: argparse.Namespace) -> int:
     _check_gui_setup(args)
     from crewagent.ui.app import run_gui  # Qt is imported only when a window is wanted
@@ -182,12 +179,7 @@ def cmd_conversations(args: argparse.Namespace) -> int:
     store = _store(args)
     project = store.open_project(args.project, create=True)
     metas = store.list_conversations(project.id)
-    if _json_mode(args):
-        json.dump([meta.model_dump(mode="json") for meta in metas], sys.stdout, ensure_ascii=False, indent=2)
-        sys.stdout.write("\n")
-        return EXIT_OK
-    if not metas:
-        print(f"No conversations in {project.root}.")
+    if listing_done(_json_mode(args), [meta.to_json_dict() for meta in metas], f"No conversations in {project.root}."):
         return EXIT_OK
     print(f"{'ID':<38} {'TYPE':<6} {'MSGS':>6}  {'LAST ACTIVE':<24} TITLE")
     for meta in metas:

@@ -7,6 +7,8 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
+from crewagent.cli_output import listing_done
+
 if TYPE_CHECKING:
     from crewagent.core.packages import InstalledPackage, PackageStore
 
@@ -65,12 +67,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     packages, broken = _store(args).scan()
     for error in broken:
         print(f"crewagent: warning: {error}", file=sys.stderr)
-    if _json(args):
-        json.dump([describe(package) for package in packages], sys.stdout, ensure_ascii=False, indent=2)
-        sys.stdout.write("\n")
-        return EXIT_OK
-    if not packages:
-        print("No packages installed.")
+    if listing_done(_json(args), [describe(package) for package in packages], "No packages installed."):
         return EXIT_OK
     for package in packages:
         print(f"{package.id}  {package.name} {package.version}")

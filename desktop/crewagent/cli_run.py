@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 from typing import Any
 
 from crewagent.cli_chat import headless_routed, terminal_provider
+from crewagent.cli_output import listing_done
 from crewagent.core.messages import ConversationMeta
 from crewagent.core.packages import PackageStore, ensure_builtin_packages
 from crewagent.core.runs import RunIndex, RunMetadata, RunSetupError, create_run
@@ -114,12 +114,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
     store = RuntimeStore(getattr(args, "data_dir", None))
     project = store.open_project(args.project, create=True)
     rows = [_row(store, project, run) for run in RunIndex(project.runtime_dir).list()]
-    if getattr(args, "json", False):
-        json.dump(rows, sys.stdout, ensure_ascii=False, indent=2)
-        sys.stdout.write("\n")
-        return EXIT_OK
-    if not rows:
-        print(f"No runs in {project.root}.")
+    if listing_done(bool(getattr(args, "json", False)), rows, f"No runs in {project.root}."):
         return EXIT_OK
     print(f"{'RUN':<22} {'WORKFLOW':<32} {'PHASE':<13} {'NODE':<16} STEPS COMPLETED")
     for row in rows:

@@ -91,7 +91,7 @@ def test_fail_exits_1_with_the_error_persisted_and_continue_resumes(capsys: pyte
     assert "LLM_HTTP_ERROR" in err and "failing on purpose" in err
     log = _log(data, folder, conversation_id)
     assert shape(log) == ["user", "assistant!error"]
-    assert log[1].error["code"] == "LLM_HTTP_ERROR" and log[1].error["status"] == 500  # type: ignore[attr-defined]
+    assert log[1].error["code"] == "LLM_HTTP_ERROR" and log[1].error["status"] == 500
 
     code, out, _ = _chat(capsys, data, folder, "continue")
     assert code == 0 and "Continuing after the error" in out

@@ -125,8 +125,8 @@ def test_a_checkpoint_of_a_dead_stream_comes_back_as_llm_interrupted(
     log = assert_log_valid(store, project.id, conversation.id)
     assert shape(log) == ["user", "assistant", "assistant!error", "user", "assistant"]
     recovered = log[2]
-    assert recovered.id == "msg_dead" and recovered.interrupted is True  # type: ignore[attr-defined]
-    assert recovered.error["code"] == "LLM_INTERRUPTED" and recovered.reasoning_content == "hmm"  # type: ignore[attr-defined]
+    assert recovered.id == "msg_dead" and recovered.interrupted is True
+    assert recovered.error["code"] == "LLM_INTERRUPTED" and recovered.reasoning_content == "hmm"
     assert recovered.text.startswith("Half a sent\n\nLLM_ERROR") and "LLM_INTERRUPTED" in recovered.text
     history = [m for m in assert_request_valid(scripted_llm.bodies[-1]) if m["role"] != "system"]
     assert history[2]["content"] == recovered.text

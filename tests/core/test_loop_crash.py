@@ -163,7 +163,7 @@ def _run_lane(lane: int, model: CrashModel, base_url: str, tmp: Path, env: dict[
                 assert recovered and recovered[-1]["content"].startswith(checkpoint["content"]), (checkpoint, history[-3:])
                 stored = {m.id: m for m in store.load_messages(pid, cid).messages}
                 kept: ConversationMessage = stored[checkpoint["messageId"]]
-                assert kept.interrupted is True and kept.error["code"] == "LLM_INTERRUPTED"  # type: ignore[attr-defined]
+                assert kept.interrupted is True and kept.error["code"] == "LLM_INTERRUPTED"
                 report.recovered_texts += 1
             results = {m["tool_call_id"]: m["content"] for m in history if m["role"] == "tool"}
             for call_id in unanswered:

@@ -69,7 +69,7 @@ def test_failure_is_persisted_and_continue_resumes_from_it(
     assert shape(log) == ["user", "assistant!error"]
     part = log[-1]
     assert part.id == persisted(events)[-1].id
-    assert part.error["code"] == failure.code and part.error["partialText"] == failure.partial  # type: ignore[attr-defined]
+    assert part.error["code"] == failure.code and part.error["partialText"] == failure.partial
     assert part.text.startswith(failure.partial)  # ... is kept, followed by the LLM_ERROR block
     assert "LLM_ERROR" in part.text and f"- code: {failure.code}" in part.text
     assert (f"- status: {failure.status}" in part.text) == (failure.status is not None)

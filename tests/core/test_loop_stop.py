@@ -70,7 +70,7 @@ def test_stop_while_streaming_keeps_the_partial_text_as_interrupted(
     assert shape(log) == ["user", "assistant"]
     part = log[-1]
     assert part.content == "".join(seen)
-    assert part.interrupted is True and part.error["code"] == "LLM_INTERRUPTED"  # type: ignore[attr-defined]
+    assert part.interrupted is True and part.error["code"] == "LLM_INTERRUPTED"
     assert part.id == persisted(events)[-1].id
 
     history = _continue(scripted_llm, store, project, conversation)

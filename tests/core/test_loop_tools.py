@@ -182,7 +182,7 @@ def test_max_turns_ends_with_an_error_part(
     assert end.reason == "error" and end.error is not None and end.error["code"] == "ENGINE_MAX_TURNS_EXCEEDED"
     log = assert_log_valid(store, project.id, conversation.id)
     assert shape(log) == ["user", "assistant+calls", "tool", "assistant+calls", "tool", "assistant!error"]
-    assert log[-1].error["code"] == "ENGINE_MAX_TURNS_EXCEEDED"  # type: ignore[attr-defined]
+    assert log[-1].error["code"] == "ENGINE_MAX_TURNS_EXCEEDED"
     assert "ENGINE_MAX_TURNS_EXCEEDED" in log[-1].text
     assert len(scripted_llm.requests) == 2
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from pydantic import ValidationError
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from crewagent.core.messages import ConversationMessage, ConversationMeta, from_openai, to_openai
 
@@ -77,3 +79,70 @@ def test_meta_keeps_unknown_fields() -> None:
         {"id": "c", "title": "t", "createdAt": "a", "lastActiveAt": "b", "pinned": True}
     )
     assert meta.model_dump()["pinned"] is True
+
+
+# -- typed app fields (issue 10) --------------------------------------------------------------------
+
+
+class _UntypedMessage(BaseModel):
+    """ConversationMessage as it was before the app fields were declared (they were extra fields)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    role: str
+    createdAt: str
+    content: str | None = None
+    tool_call_id: str | None = None
+    partType: str | None = None
+    toolName: str | None = None
+    mode: str | None = None
+    runId: str | None = None
+    reasoning_content: str | None = None
+
+
+#: The app fields in the order the app's builders write them, with a value of each one's type.
+_APP_VALUES: dict[str, object] = {
+    "summaryOf": ["msg_a", "msg_b"],
+    "synthetic": True,
+    "answersMessageId": "msg_assistant",
+    "interrupted": True,
+    "error": {"code": "LLM_INTERRUPTED", "message": "stopped", "partialText": "half"},
+    "usage": {"prompt_tokens": 3, "completion_tokens": 4},
+    "subagentSessionId": "agent_1",
+    "subagentType": "explore",
+    "subagentStatus": "completed",
+    "subagentSummary": "done",
+    "sessionId": "agent_2",
+    "parentSessionId": "conv_1",
+    "isSidechain": True,
+    "parentToolCallId": "call_1",
+}
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    chosen=st.lists(st.sampled_from(sorted(_APP_VALUES)), unique=True),
+    unknown=st.booleans(),
+    mode=st.sampled_from([None, "chat", "run"]),
+)
+def test_typed_app_fields_write_the_same_line_as_before(chosen: list[str], unknown: bool, mode: str | None) -> None:
+    """For any set of app fields, the log line is byte for byte the one written when they were extra."""
+    fields = {key: value for key, value in _APP_VALUES.items() if key in chosen}
+    base: dict[str, object] = {"id": "msg_1", "role": "tool", "createdAt": "2026-01-01T00:00:00.000Z", "content": "x"}
+    if mode is not None:
+        base["mode"] = mode
+    data = {**base, "partType": "error", **fields, **({"futureField": {"kept": [1]}} if unknown else {})}
+    typed = ConversationMessage(**data)  # type: ignore[arg-type]
+    assert typed.to_log_line() == _UntypedMessage(**data).model_dump_json(exclude_unset=True)
+    assert ConversationMessage.model_validate_json(typed.to_log_line()).to_log_line() == typed.to_log_line()
+    assert all(key not in to_openai(typed) for key in fields)
+
+
+def test_app_fields_are_typed_and_not_written_when_unset() -> None:
+    message = ConversationMessage.new("assistant", "half", partType="error", interrupted=True, error={"code": "X", "message": "m"})
+    assert message.interrupted is True and message.error == {"code": "X", "message": "m"}
+    assert message.model_extra == {}
+    plain = ConversationMessage.new("user", "hi")
+    assert plain.synthetic is None and plain.subagentSessionId is None
+    assert set(json.loads(plain.to_log_line())) == {"id", "role", "createdAt", "content"}

@@ -359,12 +359,24 @@ def test_index_catches_up_with_appends_it_did_not_see(store, project, conversati
             handle.write(encode_message(_user(f"written elsewhere {number}")))
     fresh = RuntimeStore(store.data_dir)
     assert fresh.get_conversation(project.id, conversation.id).messageCount == 4
-    # The caught-up count was saved, and a damaged line is corrected by the next full load.
+    # A read counts what was appended (without saving it); a damaged line is corrected by the next full load.
     with open(store.log_path(project.id, conversation.id), "ab") as handle:
         handle.write(b"{torn\n")
     assert RuntimeStore(store.data_dir).get_conversation(project.id, conversation.id).messageCount == 5
     fresh.load_messages(project.id, conversation.id)
     assert RuntimeStore(store.data_dir).get_conversation(project.id, conversation.id).messageCount == 4
+
+
+def test_get_conversation_is_a_read_that_never_writes_the_index(store, project, conversation) -> None:
+    """Issue 10: reading one entry counts what others appended, but leaves index.json as it is."""
+    store.append_message(project.id, conversation.id, _user("through the store"))
+    store.flush()
+    with open(store.log_path(project.id, conversation.id), "ab") as handle:
+        handle.write(encode_message(_user("written elsewhere")))
+    index_json = project.runtime_dir / "conversations" / "index.json"
+    before = (index_json.read_bytes(), index_json.stat().st_mtime_ns)
+    assert RuntimeStore(store.data_dir).get_conversation(project.id, conversation.id).messageCount == 2
+    assert (index_json.read_bytes(), index_json.stat().st_mtime_ns) == before
 
 
 def test_appends_in_a_burst_reach_index_json_after_flush(store, project, conversation) -> None:

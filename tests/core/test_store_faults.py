@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import errno
 import json
+import logging
 import os
 import resource
 import shutil
@@ -216,6 +217,19 @@ def test_read_only_index_does_not_fail_an_append_that_was_stored(store, project,
     fresh = RuntimeStore(store.data_dir)
     assert len(fresh.load_messages(project.id, conversation.id).messages) == 3
     assert RuntimeStore(store.data_dir).get_conversation(project.id, conversation.id).messageCount == 3
+
+
+def test_listing_with_a_read_only_index_logs_what_it_could_not_save(store, project, conversation, caplog) -> None:
+    """Issue 10: the store says what it swallows; the listing still counts right."""
+    _seed(store, project.id, conversation.id, 2)
+    store.flush()
+    with open(store.log_path(project.id, conversation.id), "ab") as handle:
+        handle.write(encode_message(_user("written elsewhere")))
+    with _immutable(project.runtime_dir / "conversations"):  # index.json cannot be replaced
+        with caplog.at_level(logging.WARNING, logger="crewagent.core.store.runtime"):
+            metas = RuntimeStore(store.data_dir).list_conversations(project.id)
+    assert [meta.messageCount for meta in metas] == [3]
+    assert "not saved while listing" in caplog.text and "permission denied" in caplog.text.lower()
 
 
 class _FailingOs:

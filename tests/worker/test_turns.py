@@ -301,7 +301,7 @@ def test_shutdown_stops_a_running_turn_cleanly(
         assert host.worker.turns.shutdown(timeout=5.0)
         host.stop()
     last = store.load_messages(project.id, conversation.id).messages[-1]
-    assert last.role == "assistant" and last.model_extra.get("interrupted") is True
+    assert last.role == "assistant" and last.interrupted is True
 
 
 def test_a_long_conversation_opens_with_its_newest_messages_then_the_whole_of_it(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from crewagent.core.errors import ImportFormatError, OffloadedOutputError
@@ -25,6 +25,9 @@ from crewagent.core.protocol import (
     repaired_chain,
     validate_messages,
 )
+from crewagent.core.subagents.export import SubagentExport as SubagentExport  # re-exported: callers build export trees from here
+from crewagent.core.subagents.tools import TOOL_NAMES
+from crewagent.core.tools.builtin import builtin_tools
 
 _ROLES = {"system", "user", "assistant", "tool", "developer"}
 
@@ -63,9 +66,6 @@ FullOutput = Callable[[ConversationMessage], str]
 
 def app_tool_names() -> frozenset[str]:
     """The names of the app's own tools as the log holds them (``fs.read``, ``task.status`` ...)."""
-    from crewagent.core.subagents.tools import TOOL_NAMES  # the subagents package uses the loop
-    from crewagent.core.tools.builtin import builtin_tools
-
     return frozenset([*(tool.name for tool in builtin_tools()), *TOOL_NAMES])
 
 
@@ -218,19 +218,6 @@ def _fence(text: str, lang: str = "") -> str:
 
 
 # -- subagents (issue 6) -----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class SubagentExport:
-    """One sidechain to nest in an export: its meta (as stored), its messages, its own children.
-
-    ``children`` and the ``subagents`` arguments above map a Task call id (in the log that made
-    the call) to the child that answered it.
-    """
-
-    meta: Mapping[str, Any]
-    messages: list[ConversationMessage]
-    children: Mapping[str, SubagentExport] = field(default_factory=dict)
 
 
 def export_openai_with_subagents(

@@ -1,8 +1,9 @@
 """The conversation log's data model: ConversationMessage, ConversationMeta, OpenAI conversion.
 
 A ConversationMessage is a superset of an OpenAI chat message (ARCHITECTURE.md, contract).
-Fields this build does not know are kept (``extra="allow"``) so that a log written by a newer
-build survives a load/save round trip through an older one. Serialisation uses
+The app's own fields are declared and typed; fields this build does not know are kept
+(``extra="allow"``) so that a log written by a newer build, or by another tool, survives a
+load/save round trip through an older one. Serialisation uses
 ``exclude_unset``: what was never set is not written, what was set to ``null`` stays ``null``
 (an assistant message with tool calls and ``"content": null`` round-trips exactly).
 """
@@ -13,7 +14,7 @@ import uuid
 from datetime import datetime, timezone
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, model_validator
 
 Role = Literal["system", "user", "assistant", "tool"]
 PartType = Literal["content", "thinking", "tool_start", "tool_result", "error"]
@@ -122,6 +123,31 @@ class ConversationMessage(BaseModel):
     fullOutputBytes: int | None = None
     fullOutputSha256: str | None = None
     reasoning_content: str | None = None
+    # The app-only fields below (APP_FIELDS) are declared so that they are typed; like every
+    # field here they are written only when set (``exclude_unset``). Their order is the order
+    # they were written in when they were extra fields, so a log line keeps its bytes.
+    #: A context summary: the ids of the messages it replaces.
+    summaryOf: list[str] | None = None
+    #: Written by the app, not said by the user or the model (a repair result, a notice, a summary).
+    synthetic: bool | None = None
+    #: A repair result: the assistant message whose call it answers (protocol/order.py).
+    answersMessageId: str | None = None
+    #: The process stopped (or the user did) while this message was being produced.
+    interrupted: bool | None = None
+    #: An error part's structured error ({code, message, ...}).
+    error: dict[str, Any] | None = None
+    #: The provider's token usage of the call that produced this assistant message.
+    usage: dict[str, Any] | None = None
+    #: Subagents (issue 6): a parent's Task result or notice, linked to the child's sidechain.
+    subagentSessionId: str | None = None
+    subagentType: str | None = None
+    subagentStatus: str | None = None
+    subagentSummary: str | None = None
+    #: Subagents: on every line of a sidechain, the sidechain and the Task call it answers.
+    sessionId: str | None = None
+    parentSessionId: str | None = None
+    isSidechain: bool | None = None
+    parentToolCallId: str | None = None
 
     @classmethod
     def new(cls, role: Role, content: str | None = None, **fields: Any) -> ConversationMessage:
@@ -173,6 +199,32 @@ class ConversationMeta(BaseModel):
     workflowRuns: list[dict[str, Any]] | None = None
     #: The run a Run-mode turn continues (the latest one started here).
     activeRunId: str | None = None
+    #: The title is the placeholder, replaced by the first user message's text.
+    autoTitle: bool | None = None
+    #: The log size ``messageCount`` was counted at (store/index.py).
+    logBytes: int | None = None
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The entry as a listing shows it: the store's bookkeeping fields only when they are set."""
+        unset = {name for name in ("autoTitle", "logBytes") if getattr(self, name) is None}
+        return self.model_dump(mode="json", exclude=unset)
+
+
+def stamp_fields(
+    mode: Mode, *, run_id: str | None = None, agent_id: str | None = None, workflow_id: str | None = None
+) -> dict[str, Any]:
+    """The fields every message of a turn carries: its mode, and its run, agent and workflow when set."""
+    fields: dict[str, Any] = {"mode": mode}
+    for key, value in (("runId", run_id), ("agentId", agent_id), ("workflowId", workflow_id)):
+        if value:
+            fields[key] = value
+    return fields
+
+
+def stamped(message: ConversationMessage, fields: dict[str, Any]) -> ConversationMessage:
+    """``message`` with ``fields`` filled in where it has none: a copy, ``message`` is not changed."""
+    missing = {key: value for key, value in fields.items() if getattr(message, key, None) is None}
+    return message.model_copy(update=missing) if missing else message
 
 
 def from_openai(
@@ -201,5 +253,3 @@ def to_openai(message: ConversationMessage, *, content: str | None = None) -> di
         out["content"] = content
     return out
 
-
-Field  # re-exported for callers that build models on top of these

@@ -52,8 +52,19 @@ def projects_file(root: Path) -> Path:
     return root / "projects.json"
 
 
+def projects_lock_file(root: Path) -> Path:
+    """Held while ``projects.json`` is read-modified-written."""
+    return root / ".projects.lock"
+
+
 def project_runtime_dir(root: Path, project_id: str) -> Path:
+    """A project's folder under the data root (``<data>/projects/<projectId>``)."""
     return root / "projects" / project_id
+
+
+def project_lock_file(runtime_dir: Path) -> Path:
+    """Held while a project's conversation index and logs are written."""
+    return runtime_dir / ".lock"
 
 
 def data_root_of_runtime(runtime_dir: Path) -> Path:
@@ -61,20 +72,37 @@ def data_root_of_runtime(runtime_dir: Path) -> Path:
     return runtime_dir.parent.parent
 
 
-def conversations_dir(root: Path, project_id: str) -> Path:
-    return project_runtime_dir(root, project_id) / "conversations"
+def conversations_dir(runtime_dir: Path) -> Path:
+    """A project's conversation logs and their index (no tool may reach them)."""
+    return runtime_dir / "conversations"
 
 
-def conversation_dir(root: Path, project_id: str, conversation_id: str) -> Path:
-    return conversations_dir(root, project_id) / conversation_id
+def conversation_dir(runtime_dir: Path, conversation_id: str) -> Path:
+    return conversations_dir(runtime_dir) / conversation_id
 
 
-def state_dir(root: Path, project_id: str) -> Path:
-    return project_runtime_dir(root, project_id) / "state"
+def state_dir(runtime_dir: Path) -> Path:
+    """A project's ``@state`` folder."""
+    return runtime_dir / "state"
 
 
-def tool_results_dir(root: Path, project_id: str, conversation_id: str) -> Path:
-    return state_dir(root, project_id) / "logs" / "tool-results" / conversation_id
+#: Offloaded tool outputs, under ``@state`` (store/offload.py names them by this alias too).
+TOOL_RESULTS_SUBDIR = "logs/tool-results"
+
+
+def tool_results_dir(state: Path, conversation_stem: str) -> Path:
+    """Where a conversation's offloaded tool outputs go (``stem``: the conversation id made file-safe)."""
+    return state / TOOL_RESULTS_SUBDIR / conversation_stem
+
+
+def runs_dir(runtime_dir: Path) -> Path:
+    """A project's run index and the markers of running runs."""
+    return runtime_dir / "runs"
+
+
+def run_state_dir(state: Path, run_id: str) -> Path:
+    """A run's folder under ``@state`` (its workflow.md, its execution log)."""
+    return state / "runs" / run_id
 
 
 def packages_dir(root: Path) -> Path:

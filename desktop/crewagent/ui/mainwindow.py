@@ -196,7 +196,7 @@ class MainWindow(QMainWindow):
         worker.project_opened.connect(self._on_project_opened)
         worker.conversations_loaded.connect(project.set_conversations)
         worker.conversation_created.connect(project.add_conversation)
-        worker.conversation_updated.connect(project.update_conversation)
+        worker.conversation_changed.connect(project.update_conversation)
         worker.conversation_deleted.connect(project.remove_conversation)
         worker.search_results.connect(project.set_search_results)
         worker.file_read.connect(project.show_file_preview)

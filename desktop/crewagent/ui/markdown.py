@@ -187,11 +187,6 @@ def _blocks(text: str) -> list[str]:
     return blocks
 
 
-def plain_html(text: str) -> str:
-    """Text shown as is (tool output, reasoning): escaped, line breaks kept."""
-    return f'<body><pre style="font-family: {_MONO}; white-space: pre-wrap;">{html.escape(text)}</pre></body>'
-
-
 def is_openable(href: str) -> bool:
     """True for links a click may hand to the system (web pages, mail, local files)."""
     return href.strip().lower().startswith(SAFE_SCHEMES)

@@ -192,10 +192,6 @@ def palette(name: ThemeName) -> QPalette:
     return result
 
 
-def light_palette() -> QPalette:
-    return palette("light")
-
-
 def theme_of(colors: QPalette) -> ThemeName:
     """Which theme a palette belongs to (by its window colour; a foreign palette by its lightness).
 

@@ -42,9 +42,6 @@ class AsyncLoopThread:
         assert self._loop is not None
         return self._loop
 
-    def in_loop_thread(self) -> bool:
-        return threading.current_thread() is self._thread
-
     def _main(self) -> None:
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)

@@ -109,7 +109,7 @@ class Worker(QObject):
     agents_loaded = Signal(object)
 
     #: ``(project_id, ConversationSummary)``: a conversation's metadata changed (e.g. renamed).
-    conversation_updated = Signal(str, object)
+    conversation_changed = Signal(str, object)
 
     #: ``(project_id, conversation_id)``: a conversation and all its files were deleted.
     conversation_deleted = Signal(str, str)
@@ -230,7 +230,7 @@ class Worker(QObject):
             self.error.emit("rename_conversation", "A conversation needs a name; it was not renamed.")
             return
         meta = self._store.rename_conversation(project_id, conversation_id, title)
-        self.conversation_updated.emit(project_id, ConversationSummary.from_meta(meta))
+        self.conversation_changed.emit(project_id, ConversationSummary.from_meta(meta))
 
     @Slot(str, str)
     @_request

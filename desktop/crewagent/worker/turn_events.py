@@ -6,9 +6,6 @@ from crewagent.core.errors import CrewAgentError
 from crewagent.core.loop import LoopEvent, ReasoningDelta, StreamStarted, TextDelta, ToolCallFinished, ToolCallStarted, TurnFinished
 from crewagent.core.routing import ShowAgentMenu
 from crewagent.core import agent_menu
-from crewagent.core.store.sidechain import SidechainMeta
-from crewagent.core.subagents import SubagentStatusChanged
-from crewagent.core.subagents.links import parent_status
 from crewagent.core.turn_host import Opened, ProviderChanged, TurnHost
 from crewagent.worker.turn_values import (
     AgentMenu,
@@ -36,37 +33,6 @@ def tool_finish(event: ToolCallFinished) -> ToolFinish:
     return ToolFinish(event.call_id, event.name, event.ok, event.duration_ms, event.error_code, frozen_json(event.result))
 
 
-def subagent_info(meta: SidechainMeta) -> SubagentInfo:
-    """A child's status as its meta (stored, or held by its live run) says."""
-    return SubagentInfo(
-        session_id=meta.sessionId,
-        subagent_type=meta.type,
-        status=parent_status(meta.status),
-        summary=meta.summary or "",
-        description=meta.description,
-        conversation_id=meta.conversationId,
-        parent_session_id=meta.parentSessionId,
-        parent_call_id=meta.parentToolCallId,
-        depth=meta.depth,
-        background=meta.background,
-    )
-
-
-def status_info(event: SubagentStatusChanged) -> SubagentInfo:
-    return SubagentInfo(
-        session_id=event.session_id,
-        subagent_type=event.subagent_type,
-        status=event.status,
-        summary=event.summary,
-        description=event.description,
-        conversation_id=event.conversation_id,
-        parent_session_id=event.parent_session_id,
-        parent_call_id=event.parent_call_id,
-        depth=event.depth,
-        background=event.background,
-    )
-
-
 def loaded(project_id: str, conversation_id: str, opened: Opened[TimelineMessage]) -> LoadedConversation:
     return LoadedConversation(
         project_id=project_id,
@@ -77,7 +43,7 @@ def loaded(project_id: str, conversation_id: str, opened: Opened[TimelineMessage
         streaming=opened.streaming,
         streaming_text=opened.streaming_text,
         streaming_reasoning=opened.streaming_reasoning,
-        subagents=tuple(subagent_info(meta) for meta in opened.subagents),
+        subagents=tuple(SubagentInfo.from_meta(meta) for meta in opened.subagents),
         complete=opened.complete,
     )
 
@@ -136,5 +102,5 @@ async def loaded_subagent(host: TurnHost[TimelineMessage], project_id: str, conv
     except CrewAgentError as exc:
         empty = LoadedConversation(project_id, session_id, ())
         return LoadedSubagent(project_id, conversation_id, session_id, None, empty, str(exc))
-    info = subagent_info(snapshot.meta)
+    info = SubagentInfo.from_meta(snapshot.meta)
     return LoadedSubagent(project_id, conversation_id, session_id, info, loaded(project_id, session_id, snapshot.opened))

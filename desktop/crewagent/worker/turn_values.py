@@ -14,6 +14,9 @@ from typing import Any
 
 from crewagent.core.jsonparse import parse_json
 from crewagent.core.messages import ConversationMessage
+from crewagent.core.store.sidechain import SidechainMeta
+from crewagent.core.subagents.events import SubagentStatusChanged
+from crewagent.core.subagents.links import status_event
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
@@ -70,6 +73,40 @@ class SubagentInfo:
     def running(self) -> bool:
         return self.status == "running"
 
+    @classmethod
+    def from_status(cls, event: SubagentStatusChanged) -> SubagentInfo:
+        """A live status change of the manager."""
+        return cls(
+            session_id=event.session_id,
+            subagent_type=event.subagent_type,
+            status=event.status,
+            summary=event.summary,
+            description=event.description,
+            conversation_id=event.conversation_id,
+            parent_session_id=event.parent_session_id,
+            parent_call_id=event.parent_call_id,
+            depth=event.depth,
+            background=event.background,
+        )
+
+    @classmethod
+    def from_meta(cls, meta: SidechainMeta) -> SubagentInfo:
+        """A sidechain's meta, as its status would announce it."""
+        return cls.from_status(status_event(meta))
+
+    @classmethod
+    def from_links(cls, message: ConversationMessage) -> SubagentInfo | None:
+        """The child a stored Task result or notice links to (its app-only fields); None: no link."""
+        if not message.subagentSessionId:
+            return None
+        return cls(
+            session_id=message.subagentSessionId,
+            subagent_type=message.subagentType or "",
+            status=message.subagentStatus or "",
+            summary=message.subagentSummary or "",
+            parent_call_id=message.tool_call_id or "",
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class TimelineMessage:
@@ -99,20 +136,6 @@ class TimelineMessage:
 
     @classmethod
     def from_message(cls, message: ConversationMessage) -> TimelineMessage:
-        extra = message.model_extra or {}
-        session_id = extra.get("subagentSessionId")
-        subagent = (
-            SubagentInfo(
-                session_id=session_id,
-                subagent_type=str(extra.get("subagentType") or ""),
-                status=str(extra.get("subagentStatus") or ""),
-                summary=str(extra.get("subagentSummary") or ""),
-                parent_call_id=message.tool_call_id or "",
-            )
-            if isinstance(session_id, str) and session_id
-            else None
-        )
-        error = extra.get("error")
         calls = tuple(ToolCallRef(c.id, c.function.name, c.function.arguments) for c in message.tool_calls or ())
         return cls(
             id=message.id,
@@ -125,14 +148,14 @@ class TimelineMessage:
             tool_call_id=message.tool_call_id,
             tool_name=message.toolName,
             duration_ms=message.duration,
-            interrupted=bool(extra.get("interrupted")),
-            synthetic=bool(extra.get("synthetic")),
-            error=frozen_json(error) if isinstance(error, dict) else _EMPTY,
+            interrupted=bool(message.interrupted),
+            synthetic=bool(message.synthetic),
+            error=frozen_json(message.error) if message.error is not None else _EMPTY,
             full_output_bytes=message.fullOutputBytes if message.is_offloaded else None,
             mode=message.mode,
             include_in_context=message.includeInContext,
-            is_summary=bool(extra.get("summaryOf")),
-            subagent=subagent,
+            is_summary=bool(message.summaryOf),
+            subagent=SubagentInfo.from_links(message),
         )
 
     @property

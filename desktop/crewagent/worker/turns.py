@@ -35,7 +35,7 @@ from crewagent.worker.asyncloop import AsyncLoopThread
 from crewagent.worker.prompts import PromptBroker
 from crewagent.worker.threads import on_own_thread
 from crewagent.worker.turn_signals import TurnSignals
-from crewagent.worker.turn_values import ContextUsage, TimelineMessage, TurnError, TurnRequest, frozen_json
+from crewagent.worker.turn_values import ContextUsage, SubagentInfo, TimelineMessage, TurnError, TurnRequest, frozen_json
 from crewagent.worker.values import ConversationSummary
 
 __all__ = ["FIRST_PAGE", "SHUTDOWN_TIMEOUT_S", "ProviderFactory", "TurnWorker"]
@@ -250,7 +250,7 @@ class TurnWorker(TurnSignals):
 
     def _on_subagent_event(self, event: SubagentEvent) -> None:
         if isinstance(event, SubagentStatusChanged):
-            self.subagent_status_changed.emit(to.status_info(event))
+            self.subagent_status_changed.emit(SubagentInfo.from_status(event))
         elif isinstance(event, SubagentNotice):
             cid = event.conversation_id
             self.subagent_notice.emit(cid, TimelineMessage.from_message(event.message))

@@ -107,7 +107,7 @@ def build_llm_messages(
     summary = chain.summary
     covered: set[str] = set()
     if summary is not None:
-        covered = {str(i) for i in getattr(summary, "summaryOf", [])}
+        covered = set(summary.summaryOf or [])
     older = [u for u in units[:start] if u.message.id not in covered] if covered else units[:start]
     protected_units = units[start:]
 

@@ -172,7 +172,7 @@ async def build_with_summary(
     units = result.summary_candidates
     covered: list[str] = []
     if previous is not None:
-        covered.extend(str(i) for i in getattr(previous, "summaryOf", []))
+        covered.extend(previous.summaryOf or [])
         covered.append(previous.id)
     covered.extend(i for unit in units for i in unit.ids)
     covered = list(dict.fromkeys(covered))

@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from crewagent.core.context.window import DEMO_MODEL
 from crewagent.core.errors import CrewAgentError
 from crewagent.core.redact import redact
 
@@ -131,8 +132,6 @@ def config_from_env(
             options[key] = value
 
     if name == "demo":
-        from crewagent.core.llm.demo import demo_config
-
         if not demo_base_url:
             raise LlmConfigError("The demo provider needs its local server: start it with start_demo_server().")
         return demo_config(demo_base_url)
@@ -168,3 +167,8 @@ def _one_line(exc: ValidationError) -> str:
         where = ".".join(str(part) for part in error["loc"])
         parts.append(message if where == "base_url" else f"{where}: {message}")
     return "; ".join(parts)
+
+
+def demo_config(base_url: str) -> ProviderConfig:
+    """The provider config for a running demo server (no key; one quick retry, so "fail" fails fast)."""
+    return ProviderConfig(provider="demo", base_url=base_url, model=DEMO_MODEL, timeout=30.0, max_retries=1)

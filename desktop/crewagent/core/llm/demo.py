@@ -33,8 +33,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from crewagent.core.jsonparse import parse_json
-from crewagent.core.llm.config import ProviderConfig
-from crewagent.core.llm.demo_run import is_run_request, plan_run
+from crewagent.core.llm.config import DEMO_MODEL
+from crewagent.core.llm.config import demo_config as demo_config  # re-exported: callers start the demo from here
+from crewagent.core.llm.demo_run import is_run_request, message_text, plan_run
 from crewagent.core.llm.local_server import (
     Drop,
     Hangup,
@@ -49,7 +50,6 @@ from crewagent.core.llm.local_server import (
 )
 from crewagent.core.llm.toolnames import wire_name_candidates
 
-DEMO_MODEL = "crewagent-demo"
 LABEL = "[demo]"
 
 _MID_STREAM_TEXT = (
@@ -94,15 +94,6 @@ class _Plan:
     cut_after: int | None = None  # characters of text streamed before the connection drops
 
 
-def _text_of(message: Mapping[str, Any]) -> str:
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
-    return ""
-
-
 def _offered(body: Mapping[str, Any], original: str) -> str | None:
     names = [
         t.get("function", {}).get("name")
@@ -121,7 +112,7 @@ def plan_answer(body: Mapping[str, Any]) -> _Plan:
     if not messages:
         return _Plan(text=_HELP)
     last = messages[-1]
-    if any(m.get("role") == "system" and _SUBAGENT_MARK in _text_of(m) for m in messages):
+    if any(m.get("role") == "system" and _SUBAGENT_MARK in message_text(m) for m in messages):
         return _plan_subagent(body, messages)
     if is_run_request(messages):
         turn = sum(1 for m in messages if m.get("role") == "assistant")
@@ -135,7 +126,7 @@ def plan_answer(body: Mapping[str, Any]) -> _Plan:
         return _Plan(text=_summarise_tool_results(messages))
     if last.get("role") != "user":
         return _Plan(text=_HELP)
-    said = _text_of(last)
+    said = message_text(last)
     turn = sum(1 for m in messages if m.get("role") == "assistant")
     if _CONTINUE.search(said):
         return _Plan(text=_resume(messages[:-1]))
@@ -168,7 +159,7 @@ def plan_answer(body: Mapping[str, Any]) -> _Plan:
 
 def _plan_subagent(body: Mapping[str, Any], messages: Sequence[Mapping[str, Any]]) -> _Plan:
     """A subagent's steps: list the project (or read the file the task names), read the README, report."""
-    task = next((_text_of(m) for m in messages if m.get("role") == "user"), "")
+    task = next((message_text(m) for m in messages if m.get("role") == "user"), "")
     turn = sum(1 for m in messages if m.get("role") == "assistant")
     called = [
         (str((call.get("function") or {}).get("name", "")), str((call.get("function") or {}).get("arguments", "")))
@@ -194,7 +185,7 @@ def _plan_subagent(body: Mapping[str, Any], messages: Sequence[Mapping[str, Any]
                 names[str(call.get("id"))] = str((call.get("function") or {}).get("name", "tool")).replace("_", ".", 1)
     for m in messages:
         if m.get("role") == "tool":
-            lines.append(f"- {names.get(str(m.get('tool_call_id')), 'tool')}: {_summarise_one(_text_of(m))}")
+            lines.append(f"- {names.get(str(m.get('tool_call_id')), 'tool')}: {_summarise_one(message_text(m))}")
     return _Plan(text="\n".join(lines))
 
 
@@ -204,7 +195,7 @@ def _readme_in(messages: Sequence[Mapping[str, Any]]) -> str | None:
         if m.get("role") != "tool":
             continue
         try:
-            data = parse_json(_text_of(m))
+            data = parse_json(message_text(m))
         except ValueError:
             continue
         entries = data.get("entries") if isinstance(data, Mapping) else None
@@ -224,7 +215,7 @@ def _tool_plan(body: Mapping[str, Any], tool: str, arguments: dict[str, Any], tu
 
 def _resume(history: Sequence[Mapping[str, Any]]) -> str:
     previous = next((m for m in reversed(history) if m.get("role") == "assistant"), None)
-    said = _text_of(previous) if previous else ""
+    said = message_text(previous) if previous else ""
     common = 0
     for a, b in zip(said, _MID_STREAM_TEXT):
         if a != b:
@@ -254,7 +245,7 @@ def _summarise_tool_results(messages: Sequence[Mapping[str, Any]]) -> str:
     lines = [f"{LABEL} Here is what the tools returned (summarised by a script, not a model):"]
     for message in results:
         tool = names.get(str(message.get("tool_call_id")), "tool").replace("_", ".", 1)
-        lines.append(f"- {tool}: {_summarise_one(_text_of(message))}")
+        lines.append(f"- {tool}: {_summarise_one(message_text(message))}")
     return "\n".join(lines)
 
 
@@ -392,7 +383,3 @@ def start_demo_server(*, chunk_delay: float = 0.02) -> LocalServer:
     """Start the demo on a free port of 127.0.0.1; stop it with ``.stop()`` when the app quits."""
     return LocalServer(DemoResponder(chunk_delay=chunk_delay)).start()
 
-
-def demo_config(base_url: str) -> ProviderConfig:
-    """The provider config for a running demo server (no key; one quick retry, so "fail" fails fast)."""
-    return ProviderConfig(provider="demo", base_url=base_url, model=DEMO_MODEL, timeout=30.0, max_retries=1)

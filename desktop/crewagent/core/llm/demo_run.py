@@ -51,7 +51,7 @@ TextPlan = Callable[[str], Any]
 
 
 def is_run_request(messages: Sequence[Mapping[str, Any]]) -> bool:
-    return any(m.get("role") == "user" and _text(m).startswith(RUN_MARK) for m in messages)
+    return any(m.get("role") == "user" and message_text(m).startswith(RUN_MARK) for m in messages)
 
 
 @dataclass
@@ -148,7 +148,7 @@ def _refusal(messages: Sequence[Mapping[str, Any]]) -> str | None:
     if last.get("role") != "tool":
         return None
     try:
-        result = json.loads(_text(last))
+        result = json.loads(message_text(last))
     except ValueError:
         return None
     error = result.get("error") if isinstance(result, dict) else None
@@ -258,7 +258,8 @@ def _label(name: str) -> str:
 # -- reading the request ---------------------------------------------------------------------------
 
 
-def _text(message: Mapping[str, Any]) -> str:
+def message_text(message: Mapping[str, Any]) -> str:
+    """A request message's content as plain text (content parts joined)."""
     content = message.get("content")
     if isinstance(content, str):
         return content
@@ -273,9 +274,9 @@ def _field(block: str, key: str) -> str:
 
 
 def _directive(messages: Sequence[Mapping[str, Any]]) -> _Directive:
-    run = next(_text(m) for m in reversed(messages) if m.get("role") == "user" and _text(m).startswith(RUN_MARK))
-    brief = next((_text(m) for m in reversed(messages) if m.get("role") == "user" and _text(m).startswith("NODE_BRIEF\n")), "")
-    user = next((_text(m) for m in reversed(messages) if m.get("role") == "user" and _text(m).startswith("USER_INPUT\n")), "")
+    run = next(message_text(m) for m in reversed(messages) if m.get("role") == "user" and message_text(m).startswith(RUN_MARK))
+    brief = next((message_text(m) for m in reversed(messages) if m.get("role") == "user" and message_text(m).startswith("NODE_BRIEF\n")), "")
+    user = next((message_text(m) for m in reversed(messages) if m.get("role") == "user" and message_text(m).startswith("USER_INPUT\n")), "")
     user_text = "\n".join(user.splitlines()[2:]).strip()
     current = _field(brief, "currentNodeId").split(" ")[0] or _field(run, "currentNodeId")
     outputs = tuple(
@@ -318,7 +319,7 @@ def _since_last_state_write(turn: Sequence[Mapping[str, Any]], state: str) -> li
         if message.get("role") == "tool" and str(message.get("tool_call_id")) in calls:
             name, args = calls[str(message.get("tool_call_id"))]
             try:
-                result = json.loads(_text(message))
+                result = json.loads(message_text(message))
             except ValueError:
                 result = {}
             result = result if isinstance(result, dict) else {}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from crewagent.core import paths
 from crewagent.core.context import ContextBudget
 from crewagent.core.context.window import ContextWindow, resolve_window
 from crewagent.core.llm import ProviderConfig, config_from_env
@@ -57,7 +58,7 @@ def tool_context(
     policy = ToolPolicy.from_settings(settings.tools.model_dump(mode="json")).tighten(agent_tools)
     if approval is None and approver is not None:
         approval = ApprovalGate(approver, always_allowed=settings.tools.alwaysAllow)
-    state = project.runtime_dir / "state"
+    state = paths.state_dir(project.runtime_dir)
     return ToolContext.for_project(
         project,
         pkg_dir=pkg_dir,

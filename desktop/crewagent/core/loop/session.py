@@ -22,10 +22,12 @@ from crewagent.core.errors import CrewAgentError
 from crewagent.core.context.summary import build_with_summary
 from crewagent.core.llm import LlmAdapter, LlmRequest
 from crewagent.core.loop.events import LoopEvent, MessagePersisted, TurnFinished, TurnStarted
-from crewagent.core.loop.toolloop import LoopOptions, ToolLoop, error_block
-from crewagent.core.messages import ConversationMessage, Mode
+from crewagent.core.loop.interrupted import recovered_stream_message
+from crewagent.core.loop.toolloop import LoopOptions, ToolLoop
+from crewagent.core.messages import ConversationMessage, Mode, stamp_fields
 from crewagent.core.protocol import repair_conversation
 from crewagent.core.store import LoadResult, ProjectInfo, RuntimeStore
+from crewagent.core.subagents.recovery import deliver_notices, recover_children
 from crewagent.core.tools import ToolContext, ToolRegistry
 
 log = logging.getLogger(__name__)
@@ -64,35 +66,6 @@ class TurnSettings:
     run: RunHooks | None = None
 
 
-def recovered_stream_message(data: dict[str, Any]) -> ConversationMessage | None:
-    """The interrupted assistant message for a checkpoint left by a process that died mid-stream."""
-    content = data.get("content") if isinstance(data.get("content"), str) else ""
-    reasoning = data.get("reasoning") if isinstance(data.get("reasoning"), str) else ""
-    if not content and not reasoning:
-        return None
-    block = error_block(
-        "LLM_INTERRUPTED",
-        "The app stopped while this answer was streaming; the text above is what had arrived.",
-        retryable=True,
-    )
-    stamp = data.get("stamp")
-    fields: dict[str, Any] = {}
-    if isinstance(stamp, dict):
-        fields = {k: v for k, v in stamp.items() if k in {"mode", "runId", "agentId", "workflowId"}}
-    if isinstance(data.get("messageId"), str):
-        fields["id"] = data["messageId"]
-    if reasoning:
-        fields["reasoning_content"] = reasoning
-    return ConversationMessage.new(
-        "assistant",
-        f"{content}\n\n{block}" if content else block,
-        partType="error",
-        interrupted=True,
-        error={"code": "LLM_INTERRUPTED", "message": "The app stopped while the answer was streaming.", "partialText": content},
-        **fields,
-    )
-
-
 def recover_and_load(store: RuntimeStore, project: ProjectInfo, conversation_id: str) -> LoadResult:
     """Make the log whole after a crash, a kill or a Stop, and load it (blocking; one read of the log).
 
@@ -122,9 +95,7 @@ def _recover_locked(store: RuntimeStore, pid: str, cid: str) -> tuple[list[Conve
         store.clear_stream_checkpoint(pid, cid)
     # Subagents (issue 6): children a dead process left running are marked interrupted and their
     # sidechains repaired first; the parent's unanswered Task calls then get the normal
-    # TOOL_INTERRUPTED result, with the link fields. Imported here: the subagents use the loop.
-    from crewagent.core.subagents.recovery import deliver_notices, recover_children
-
+    # TOOL_INTERRUPTED result, with the link fields.
     links = recover_children(store, pid, cid)
     repair = repair_conversation(messages, lambda m: store.append_message(pid, cid, links.annotate(m)))
     messages.extend(repair.appended)
@@ -327,12 +298,4 @@ class ConversationSession:
 
     @staticmethod
     def _stamp(settings: TurnSettings) -> dict[str, Any]:
-        stamp: dict[str, Any] = {"mode": settings.mode}
-        for key, value in (("runId", settings.run_id), ("agentId", settings.agent_id), ("workflowId", settings.workflow_id)):
-            if value:
-                stamp[key] = value
-        return stamp
-
-
-def finished_ok(events: list[LoopEvent]) -> bool:
-    return any(isinstance(e, TurnFinished) and e.ok for e in events)
+        return stamp_fields(settings.mode, run_id=settings.run_id, agent_id=settings.agent_id, workflow_id=settings.workflow_id)

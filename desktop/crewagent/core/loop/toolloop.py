@@ -23,7 +23,7 @@ import logging
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from crewagent.core.context import ContextResult
@@ -40,7 +40,7 @@ from crewagent.core.loop.events import (
     ToolCallStarted,
     TurnFinished,
 )
-from crewagent.core.messages import ConversationMessage, Mode, ToolCall, new_message_id, utc_now_iso
+from crewagent.core.messages import ConversationMessage, Mode, Role, ToolCall, new_message_id, stamp_fields, stamped, utc_now_iso
 from crewagent.core.protocol import DOTTED_FUNCTION_NAME, OPENAI_FUNCTION_NAME, presend_check, presend_error_message
 from crewagent.core.protocol.repair import interrupted_message
 from crewagent.core.redact import redact
@@ -67,8 +67,6 @@ class LoopOptions:
     run_id: str | None = None
     agent_id: str | None = None
     workflow_id: str | None = None
-    #: Fields stamped on every message the loop writes (mode, runId, ...).
-    stamp: dict[str, Any] = field(default_factory=dict)
 
 
 class _Stop:
@@ -156,7 +154,7 @@ class ToolLoop:
             request = LlmRequest(messages=context.messages, tools=tools)
             problem = self._presend(request)
             if problem is not None:
-                stored = await self.on_assistant_message(self._stamped(presend_error_message(problem)))
+                stored = await self.on_assistant_message(stamped(presend_error_message(problem), self._stamp_fields()))
                 yield MessagePersisted(stored)
                 yield TurnFinished("error", {"code": "PROTOCOL_INVALID", "category": problem.code, "message": problem.message})
                 return
@@ -175,18 +173,15 @@ class ToolLoop:
             assert completed is not None
 
             calls = self._fresh_ids([ToolCall.model_validate(call) for call in completed.tool_calls], context.messages)
-            assistant = self._stamped(
-                ConversationMessage.new(
-                    "assistant",
-                    completed.content if (completed.content or not calls) else None,
-                    id=message_id,
-                    **({"tool_calls": calls} if calls else {}),
-                    **({"reasoning_content": completed.reasoning_content} if completed.reasoning_content else {}),
-                    **({"usage": completed.usage.to_dict()} if completed.usage else {}),
-                )
+            assistant = self._new(
+                "assistant",
+                # An answer without calls always has content ("" if the model sent none).
+                completed.content or (None if calls else ""),
+                id=message_id,
+                **({"tool_calls": calls} if calls else {}),
+                **({"reasoning_content": completed.reasoning_content} if completed.reasoning_content else {}),
+                **({"usage": completed.usage.to_dict()} if completed.usage else {}),
             )
-            if not calls and not assistant.content:
-                assistant.content = ""
             stored = await self.on_assistant_message(assistant)
             await self._clear_checkpoint()
             yield MessagePersisted(stored)
@@ -336,16 +331,14 @@ class ToolLoop:
 
     async def _persist_interrupted_stream(self, message_id: str, text: str, reasoning: str) -> AsyncIterator[LoopEvent]:
         if text or reasoning:
-            message = self._stamped(
-                ConversationMessage.new(
-                    "assistant",
-                    text or "",
-                    id=message_id,
-                    partType="content",
-                    interrupted=True,
-                    error={"code": "LLM_INTERRUPTED", "message": "Stopped by the user while the answer was streaming."},
-                    **({"reasoning_content": reasoning} if reasoning else {}),
-                )
+            message = self._new(
+                "assistant",
+                text or "",
+                id=message_id,
+                partType="content",
+                interrupted=True,
+                error={"code": "LLM_INTERRUPTED", "message": "Stopped by the user while the answer was streaming."},
+                **({"reasoning_content": reasoning} if reasoning else {}),
             )
             yield MessagePersisted(await self.on_assistant_message(message))
         await self._clear_checkpoint()
@@ -354,15 +347,13 @@ class ToolLoop:
         partial = error.partial_text or text
         block = error_block(error.code, error.message, status=error.status, retryable=error.retryable)
         content = f"{partial}\n\n{block}" if partial else block
-        message = self._stamped(
-            ConversationMessage.new(
-                "assistant",
-                content,
-                id=message_id,
-                partType="error",
-                error={**error.to_block(), "partialText": partial},
-                **({"reasoning_content": error.partial_reasoning or reasoning} if (error.partial_reasoning or reasoning) else {}),
-            )
+        message = self._new(
+            "assistant",
+            content,
+            id=message_id,
+            partType="error",
+            error={**error.to_block(), "partialText": partial},
+            **({"reasoning_content": error.partial_reasoning or reasoning} if (error.partial_reasoning or reasoning) else {}),
         )
         yield MessagePersisted(await self.on_assistant_message(message))
         await self._clear_checkpoint()
@@ -370,9 +361,7 @@ class ToolLoop:
 
     async def _finish_with_error(self, code: str, message: str, *, title: str) -> AsyncIterator[LoopEvent]:
         message = redact(message)
-        part = self._stamped(
-            ConversationMessage.new("assistant", error_block(code, message, title=title), partType="error", error={"code": code, "message": message})
-        )
+        part = self._new("assistant", error_block(code, message, title=title), partType="error", error={"code": code, "message": message})
         yield MessagePersisted(await self.on_assistant_message(part))
         yield TurnFinished("error", {"code": code, "message": message})
 
@@ -415,8 +404,7 @@ class ToolLoop:
                             result, duration = done[index]
                             message = self._tool_message(call, result, duration)
                         else:
-                            message = self._stamped(interrupted_message(call, assistant))
-                            message.toolName = call.function.name
+                            message = stamped(interrupted_message(call, assistant), self._stamp_fields())
                         yield MessagePersisted(await self.on_tool_message(message))
                     yield TurnFinished("stopped")
                     return
@@ -441,32 +429,22 @@ class ToolLoop:
             await asyncio.gather(*tasks, return_exceptions=True)
 
     def _tool_message(self, call: ToolCall, result: dict[str, Any], duration_ms: float) -> ConversationMessage:
-        return self._stamped(
-            ConversationMessage.new(
-                "tool",
-                json.dumps(result, ensure_ascii=False),
-                tool_call_id=call.id,
-                toolName=call.function.name,
-                duration=round(duration_ms, 1),
-                partType="tool_result" if result.get("ok") is True else "error",
-            )
+        return self._new(
+            "tool",
+            json.dumps(result, ensure_ascii=False),
+            tool_call_id=call.id,
+            toolName=call.function.name,
+            duration=round(duration_ms, 1),
+            partType="tool_result" if result.get("ok") is True else "error",
         )
 
     # -- stamping --------------------------------------------------------------------------
 
     def _stamp_fields(self) -> dict[str, Any]:
-        fields: dict[str, Any] = {"mode": self.options.mode}
-        if self.options.run_id:
-            fields["runId"] = self.options.run_id
-        if self.options.agent_id:
-            fields["agentId"] = self.options.agent_id
-        if self.options.workflow_id:
-            fields["workflowId"] = self.options.workflow_id
-        fields.update(self.options.stamp)
-        return fields
+        """Mode, run, agent and workflow of every message the loop writes."""
+        options = self.options
+        return stamp_fields(options.mode, run_id=options.run_id, agent_id=options.agent_id, workflow_id=options.workflow_id)
 
-    def _stamped(self, message: ConversationMessage) -> ConversationMessage:
-        for key, value in self._stamp_fields().items():
-            if getattr(message, key, None) is None:
-                setattr(message, key, value)
-        return message
+    def _new(self, role: Role, content: str | None, **fields: Any) -> ConversationMessage:
+        """A message the loop writes, stamped (built once)."""
+        return ConversationMessage.new(role, content, **self._stamp_fields(), **fields)

@@ -42,7 +42,7 @@ def interrupted_result(call: ToolCall) -> str:
 
 def is_summary(message: ConversationMessage) -> bool:
     """A persisted rolling summary: a system message that records the ids it covers."""
-    return message.role == "system" and isinstance(getattr(message, "summaryOf", None), list)
+    return message.role == "system" and message.summaryOf is not None
 
 
 _NO_RESULTS: Mapping[str, ConversationMessage] = MappingProxyType({})

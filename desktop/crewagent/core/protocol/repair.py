@@ -160,7 +160,7 @@ def repaired_chain(messages: Sequence[ConversationMessage | Mapping[str, Any]]) 
             end += 1
         # Real results in the log's order, then repair results: the same chain before and after
         # recovery persists them (a repair result may be read before a real one written late).
-        results = sorted(unit.results.values(), key=lambda r: (getattr(r, "synthetic", False) is True, position[id(r)]))
+        results = sorted(unit.results.values(), key=lambda r: (r.synthetic is True, position[id(r)]))
         moved.extend(r.id for r in results if not unit.position < position[id(r)] < end)
         missing = [interrupted_message(call, unit.message) for call in unit.missing_calls()]
         placed.append((unit.position, [message, *results, *missing]))

@@ -58,6 +58,14 @@ class _Collector:
         if self.first_only:
             raise _Stop
 
+    def wrong_type(self, param: str, expected: str, value: Any, index: int, *, required: bool = False) -> None:
+        """``param`` holds ``value`` instead of ``expected`` (``required``: a missing one is named so)."""
+        if required and value is None:
+            message = f"Missing required parameter: '{param}'."
+        else:
+            message = f"Invalid type for '{param}': expected {expected}, but got {_type_name(value)} instead."
+        self.add("invalid_message", message, param, index)
+
 
 class _Stop(Exception):
     """Internal: the first error has been found."""
@@ -143,12 +151,7 @@ def _close_block(block: _Block | None, out: _Collector) -> None:
 
 def _walk(messages: Any, name_pattern: re.Pattern[str] | None, out: _Collector) -> None:
     if not isinstance(messages, list):
-        out.add(
-            "invalid_message",
-            f"Invalid type for 'messages': expected an array, but got {_type_name(messages)} instead.",
-            "messages",
-            -1,
-        )
+        out.wrong_type("messages", "an array", messages, -1)
         return
     if not messages:
         out.add(
@@ -167,12 +170,7 @@ def _walk(messages: Any, name_pattern: re.Pattern[str] | None, out: _Collector) 
         if not isinstance(message, Mapping):
             _close_block(block, out)
             block = None
-            out.add(
-                "invalid_message",
-                f"Invalid type for '{at}': expected an object, but got {_type_name(message)} instead.",
-                at,
-                index,
-            )
+            out.wrong_type(at, "an object", message, index)
             continue
         role = message.get("role")
         if role == "tool":
@@ -223,12 +221,7 @@ def _check_tool(
         )
         return
     if not isinstance(call_id, str):
-        out.add(
-            "invalid_message",
-            f"Invalid type for '{at}.tool_call_id': expected a string, but got {_type_name(call_id)} instead.",
-            f"{at}.tool_call_id",
-            index,
-        )
+        out.wrong_type(f"{at}.tool_call_id", "a string", call_id, index)
         return
     if block is None:
         out.add(
@@ -279,13 +272,7 @@ def _check_assistant(
     content = message.get("content")
     tool_calls = message.get("tool_calls")
     if content is not None and not _content_ok(content):
-        out.add(
-            "invalid_message",
-            f"Invalid type for '{at}.content': expected a string or an array, but got "
-            f"{_type_name(content)} instead.",
-            f"{at}.content",
-            index,
-        )
+        out.wrong_type(f"{at}.content", "a string or an array", content, index)
     if tool_calls is None:
         if content is None:
             out.add(
@@ -296,12 +283,7 @@ def _check_assistant(
             )
         return None
     if not isinstance(tool_calls, list):
-        out.add(
-            "invalid_message",
-            f"Invalid type for '{at}.tool_calls': expected an array, but got {_type_name(tool_calls)} instead.",
-            f"{at}.tool_calls",
-            index,
-        )
+        out.wrong_type(f"{at}.tool_calls", "an array", tool_calls, index)
         return None
     if not tool_calls:
         out.add(
@@ -336,23 +318,11 @@ def _check_call(
 ) -> str | None:
     """The call's id when the id is well formed (other faults are reported); else ``None``."""
     if not isinstance(call, Mapping):
-        out.add(
-            "invalid_message",
-            f"Invalid type for '{at}': expected an object, but got {_type_name(call)} instead.",
-            at,
-            index,
-        )
+        out.wrong_type(at, "an object", call, index)
         return None
     call_id = call.get("id")
     if not isinstance(call_id, str):
-        out.add(
-            "invalid_message",
-            f"Missing required parameter: '{at}.id'."
-            if call_id is None
-            else f"Invalid type for '{at}.id': expected a string, but got {_type_name(call_id)} instead.",
-            f"{at}.id",
-            index,
-        )
+        out.wrong_type(f"{at}.id", "a string", call_id, index, required=True)
         return None
     if call_id == "":
         out.add(
@@ -375,23 +345,11 @@ def _check_call(
         return call_id
     function = call.get("function")
     if not isinstance(function, Mapping):
-        out.add(
-            "invalid_message",
-            f"Missing required parameter: '{at}.function'."
-            if function is None
-            else f"Invalid type for '{at}.function': expected an object, but got {_type_name(function)} instead.",
-            f"{at}.function",
-            index,
-        )
+        out.wrong_type(f"{at}.function", "an object", function, index, required=True)
         return call_id
     name = function.get("name")
     if not isinstance(name, str):
-        out.add(
-            "invalid_message",
-            f"Invalid type for '{at}.function.name': expected a string, but got {_type_name(name)} instead.",
-            f"{at}.function.name",
-            index,
-        )
+        out.wrong_type(f"{at}.function.name", "a string", name, index)
     elif name_pattern is not None and not name_pattern.match(name):
         out.add(
             "invalid_message",
@@ -402,11 +360,5 @@ def _check_call(
         )
     arguments = function.get("arguments")
     if not isinstance(arguments, str):
-        out.add(
-            "invalid_message",
-            f"Invalid type for '{at}.function.arguments': expected a string, but got "
-            f"{_type_name(arguments)} instead.",
-            f"{at}.function.arguments",
-            index,
-        )
+        out.wrong_type(f"{at}.function.arguments", "a string", arguments, index)
     return call_id

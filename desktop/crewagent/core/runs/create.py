@@ -6,6 +6,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from crewagent.core import paths
 from crewagent.core.errors import RunSetupError
 from crewagent.core.messages import utc_now_iso
 from crewagent.core.runs.index import RunIndex, RunMetadata
@@ -24,7 +25,7 @@ def new_run_id() -> str:
 
 def state_path(project: ProjectInfo, run_id: str) -> Path:
     """Where a run's state lives on disk (``@state/runs/<runId>/workflow.md``)."""
-    return project.runtime_dir / "state" / "runs" / run_id / STATE_NAME
+    return paths.run_state_dir(paths.state_dir(project.runtime_dir), run_id) / STATE_NAME
 
 
 def run_agent_id(package: PackageLike, workflow: WorkflowLike, wanted: str | None) -> str | None:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from crewagent.core import paths
 from crewagent.core.agents import Agent, agent_persona
 from crewagent.core.context.prompts import Intent, RunContext, Transition
 from crewagent.core.loop.events import LoopEvent, RunProgress, ToolCallFinished, TurnFinished
@@ -236,7 +237,7 @@ def prepare_run(
 
 def running_marker(project: ProjectInfo, run_id: str) -> Path:
     """Exists while a turn of the run runs, and after a turn that died (``runs/<runId>.running``)."""
-    return project.runtime_dir / "runs" / f"{run_id}.running"
+    return paths.runs_dir(project.runtime_dir) / f"{run_id}.running"
 
 
 def _str(value: Any) -> str | None:

@@ -20,6 +20,7 @@ from typing import Any, Literal
 from filelock import FileLock
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from crewagent.core import paths
 from crewagent.core.errors import CrewAgentError
 from crewagent.core.messages import utc_now_iso
 from crewagent.core.store._fsutil import atomic_write_json, read_json
@@ -63,7 +64,7 @@ class RunIndex:
     """Reads and changes one project's runs index; every change holds a cross-process lock."""
 
     def __init__(self, runtime_dir: Path):
-        self.folder = runtime_dir / "runs"
+        self.folder = paths.runs_dir(runtime_dir)
         self.path = self.folder / INDEX_NAME
         self._lock = FileLock(self.folder / ".lock", timeout=LOCK_TIMEOUT_S, preserve_lock_file=True)
 

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from crewagent.core.errors import StoreReadError, StoreWriteError
 from crewagent.core.messages import ConversationMeta, utc_now_iso
 from crewagent.core.store._fsutil import atomic_write_json, read_json
-from crewagent.core.store.log import LOG_NAME, LoadResult, count_records, load_log
+from crewagent.core.store.log import LEGACY_NAME, LOG_NAME, LoadResult, count_records, load_log
 
 INDEX_NAME = "index.json"
 META_NAME = "meta.json"
@@ -153,7 +153,7 @@ class ConversationIndex:
             stat = log_path.stat()
         except OSError:
             return False  # missing or unreadable: the entry stays as it is; opening it reports why
-        recorded = getattr(meta, "logBytes", None)
+        recorded = meta.logBytes
         if recorded == stat.st_size:
             return False
         try:
@@ -163,7 +163,7 @@ class ConversationIndex:
                 meta.messageCount = count_records(log_path, 0, stat.st_size)
         except OSError:
             return False
-        meta.logBytes = stat.st_size  # type: ignore[attr-defined]
+        meta.logBytes = stat.st_size
         modified = datetime.fromtimestamp(stat.st_mtime, timezone.utc).isoformat(timespec="milliseconds")
         meta.lastActiveAt = max(meta.lastActiveAt, modified.replace("+00:00", "Z"))
         return True
@@ -204,7 +204,7 @@ class ConversationIndex:
     def _recover_meta(self, folder: Path) -> ConversationMeta | None:
         log_path = folder / LOG_NAME
         try:
-            has_log = log_path.exists() or (folder / "messages.json").exists()
+            has_log = log_path.exists() or (folder / LEGACY_NAME).exists()
         except OSError:
             has_log = True  # an unreadable folder is listed; opening it says why it cannot be read
         meta: ConversationMeta | None = None
@@ -230,7 +230,7 @@ class ConversationIndex:
             )
         meta.id = folder.name
         meta.messageCount = len(loaded.messages)
-        meta.logBytes = log_bytes  # type: ignore[attr-defined]
+        meta.logBytes = log_bytes
         if loaded.messages:
             meta.lastActiveAt = max(meta.lastActiveAt, last_time)
         return meta

@@ -6,6 +6,7 @@ import hashlib
 import re
 from pathlib import Path
 
+from crewagent.core import paths
 from crewagent.core.errors import OffloadedOutputError
 from crewagent.core.messages import ConversationMessage
 from crewagent.core.store._fsutil import atomic_write_bytes
@@ -27,7 +28,7 @@ def safe_file_stem(identifier: str) -> str:
 
 
 def offload_alias(conversation_id: str, message_id: str) -> str:
-    return f"{STATE_ALIAS}logs/tool-results/{safe_file_stem(conversation_id)}/{safe_file_stem(message_id)}.json"
+    return f"{STATE_ALIAS}{paths.TOOL_RESULTS_SUBDIR}/{safe_file_stem(conversation_id)}/{safe_file_stem(message_id)}.json"
 
 
 def preview_text(content: str, alias: str) -> str:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -135,7 +133,3 @@ def _keep_aside(path: Path) -> None:
 def _short(exc: BaseException) -> str:
     text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     return text[:200]
-
-
-def project_file_dict(project: ProjectFile) -> dict[str, Any]:
-    return json.loads(project.model_dump_json())

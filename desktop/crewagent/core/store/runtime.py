@@ -32,6 +32,7 @@ from crewagent.core.store.index import (
     title_from_text,
 )
 from crewagent.core.store.log import (
+    LEGACY_NAME,
     LOG_NAME,
     LoadResult,
     append_message_line,
@@ -114,7 +115,7 @@ class RuntimeStore:
                 file_lock.release()
 
     def _project_lock(self, project_id: str) -> Any:
-        return self._locked(project_id, self._runtime_dir(project_id) / ".lock")
+        return self._locked(project_id, paths.project_lock_file(self._runtime_dir(project_id)))
 
     # -- projects --------------------------------------------------------------------------
 
@@ -133,10 +134,10 @@ class RuntimeStore:
         if project is None:
             if not create:
                 raise ProjectError(f"{folder} is not a CrewAgent project (it has no .crewagent.json).")
-            with self._locked("projects", self.data_dir / ".projects.lock"):
+            with self._locked("projects", paths.projects_lock_file(self.data_dir)):
                 project = read_project_file(folder) or write_project_file(folder, name or folder.name)
         info = self._info(project, folder)
-        with self._locked("projects", self.data_dir / ".projects.lock"):
+        with self._locked("projects", paths.projects_lock_file(self.data_dir)):
             try:
                 recent = load_recent(paths.projects_file(self.data_dir))
             except OSError:
@@ -165,7 +166,7 @@ class RuntimeStore:
 
     def forget_project(self, project_id: str) -> None:
         """Remove a project from the recent list (its folder and data are kept)."""
-        with self._locked("projects", self.data_dir / ".projects.lock"):
+        with self._locked("projects", paths.projects_lock_file(self.data_dir)):
             try:
                 recent = load_recent(paths.projects_file(self.data_dir))
             except OSError as exc:
@@ -178,7 +179,7 @@ class RuntimeStore:
         return paths.project_runtime_dir(self.data_dir, project_id)
 
     def state_dir(self, project_id: str) -> Path:
-        return self._runtime_dir(project_id) / "state"
+        return paths.state_dir(self._runtime_dir(project_id))
 
     # -- conversations ---------------------------------------------------------------------
 
@@ -186,14 +187,14 @@ class RuntimeStore:
         with self._guard:
             index = self._indexes.get(project_id)
             if index is None:
-                index = ConversationIndex(self._runtime_dir(project_id) / "conversations", notify=self._notice)
+                index = ConversationIndex(paths.conversations_dir(self._runtime_dir(project_id)), notify=self._notice)
                 self._indexes[project_id] = index
             return index
 
     def _conversation_dir(self, project_id: str, conversation_id: str) -> Path:
         if not CONVERSATION_ID.fullmatch(conversation_id):
             raise ConversationNotFound(conversation_id)
-        return self._runtime_dir(project_id) / "conversations" / conversation_id
+        return paths.conversation_dir(self._runtime_dir(project_id), conversation_id)
 
     def log_path(self, project_id: str, conversation_id: str) -> Path:
         return self._conversation_dir(project_id, conversation_id) / LOG_NAME
@@ -208,8 +209,9 @@ class RuntimeStore:
             if any(changed) or index.dirty:
                 try:
                     index.save(metas)
-                except StoreWriteError:
-                    pass  # Listing must work on a read-only disk; the counts are right in memory.
+                except StoreWriteError as exc:
+                    # Listing must work on a read-only disk; the counts are right in memory.
+                    log.warning("conversation index of project %s not saved while listing: %s", project_id, exc)
         return sorted(metas, key=lambda meta: meta.lastActiveAt, reverse=True)
 
     def flush(self) -> None:
@@ -220,9 +222,14 @@ class RuntimeStore:
                     index.flush()
 
     def get_conversation(self, project_id: str, conversation_id: str) -> ConversationMeta:
-        for meta in self.list_conversations(project_id):
-            if meta.id == conversation_id:
-                return meta
+        """One conversation's entry, caught up with its log in memory: a read, index.json is not written."""
+        folder = self._conversation_dir(project_id, conversation_id)
+        with self._project_lock(project_id):
+            index = self._index(project_id)
+            for meta in index.load():
+                if meta.id == conversation_id and not is_marked_deleted(folder):
+                    index.catch_up(meta)
+                    return meta
         raise ConversationNotFound(conversation_id)
 
     def create_conversation(
@@ -244,8 +251,8 @@ class RuntimeStore:
             **fields,
         )
         if not title:
-            meta.autoTitle = True  # type: ignore[attr-defined]  # extra field: replaced by the first user message
-        meta.logBytes = 0  # type: ignore[attr-defined]  # the log size messageCount was counted at
+            meta.autoTitle = True  # replaced by the first user message
+        meta.logBytes = 0  # the log size messageCount was counted at
         with self._project_lock(project_id):
             index = self._index(project_id)
             metas = index.load()
@@ -305,7 +312,7 @@ class RuntimeStore:
 
     def _purge(self, project_id: str, conversation_id: str) -> None:
         """Remove the files of a conversation already dropped from the index (offloads first)."""
-        offloaded = self.state_dir(project_id) / "logs" / "tool-results" / offload.safe_file_stem(conversation_id)
+        offloaded = paths.tool_results_dir(self.state_dir(project_id), offload.safe_file_stem(conversation_id))
         shutil.rmtree(offloaded, ignore_errors=True)
         shutil.rmtree(self._conversation_dir(project_id, conversation_id), ignore_errors=True)
 
@@ -313,7 +320,7 @@ class RuntimeStore:
         self, project_id: str, index: ConversationIndex, metas: list[ConversationMeta]
     ) -> list[ConversationMeta]:
         """Complete deletions a crash interrupted: marked folders leave the index, then the disk."""
-        conversations = self._runtime_dir(project_id) / "conversations"
+        conversations = paths.conversations_dir(self._runtime_dir(project_id))
         marked = {meta.id for meta in metas if is_marked_deleted(conversations / meta.id)}
         if marked:
             metas = [meta for meta in metas if meta.id not in marked]
@@ -340,26 +347,26 @@ class RuntimeStore:
             position = next((i for i, meta in enumerate(metas) if meta.id == conversation_id), None)
             if position is None or not folder.is_dir() or is_marked_deleted(folder):
                 raise ConversationNotFound(conversation_id)
-            if (folder / "messages.json").exists():
+            if (folder / LEGACY_NAME).exists():
                 migrate_legacy(folder, self._preparer(project_id, conversation_id))
             meta = metas[position]
             index.catch_up(meta)  # another process may have appended since the index was saved
             stored = offload.prepare_for_storage(message, conversation_id, self.state_dir(project_id))
             size = append_message_line(folder / LOG_NAME, stored)
             meta.messageCount += 1
-            meta.logBytes = size  # type: ignore[attr-defined]
+            meta.logBytes = size
             meta.lastActiveAt = utc_now_iso()
             try:
-                if getattr(meta, "autoTitle", False) and stored.role == "user" and stored.text.strip():
+                if meta.autoTitle and stored.role == "user" and stored.text.strip():
                     meta.title = title_from_text(stored.text)
-                    meta.autoTitle = False  # type: ignore[attr-defined]
+                    meta.autoTitle = False
                     index.write_meta(meta)
                     index.save(metas)
                 else:
                     index.stage(metas)
-            except StoreWriteError:
+            except StoreWriteError as exc:
                 # The message itself is stored; the index is a cache that catches up with the log.
-                pass
+                log.warning("conversation index not updated after an append to %s: %s", conversation_id, exc)
         return stored
 
     def append_messages(
@@ -379,13 +386,14 @@ class RuntimeStore:
             stored = [offload.prepare_for_storage(message, conversation_id, state) for message in messages]
             if stored:
                 size = append_records(folder / LOG_NAME, b"".join(encode_message(message) for message in stored))
-                meta.logBytes = size  # type: ignore[attr-defined]
+                meta.logBytes = size
             meta.messageCount += len(stored)
             meta.lastActiveAt = utc_now_iso()
             try:
                 index.save(metas)
-            except StoreWriteError:
-                pass  # The messages are stored; the index is a cache that the next load repairs.
+            except StoreWriteError as exc:
+                # The messages are stored; the index is a cache that the next load repairs.
+                log.warning("conversation index not updated after an import into %s: %s", conversation_id, exc)
         return stored
 
     def _preparer(self, project_id: str, conversation_id: str) -> Any:
@@ -398,7 +406,7 @@ class RuntimeStore:
         migrated: LoadResult | None = None
         try:
             with self._project_lock(project_id):
-                if (folder / "messages.json").exists():
+                if (folder / LEGACY_NAME).exists():
                     migrated = migrate_legacy(folder, self._preparer(project_id, conversation_id))
                 if not folder.is_dir() or is_marked_deleted(folder):
                     raise ConversationNotFound(conversation_id)
@@ -428,7 +436,7 @@ class RuntimeStore:
         folder = self._conversation_dir(project_id, conversation_id)
         try:
             with self._project_lock(project_id):
-                if (folder / "messages.json").exists() or not folder.is_dir() or (folder / DELETED_MARKER).exists():
+                if (folder / LEGACY_NAME).exists() or not folder.is_dir() or (folder / DELETED_MARKER).exists():
                     return []
                 try:
                     size = (folder / LOG_NAME).stat().st_size  # whole lines written before this moment
@@ -450,17 +458,18 @@ class RuntimeStore:
             for meta in metas:
                 if meta.id != conversation_id:
                     continue
-                recorded = getattr(meta, "logBytes", None)
+                recorded = meta.logBytes
                 if isinstance(recorded, int) and recorded > size:
                     return
                 if recorded == size and meta.messageCount == count:
                     return
                 meta.messageCount = count
-                meta.logBytes = size  # type: ignore[attr-defined]
+                meta.logBytes = size
                 try:
                     index.save(metas)
-                except StoreWriteError:
-                    pass
+                except StoreWriteError as exc:
+                    # The count is right in memory; the next load reconciles it again.
+                    log.warning("message count of %s not saved to the index: %s", conversation_id, exc)
                 return
 
     # -- turns in progress (see checkpoint.py) ---------------------------------------------------

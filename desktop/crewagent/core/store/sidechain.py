@@ -77,6 +77,14 @@ class SidechainMeta(BaseModel):
     #: The first characters of the final answer, or what went wrong.
     summary: str | None = None
     error: dict[str, Any] | None = None
+    #: Set when the child ends (None fields are not written).
+    finishedAt: str | None = None
+    steps: int | None = None
+    toolCalls: int | None = None
+    #: The child's final answer in its sidechain (``task.result`` reads it).
+    answerMessageId: str | None = None
+    #: A background child's notice is in the parent's log.
+    noticeDelivered: bool | None = None
 
 
 def session_id_for(agent_id: str) -> str:

@@ -20,18 +20,18 @@ from crewagent.core.context.window import ContextWindow
 from crewagent.core.errors import CrewAgentError
 from crewagent.core.llm import LlmAdapter
 from crewagent.core.loop.events import LoopEvent, MessagePersisted, ToolCallStarted, TurnFinished
-from crewagent.core.loop.toolloop import LoopOptions, ToolLoop, error_block
+from crewagent.core.loop.toolloop import LoopOptions, ToolLoop
 from crewagent.core.messages import ConversationMessage, utc_now_iso
 from crewagent.core.settings import Settings
 from crewagent.core.store.sidechain import SidechainMeta, Sidechains
 from crewagent.core.subagents.links import shorten
+from crewagent.core.subagents.recovery import marker_message
 from crewagent.core.subagents.types import SubagentType
 from crewagent.core.tools import ToolContext, ToolRegistry
 
 log = logging.getLogger(__name__)
 
 CANCELLED_CODE = "SUBAGENT_CANCELLED"
-INTERRUPTED_CODE = "SUBAGENT_INTERRUPTED"
 
 
 @dataclass(frozen=True)
@@ -66,18 +66,6 @@ def subagent_block(meta: SidechainMeta, max_depth: int) -> str:
             "do the task with your tools, then give one final answer. That final answer is all your caller "
             "sees, so make it complete on its own (findings, exact paths, what is left undone).",
         ]
-    )
-
-
-def marker_message(code: str, message: str) -> ConversationMessage:
-    """The assistant error part a cancelled or interrupted sidechain ends with."""
-    return ConversationMessage.new(
-        "assistant",
-        error_block(code, message, title=code),
-        partType="error",
-        interrupted=True,
-        error={"code": code, "message": message},
-        mode="agent",
     )
 
 

@@ -3,10 +3,25 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
-from crewagent.core.export import SubagentExport
+from crewagent.core.messages import ConversationMessage
 from crewagent.core.store import RuntimeStore
 from crewagent.core.store.sidechain import SidechainMeta
+
+
+@dataclass(frozen=True)
+class SubagentExport:
+    """One sidechain to nest in an export: its meta (as stored), its messages, its own children.
+
+    ``children`` and the ``subagents`` arguments above map a Task call id (in the log that made
+    the call) to the child that answered it.
+    """
+
+    meta: Mapping[str, Any]
+    messages: list[ConversationMessage]
+    children: Mapping[str, SubagentExport] = field(default_factory=dict)
 
 
 def subagent_tree(store: RuntimeStore, project_id: str, conversation_id: str) -> tuple[dict[str, SubagentExport], list[str]]:

@@ -17,7 +17,7 @@ from typing import Any
 
 from crewagent.core.messages import ConversationMessage
 from crewagent.core.store.sidechain import SidechainMeta
-from crewagent.core.subagents.events import SubagentStatus
+from crewagent.core.subagents.events import SubagentStatus, SubagentStatusChanged
 
 #: Characters of a child's final answer kept in the parent's Task result (and in the summary).
 ANSWER_PREVIEW_CHARS = 500
@@ -41,6 +41,22 @@ def result_pointer(session_id: str, length: int) -> str:
     return (
         f"The answer has {length} characters; this is its beginning. "
         f'Call task.result with {{"session_id": "{session_id}"}} to read all of it.'
+    )
+
+
+def status_event(meta: SidechainMeta) -> SubagentStatusChanged:
+    """A sidechain's meta as the status its parent (and the UI) sees."""
+    return SubagentStatusChanged(
+        session_id=meta.sessionId,
+        conversation_id=meta.conversationId,
+        parent_session_id=meta.parentSessionId,
+        parent_call_id=meta.parentToolCallId,
+        subagent_type=meta.type,
+        status=parent_status(meta.status),
+        summary=meta.summary or "",
+        depth=meta.depth,
+        description=meta.description,
+        background=meta.background,
     )
 
 

@@ -41,11 +41,11 @@ from crewagent.core.store import ProjectInfo, RuntimeStore
 from crewagent.core.store.checkpoint import ConversationBusy
 from crewagent.core.store.sidechain import SidechainMeta, Sidechains, session_id_for
 from crewagent.core.subagents.child import ChildRun, ChildSettings, final_answer
-from crewagent.core.subagents.events import SubagentActivity, SubagentEvent, SubagentNotice, SubagentStatusChanged
-from crewagent.core.subagents.links import parent_fields, parent_status, task_result_payload
+from crewagent.core.subagents.events import SubagentActivity, SubagentEvent, SubagentNotice
+from crewagent.core.subagents.links import parent_fields, parent_status, status_event, task_result_payload
 from crewagent.core.subagents.recovery import deliver_notices
 from crewagent.core.subagents.scope import SubagentScope
-from crewagent.core.subagents.tools import TaskArgs, task_tools
+from crewagent.core.subagents.tools import SessionArgs, StatusArgs, TaskArgs, no_scope, task_tools
 from crewagent.core.subagents.types import SubagentType, SubagentTypes
 from crewagent.core.tools import Tool, ToolContext, ToolPolicy, ToolRegistry, error, ok
 
@@ -94,7 +94,25 @@ class SubagentManager:
     # -- wiring ----------------------------------------------------------------------------
 
     def tools(self) -> list[Tool]:
-        return task_tools(self.types)
+        return task_tools(self.types, task=self._task_tool, status=self._status_tool, result=self._result_tool)
+
+    async def _task_tool(self, args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+        scope = ctx.subagents
+        if not isinstance(scope, SubagentScope):
+            return no_scope()
+        return await self.run_task(scope, TaskArgs.model_validate(args), ctx)
+
+    async def _status_tool(self, args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+        scope = ctx.subagents
+        if not isinstance(scope, SubagentScope):
+            return no_scope()
+        return await self.status(scope, StatusArgs.model_validate(args).session_id)
+
+    async def _result_tool(self, args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+        scope = ctx.subagents
+        if not isinstance(scope, SubagentScope):
+            return no_scope()
+        return await self.result(scope, SessionArgs.model_validate(args).session_id)
 
     def register_tools(self, registry: ToolRegistry) -> ToolRegistry:
         """Add ``task``, ``task.status`` and ``task.result`` to ``registry`` (once)."""
@@ -141,25 +159,11 @@ class SubagentManager:
                 log.exception("subagent listener failed on %s", event.type)
 
     def _status_event(self, run: ChildRun) -> None:
-        meta = run.meta
-        self._emit(
-            SubagentStatusChanged(
-                session_id=meta.sessionId,
-                conversation_id=meta.conversationId,
-                parent_session_id=meta.parentSessionId,
-                parent_call_id=meta.parentToolCallId,
-                subagent_type=meta.type,
-                status=parent_status(meta.status),
-                summary=meta.summary or "",
-                depth=meta.depth,
-                description=meta.description,
-                background=meta.background,
-            )
-        )
+        self._emit(status_event(run.meta))
 
     def announce_notices(self, conversation_id: str, messages: list[ConversationMessage]) -> None:
         for message in messages:
-            self._emit(SubagentNotice(conversation_id, str(getattr(message, "subagentSessionId", "")), message))
+            self._emit(SubagentNotice(conversation_id, message.subagentSessionId or "", message))
 
     def annotate(self, parent_session_id: str, message: ConversationMessage) -> ConversationMessage:
         """A parent's Task result with its child's link fields; other messages unchanged."""
@@ -369,7 +373,7 @@ class SubagentManager:
         if run is not None:
             info.update(steps=run.steps, toolCalls=run.tool_calls, lastTool=run.last_tool)
         else:
-            info.update(steps=getattr(meta, "steps", None), toolCalls=getattr(meta, "toolCalls", None))
+            info.update(steps=meta.steps, toolCalls=meta.toolCalls)
         if meta.summary:
             info["summary"] = meta.summary
         return info
@@ -401,7 +405,7 @@ class SubagentManager:
             messages = (await asyncio.to_thread(chains.load, session_id)).messages
         except (ConversationNotFound, CrewAgentError) as exc:
             return error("ENOENT", f"The log of subagent {session_id!r} cannot be read: {exc}")
-        answer_id = getattr(meta, "answerMessageId", None)
+        answer_id = meta.answerMessageId
         answer = next((m for m in messages if m.id == answer_id), None) if answer_id else None
         if answer is None and meta.status == "completed":
             answer = final_answer(messages)

@@ -17,17 +17,30 @@ from __future__ import annotations
 import logging
 
 from crewagent.core.errors import ConversationNotFound, StoreWriteError
-from crewagent.core.loop.session import recovered_stream_message
+from crewagent.core.loop.interrupted import recovered_stream_message
+from crewagent.core.loop.toolloop import error_block
 from crewagent.core.messages import ConversationMessage, utc_now_iso
 from crewagent.core.protocol import repair_conversation
 from crewagent.core.store import RuntimeStore
 from crewagent.core.store.sidechain import FINAL_STATUSES, SidechainBusy, SidechainMeta, Sidechains
-from crewagent.core.subagents.child import INTERRUPTED_CODE, marker_message
 from crewagent.core.subagents.links import SubagentLinks, notice_message, parent_fields
 
 log = logging.getLogger(__name__)
 
+INTERRUPTED_CODE = "SUBAGENT_INTERRUPTED"
 INTERRUPTED_MESSAGE = "The app stopped while this subagent was running; its work ends here."
+
+
+def marker_message(code: str, message: str) -> ConversationMessage:
+    """The assistant error part a cancelled or interrupted sidechain ends with."""
+    return ConversationMessage.new(
+        "assistant",
+        error_block(code, message, title=code),
+        partType="error",
+        interrupted=True,
+        error={"code": code, "message": message},
+        mode="agent",
+    )
 
 
 def recover_children(store: RuntimeStore, project_id: str, conversation_id: str) -> SubagentLinks:
@@ -84,7 +97,7 @@ def deliver_notices(store: RuntimeStore, project_id: str, conversation_id: str) 
             if meta.background
             and meta.parentSessionId == conversation_id
             and meta.status in FINAL_STATUSES
-            and not getattr(meta, "noticeDelivered", False)
+            and not meta.noticeDelivered
         ]
     except ConversationNotFound:
         return []

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from crewagent.core.llm import LlmAdapter
 from crewagent.core.messages import ConversationMessage
@@ -20,13 +20,20 @@ from crewagent.core.subagents.child import ChildSettings
 from crewagent.core.subagents.recovery import deliver_notices
 from crewagent.core.tools import ToolRegistry
 
-if TYPE_CHECKING:
-    from crewagent.core.subagents.manager import SubagentManager
+class _Manager(Protocol):
+    """The part of :class:`~crewagent.core.subagents.manager.SubagentManager` a scope calls.
+
+    A protocol, so that the scope (which the manager builds) does not import the manager.
+    """
+
+    def annotate(self, parent_session_id: str, message: ConversationMessage) -> ConversationMessage: ...
+
+    def announce_notices(self, conversation_id: str, messages: list[ConversationMessage]) -> None: ...
 
 
 @dataclass(frozen=True)
 class SubagentScope:
-    manager: SubagentManager
+    manager: _Manager
     store: RuntimeStore
     project: ProjectInfo
     #: The top-level conversation: its folder holds every sidechain of the tree.

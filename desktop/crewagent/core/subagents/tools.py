@@ -1,7 +1,8 @@
 """The tools a model delegates with: ``task`` (start a subagent), ``task.status`` and ``task.result``.
 
-They reach the manager through ``ctx.subagents`` (a :class:`SubagentScope`); without one (a
-session built without a manager) they answer ``TOOL_NOT_AVAILABLE``.
+Their handlers are the manager's (:meth:`SubagentManager.tools`): they reach it through
+``ctx.subagents`` (a :class:`SubagentScope`); without one (a session built without a manager)
+they answer ``TOOL_NOT_AVAILABLE``.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from crewagent.core.subagents.types import SubagentTypes
-from crewagent.core.tools import ErrorCode, Tool, ToolContext, error
+from crewagent.core.tools import ErrorCode, Tool, error
+from crewagent.core.tools.registry import ToolHandler
 
 TASK_TOOL = "task"
 STATUS_TOOL = "task.status"
@@ -47,30 +49,13 @@ class StatusArgs(BaseModel):
     session_id: str | None = Field(default=None, description="The subagent's session id (agent_...); leave out to list every subagent of this conversation.")
 
 
-def _no_scope() -> dict[str, Any]:
+def no_scope() -> dict[str, Any]:
+    """The answer of a Task tool called in a session built without a subagent manager."""
     return error(ErrorCode.TOOL_NOT_AVAILABLE, "Subagents are not available in this session.")
 
 
-async def _task(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-    if ctx.subagents is None:
-        return _no_scope()
-    return await ctx.subagents.manager.run_task(ctx.subagents, TaskArgs.model_validate(args), ctx)
-
-
-async def _status(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-    if ctx.subagents is None:
-        return _no_scope()
-    return await ctx.subagents.manager.status(ctx.subagents, StatusArgs.model_validate(args).session_id)
-
-
-async def _result(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-    if ctx.subagents is None:
-        return _no_scope()
-    return await ctx.subagents.manager.result(ctx.subagents, SessionArgs.model_validate(args).session_id)
-
-
-def task_tools(types: SubagentTypes) -> list[Tool]:
-    """The three tools, the Task tool's description listing ``types``."""
+def task_tools(types: SubagentTypes, *, task: ToolHandler, status: ToolHandler, result: ToolHandler) -> list[Tool]:
+    """The three tools with the manager's handlers, the Task tool's description listing ``types``."""
     description = (
         "Hand a focused, self-contained job to a subagent that works with its own context and tools and "
         "returns only its final answer (long searches and reads stay out of your context). "
@@ -80,7 +65,7 @@ def task_tools(types: SubagentTypes) -> list[Tool]:
         Tool(
             name=TASK_TOOL,
             description=description,
-            handler=_task,
+            handler=task,
             args_model=TaskArgs,
             # A child runs as long as its own loop allows; its tools have their own timeouts.
             timeout_s=math.inf,
@@ -89,13 +74,13 @@ def task_tools(types: SubagentTypes) -> list[Tool]:
         Tool(
             name=STATUS_TOOL,
             description="The status of a subagent started with task (or of all of them): running or how it ended, steps so far, a summary.",
-            handler=_status,
+            handler=status,
             args_model=StatusArgs,
         ),
         Tool(
             name=RESULT_TOOL,
             description="The complete final answer of a finished subagent (the task result holds only its first 500 characters).",
-            handler=_result,
+            handler=result,
             args_model=SessionArgs,
         ),
     ]

@@ -24,6 +24,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from crewagent.core import paths
 from crewagent.core.jsonparse import parse_json
 from crewagent.core.messages import utc_now_iso
 from crewagent.core.redact import redact_value
@@ -38,7 +39,7 @@ _SAFE_NAME = re.compile(r"[^A-Za-z0-9_-]")
 def audit_path(state_dir: Path, *, run_id: str | None = None, conversation_id: str | None = None) -> Path:
     """The audit file of a run (when ``run_id`` is given) or of a conversation."""
     if run_id:
-        return state_dir / "runs" / _safe(run_id) / "logs" / "execution.jsonl"
+        return paths.run_state_dir(state_dir, _safe(run_id)) / "logs" / "execution.jsonl"
     return state_dir / "logs" / "execution" / f"{_safe(conversation_id or 'default')}.jsonl"
 
 

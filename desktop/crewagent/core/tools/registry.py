@@ -36,7 +36,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ValidationError
 
@@ -49,8 +49,8 @@ from crewagent.core.tools.protected import ProtectedAreas
 from crewagent.core.tools.sandbox import Sandbox
 
 if TYPE_CHECKING:
+    from crewagent.core.messages import ConversationMessage
     from crewagent.core.store import ProjectInfo
-    from crewagent.core.subagents.scope import SubagentScope
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +64,21 @@ AskUser = Callable[[dict[str, Any]], Awaitable["dict[str, Any] | None"]]
 #: ``new`` is None when ``fs.write`` writes text whose frontmatter is not valid YAML (a guard that
 #: covers the path refuses it; any other path is none of its business).
 FrontmatterGuard = Callable[[str, dict[str, Any], "dict[str, Any] | None"], "ToolResult | None"]
+
+
+class SubagentAccess(Protocol):
+    """What the loop needs from a session's subagent scope (``crewagent.core.subagents.scope``).
+
+    A protocol, so that the tools (which the subagents use) do not import the subagents.
+    """
+
+    def annotate(self, message: ConversationMessage) -> ConversationMessage:
+        """A Task result with its child's app-only link fields (other messages unchanged)."""
+        ...
+
+    async def turn_ended(self) -> list[ConversationMessage]:
+        """The parent's turn ended normally: deliver the notices of finished background children."""
+        ...
 
 
 class ToolCancelled(Exception):
@@ -130,7 +145,7 @@ class ToolContext:
     run_id: str | None = None
     frontmatter_guard: FrontmatterGuard | None = None
     #: How the Task tool reaches the subagent manager (issue 6); None: no subagents here.
-    subagents: SubagentScope | None = field(default=None, compare=False)
+    subagents: SubagentAccess | None = field(default=None, compare=False)
     call_id: str | None = None
     cancel_event: threading.Event = field(default_factory=threading.Event, compare=False)
     #: When the running call times out (``time.monotonic()``); None: no limit. Work that cannot
@@ -153,9 +168,9 @@ class ToolContext:
         """
         runtime = project.runtime_dir
         areas = ProtectedAreas.of_app(
-            paths.data_root_of_runtime(runtime), config_dir, logs=(runtime / "conversations",)
+            paths.data_root_of_runtime(runtime), config_dir, logs=(paths.conversations_dir(runtime),)
         )
-        return cls(project_root=project.root, state_dir=runtime / "state", pkg_dir=pkg_dir, areas=areas, **fields)
+        return cls(project_root=project.root, state_dir=paths.state_dir(runtime), pkg_dir=pkg_dir, areas=areas, **fields)
 
     def for_call(self, call_id: str | None) -> ToolContext:
         """A copy for one call: its id and its own cancel event (the sandbox is shared, not re-resolved)."""

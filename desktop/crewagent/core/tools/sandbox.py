@@ -123,8 +123,8 @@ class Sandbox:
     ) -> Sandbox:
         """The sandbox of an opened project: @state is ``<runtime>/state``; its data root and settings are protected."""
         data_root = paths.data_root_of_runtime(runtime_dir)
-        areas = ProtectedAreas.of_app(data_root, config_dir, logs=(runtime_dir / "conversations",))
-        return cls(project=project_root, state=runtime_dir / "state", pkg=pkg, areas=areas)
+        areas = ProtectedAreas.of_app(data_root, config_dir, logs=(paths.conversations_dir(runtime_dir),))
+        return cls(project=project_root, state=paths.state_dir(runtime_dir), pkg=pkg, areas=areas)
 
     def root(self, alias: str) -> Path | None:
         return self._roots.get(alias)
