@@ -142,7 +142,8 @@ def test_conversations_a_stale_index_hid_come_back_with_a_notice(
     index = store.log_path(project.id, conversation.id).parent.parent / "index.json"
     index.write_text("[]", encoding="utf-8")
     client.load_conversations.emit(project.id)
-    qtbot.waitUntil(lambda: bool(recorder.of("conversations_loaded")))
+    # Both signals: the notice (`error`) is emitted just after the list, not before it.
+    qtbot.waitUntil(lambda: bool(recorder.of("conversations_loaded")) and bool(recorder.of("error")))
 
     _, items = recorder.of("conversations_loaded")[0]
     assert [item.id for item in items] == [conversation.id]
