@@ -388,6 +388,15 @@ def test_appends_in_a_burst_reach_index_json_after_flush(store, project, convers
     assert index[0]["logBytes"] == store.log_path(project.id, conversation.id).stat().st_size
 
 
+def test_probing_a_deleted_conversation_does_not_bring_its_folder_back(store, project, conversation) -> None:
+    """Opening a conversation on one thread while it is deleted on another asks is_turn_running:
+    that probe used to create the turn lock file, and with it the deleted folder again."""
+    folder = store.log_path(project.id, conversation.id).parent
+    store.delete_conversation(project.id, conversation.id)
+    assert store.is_turn_running(project.id, conversation.id) is False
+    assert not folder.exists()
+
+
 def test_a_deletion_interrupted_after_marking_is_finished_by_the_next_listing(store, project, conversation) -> None:
     store.append_message(project.id, conversation.id, _user("doomed"))
     folder = store.log_path(project.id, conversation.id).parent

@@ -482,7 +482,16 @@ class RuntimeStore:
         return checkpoint.turn_lock(folder)
 
     def is_turn_running(self, project_id: str, conversation_id: str) -> bool:
-        return checkpoint.is_turn_running(self._conversation_dir(project_id, conversation_id))
+        """True while a turn holds the conversation's lock (here or in another process).
+
+        A conversation whose folder is gone runs nothing: probing its lock would create the lock
+        file, and with it the folder of a conversation deleted a moment ago (opening it and
+        deleting it raced on two threads).
+        """
+        folder = self._conversation_dir(project_id, conversation_id)
+        if not folder.is_dir():
+            return False
+        return checkpoint.is_turn_running(folder)
 
     def save_stream_checkpoint(self, project_id: str, conversation_id: str, data: dict[str, Any]) -> None:
         checkpoint.write_checkpoint(self._conversation_dir(project_id, conversation_id), data)
