@@ -94,6 +94,24 @@ def test_a_fresh_data_folder_gets_the_built_in_package_in_the_app(qtbot: Any, ho
     assert {s.id for s in loaded.args[0] if s.source == package.id} == {f"{package.id}:{a.id}" for a in package.agents}
 
 
+def test_load_packages_lists_the_installed_packages_with_their_workflows(
+    qtbot: Any, host: WorkerThread, tmp_path: Path, isolated_dirs: dict[str, Path]
+) -> None:
+    from PySide6.QtCore import QMetaObject, Qt
+
+    package = install_notes(isolated_dirs["data"], tmp_path)
+    broken = isolated_dirs["data"] / "packages" / "broken-1.0.0"
+    broken.mkdir()
+    (broken / "bmad.json").write_text("{not json", encoding="utf-8")
+    with qtbot.waitSignal(host.worker.packages_loaded) as loaded:
+        QMetaObject.invokeMethod(host.worker, "load_packages", Qt.ConnectionType.QueuedConnection)
+    listing = loaded.args[0]
+    ids = [p.id for p in listing.packages]
+    assert package.id in ids and any(w.id == "project-brief" for _, w in listing.workflows())
+    (error,) = listing.broken
+    assert [problem.file for problem in error.problems] == ["bmad.json"] and "broken-1.0.0" in error.source
+
+
 def test_global_commands_come_before_the_mode(
     qtbot: Any, host: WorkerThread, store: Any, project: Any, tmp_path: Path, isolated_dirs: dict[str, Path]
 ) -> None:

@@ -14,13 +14,15 @@ from PySide6.QtCore import QObject, Qt, Signal, Slot
 from crewagent.core import agent_catalog
 from crewagent.core.errors import CrewAgentError
 from crewagent.core.messages import MODES, Mode
+from crewagent.core.packages import PackageError, ensure_builtin_packages
 from crewagent.core.store import RuntimeStore
+from crewagent.core.turns import package_store
 from crewagent.worker.background import BackgroundJobs
 from crewagent.worker.search import read_preview, search_messages
 from crewagent.worker.settings_ops import SettingsInvalid, SettingsOps
 from crewagent.worker.threads import require_own_thread
 from crewagent.worker.turns import ProviderFactory, TurnWorker
-from crewagent.worker.values import AgentSummary, ConversationSummary, LlmDraft, MenuEntry, ProjectRef, RecentProjectEntry
+from crewagent.worker.values import AgentSummary, ConversationSummary, LlmDraft, MenuEntry, PackagesListing, ProjectRef, RecentProjectEntry
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +66,7 @@ class Worker(QObject):
     ``delete_conversation(project_id, id)``, ``search_conversations(project_id, query)``,
     ``read_project_file(path)``, ``load_settings()``, ``save_settings(changes)``,
     ``load_api_key_state(provider)``, ``set_api_key(provider, key)``, ``test_connection(draft)``,
-    ``list_models(draft)``, ``load_agents()``. Slow reads and network checks run in a small
+    ``list_models(draft)``, ``load_agents()``, ``load_packages()``. Slow reads and network checks run in a small
     background pool (:mod:`crewagent.worker.background`); their answers are still emitted from
     the worker thread.
     """
@@ -107,6 +109,10 @@ class Worker(QObject):
 
     #: ``tuple[AgentSummary, ...]``: the agents Agent mode offers (built-in ones first).
     agents_loaded = Signal(object)
+
+    #: ``PackagesListing``: the installed workflow packages. Emitted after ``load_packages`` and
+    #: after every request that installs or removes a package.
+    packages_loaded = Signal(object)
 
     #: ``(project_id, ConversationSummary)``: a conversation's metadata changed (e.g. renamed).
     conversation_changed = Signal(str, object)
@@ -347,6 +353,23 @@ class Worker(QObject):
             for entry in agent_catalog.catalog(self._store.data_dir)
         )
         self.agents_loaded.emit(summaries)
+
+    # -- packages -----------------------------------------------------------------------------
+
+    @Slot()
+    @_request
+    def load_packages(self) -> None:
+        """The installed workflow packages (the built-in one is installed on first use)."""
+        self._emit_packages()
+
+    def _emit_packages(self) -> None:
+        data_dir = self._store.data_dir
+        try:
+            ensure_builtin_packages(data_dir)
+        except (PackageError, OSError) as exc:  # the installed packages are still listed
+            log.warning("the built-in packages could not be installed: %s", exc)
+        packages, broken = package_store(data_dir).scan()
+        self.packages_loaded.emit(PackagesListing(tuple(packages), tuple(broken)))
 
     # -- background jobs ----------------------------------------------------------------------
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from crewagent.core.messages import ConversationMeta, Mode
+from crewagent.core.packages import InstalledPackage, PackageError, Workflow
 from crewagent.core.store import ProjectInfo, RecentProject
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -180,6 +181,20 @@ class AgentSummary:
     menu: tuple[MenuEntry, ...]
     #: ``builtin`` or the id of the package the agent comes from.
     source: str = "builtin"
+
+
+@dataclass(frozen=True, slots=True)
+class PackagesListing:
+    """The installed workflow packages (``packages_loaded``): the ones that load, sorted by name then
+    version, and the error of each installed package that does not (its ``source`` names the
+    package folder, its ``problems`` each name a file and a JSON pointer)."""
+
+    packages: tuple[InstalledPackage, ...]
+    broken: tuple[PackageError, ...] = ()
+
+    def workflows(self) -> tuple[tuple[InstalledPackage, Workflow], ...]:
+        """Every workflow of every package, in package order, as ``(package, workflow)``."""
+        return tuple((package, workflow) for package in self.packages for workflow in package.workflows)
 
 
 @dataclass(frozen=True, slots=True)
