@@ -66,7 +66,7 @@ class Worker(QObject):
     ``delete_conversation(project_id, id)``, ``search_conversations(project_id, query)``,
     ``read_project_file(path)``, ``load_settings()``, ``save_settings(changes)``,
     ``load_api_key_state(provider)``, ``set_api_key(provider, key)``, ``test_connection(draft)``,
-    ``list_models(draft)``, ``load_agents()``, ``load_packages()``. Slow reads and network checks run in a small
+    ``list_models(draft)``, ``load_agents()``, ``load_packages()``, ``import_package(path)``. Slow reads and network checks run in a small
     background pool (:mod:`crewagent.worker.background`); their answers are still emitted from
     the worker thread.
     """
@@ -361,6 +361,14 @@ class Worker(QObject):
     def load_packages(self) -> None:
         """The installed workflow packages (the built-in one is installed on first use)."""
         self._emit_packages()
+
+    @Slot(str)
+    @_request
+    def import_package(self, path: str) -> None:
+        """Install a ``.bmad`` file or a package folder, in the background (e.g. Re-import Package of a
+        run whose package is gone); ``packages_loaded`` follows, or ``error`` with every problem found."""
+        data_dir = self._store.data_dir
+        self._jobs.submit("import_package", lambda: package_store(data_dir).import_package(path), lambda _installed: self._emit_packages())
 
     def _emit_packages(self) -> None:
         data_dir = self._store.data_dir
