@@ -24,6 +24,10 @@ def test_begin_run_records_the_run_and_switches_the_conversation_to_run_mode(
     after = store.get_conversation(project.id, meta.id)
     assert (after.activeType, after.activeRunId, after.packageId) == ("run", run.runId, package.id)
     assert [entry["runId"] for entry in after.workflowRuns] == [run.runId]
+    assert after.title == "Run: Notes"  # the placeholder title gives way to the workflow's name
+    named = store.create_conversation(project.id, title="My notes", entry_type="run")
+    begin_run(store, project, named.id, package, "notes")
+    assert store.get_conversation(project.id, named.id).title == "My notes"  # a title the user gave is kept
     (listed,) = conversation_runs(store, project, meta.id, PackageStore(isolated_dirs["data"]))
     assert (listed.run_id, listed.phase, listed.workflow_name, listed.package_installed) == (run.runId, "idle", "Notes", True)
     assert (listed.package_name, listed.package_version) == ("notes", "1.0.0")

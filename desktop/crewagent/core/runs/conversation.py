@@ -9,6 +9,7 @@ conversation's active run with :func:`select_run` and continued with :data:`CONT
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from crewagent.core.errors import RunSetupError
 from crewagent.core.packages import PackageError, PackageNotFound, PackageStore
@@ -61,10 +62,16 @@ def begin_run(
 ) -> RunMetadata:
     """Start a run of ``workflow_id`` in the conversation and switch it to Run mode (blocking).
 
-    Its first turn is the caller's, with :data:`START_TEXT` (or the user's own message).
+    A conversation still under its placeholder title is named after the workflow (its first user
+    message is only "start"). Its first turn is the caller's, with :data:`START_TEXT` (or the
+    user's own message).
     """
     run = create_run(store, project, conversation_id, package, workflow_id, agent_id=agent_id)
-    store.update_conversation(project.id, conversation_id, activeType="run")
+    changes: dict[str, Any] = {"activeType": "run"}
+    if store.get_conversation(project.id, conversation_id).autoTitle:
+        workflow = package.workflow(workflow_id)
+        changes["title"] = f"Run: {(workflow.display_name if workflow is not None else '') or workflow_id}"
+    store.update_conversation(project.id, conversation_id, **changes)
     return run
 
 
