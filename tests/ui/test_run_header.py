@@ -233,3 +233,32 @@ def test_a_run_whose_package_is_gone_shows_the_card_and_re_import_brings_it_back
     qtbot.waitUntil(card.isHidden, timeout=20_000)
     assert conversation.composer.isVisible() and conversation.header.workflow.resume_button.isEnabled()
     assert package.id in PackageStore(isolated_dirs["data"]).ids()
+
+
+def test_an_agent_menu_workflow_item_switches_the_header_to_workflow_with_its_run(
+    qtbot: Any, app: DemoApp, project: Any, store: Any
+) -> None:
+    main = app.window()
+    open_project(qtbot, main, project.root)
+    main.project_view.request_new_conversation("agent")
+    conversation = main.project_view.conversation
+    selector = conversation.header.agent_selector
+    qtbot.waitUntil(lambda: conversation.loaded and any(str(selector.itemData(i)).endswith(":analyst") for i in range(selector.count())))
+    analyst = next(i for i in range(selector.count()) if str(selector.itemData(i)).endswith(":analyst"))
+    selector.setCurrentIndex(analyst)
+    selector.activated.emit(analyst)
+    qtbot.waitUntil(lambda: str(main.project_view.current_summary().agent_id).endswith(":analyst"))  # type: ignore[union-attr]
+
+    conversation.composer.input.setPlainText("*brief")
+    qtbot.keyClick(conversation.composer.input, Qt.Key.Key_Return)
+    header = conversation.header
+    qtbot.waitUntil(lambda: conversation.mode == "run" and header.details.currentWidget() is header.workflow, timeout=20_000)
+    qtbot.waitUntil(lambda: header.workflow.runs.count() == 1, timeout=20_000)
+    (run,) = RunIndex(project.runtime_dir).list()
+    assert header.workflow.runs.currentData() == run.runId
+    assert header.workflow.selected_workflow()[1] == "project-brief"  # type: ignore[index]
+    qtbot.waitUntil(lambda: main.status_run.isVisible() and run.runId in main.status_run.text())
+    qtbot.waitUntil(lambda: len(app.questions) > 0, timeout=60_000)  # the run's first step asks
+    conversation.composer.stop_button.click()
+    qtbot.waitUntil(lambda: not conversation.busy and phase_of(main) == "idle", timeout=20_000)
+    assert header.workflow.resume_button.isEnabled()
