@@ -1211,7 +1211,7 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>Workflow:</source>
-        <extracomment>The package&apos;s name and version (&quot;project-brief 1.0.0&quot;). ``(package_id, workflow_id)``: start a run of that workflow in this conversation. ``(run_id)``: make that run the active one and continue it. The workflow to pick when the list is (re)filled: the conversation&apos;s own, once known.</extracomment>
+        <extracomment>The package&apos;s name and version (&quot;project-brief 1.0.0&quot;). ``(package_id, workflow_id)``: start a run of that workflow in this conversation. ``(run_id)``: make that run the active one and continue it. The workflow to pick when the list is (re)filled: the conversation&apos;s own, or the user&apos;s pick.</extracomment>
         <translation>工作流：</translation>
     </message>
     <message>

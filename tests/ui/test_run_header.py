@@ -181,7 +181,6 @@ def test_the_picker_gains_a_workflow_when_a_package_is_imported(
     panel = main.project_view.conversation.header.workflow
     qtbot.waitUntil(lambda: panel.model.rowCount() == 1)
     qtmodeltester.check(panel.model)
-    panel.picker.setCurrentIndex(0)
 
     main.import_package_requested.emit(str(write_package(tmp_path / "notes-src")))
     qtbot.waitUntil(lambda: panel.model.rowCount() == 2, timeout=20_000)

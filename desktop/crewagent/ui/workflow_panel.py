@@ -132,9 +132,11 @@ class WorkflowPanel(QWidget):
         self._busy = False
         self._run_count = 0
         self._shown_runs: dict[str, RunOverview] = {}
-        #: The workflow to pick when the list is (re)filled: the conversation's own, once known.
+        self._active_run_id: str | None = None
+        #: The workflow to pick when the list is (re)filled: the conversation's own, or the user's pick.
         self._wanted: tuple[str | None, str | None] = (None, None)
         self.picker.currentIndexChanged.connect(self._update)
+        self.picker.activated.connect(self._on_picked)
         self.runs.currentIndexChanged.connect(self._update)
         self.start_button.clicked.connect(self._on_start)
         self.resume_button.clicked.connect(self._on_resume)
@@ -161,10 +163,11 @@ class WorkflowPanel(QWidget):
     # -- fed by the conversation view -------------------------------------------------------------
 
     def set_listing(self, listing: PackagesListing) -> None:
-        """The installed workflows (``packages_loaded``); the picked one stays picked while it is installed."""
-        current = self.selected_workflow() or self._wanted
+        """The installed workflows (``packages_loaded``): the wanted one is picked while it is installed,
+        else the one shown stays (a list that grows does not change it under the user)."""
+        shown = self.selected_workflow()
         self.model.set_listing(listing)
-        self._pick(*current)
+        self._pick(*(shown if self._wanted == (None, None) and shown else self._wanted))
 
     def want_workflow(self, package_id: str | None, workflow_id: str | None) -> None:
         """Pick the conversation's workflow (the first one when it has none or it is not installed)."""
@@ -172,10 +175,14 @@ class WorkflowPanel(QWidget):
         self._pick(package_id, workflow_id)
 
     def set_runs(self, runs: Iterable[RunOverview], active_run_id: str | None, run_count: int) -> None:
-        """The conversation's runs, oldest first; the active one is picked."""
+        """The conversation's runs, oldest first. The active one is picked when it changes; until
+        then the run the user picked stays picked."""
         self._run_count = run_count
         self.count.setText(self._count_text(run_count))
-        self._fill_runs(tuple(runs), active_run_id)
+        listed = tuple(runs)
+        keep = self._selected_run_id() if active_run_id == self._active_run_id else None
+        self._active_run_id = active_run_id
+        self._fill_runs(listed, keep if any(run.run_id == keep for run in listed) else active_run_id)
         self._update()
 
     def set_busy(self, busy: bool) -> None:
@@ -236,6 +243,10 @@ class WorkflowPanel(QWidget):
         resumable = run is not None and not run.completed and run.package_installed and run.phase != "running"
         self.resume_button.setEnabled(resumable and not self._busy)
         self.runs.setEnabled(bool(self._shown_runs))
+
+    @Slot(int)
+    def _on_picked(self, _row: int) -> None:
+        self._wanted = self.selected_workflow() or (None, None)
 
     @Slot()
     def _on_start(self) -> None:
