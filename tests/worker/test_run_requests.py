@@ -130,3 +130,31 @@ def test_resume_run_continues_an_older_run_and_refuses_a_completed_one(
     assert [m.text for m in log if m.role == "user"] == ["continue"]
     assert all(m.runId == older.runId for m in log)
     assert RunIndex(project.runtime_dir).get(older.runId).phase == "waiting-user"
+
+
+def test_import_package_reports_every_problem_and_try_workflow_needs_the_example(
+    qtbot: Any, host: WorkerThread, project: Any, tmp_path: Path, isolated_dirs: dict[str, Path]
+) -> None:
+    from PySide6.QtCore import QMetaObject, Q_ARG
+
+    from crewagent.core.packages import PackageStore, example_package_id
+
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "bmad.json").write_text('{"schemaVersion": "1.1"}', encoding="utf-8")
+    with qtbot.waitSignal(host.worker.error, timeout=20_000) as failed:
+        QMetaObject.invokeMethod(host.worker, "import_package", Qt.ConnectionType.QueuedConnection, Q_ARG(str, str(broken)))
+    assert failed.args[0] == "import_package" and "bmad.json" in failed.args[1]
+
+    client = TurnClient(host.worker)
+    with qtbot.waitSignal(host.worker.project_opened):
+        client.open_project.emit(str(project.root))
+    with qtbot.waitSignal(host.worker.conversation_created) as created:
+        QMetaObject.invokeMethod(host.worker, "try_workflow", Qt.ConnectionType.QueuedConnection, Q_ARG(str, project.id))
+    summary = created.args[1]
+    assert (summary.entry_type, summary.package_id, summary.workflow_id) == ("run", example_package_id(isolated_dirs["data"]), "project-brief")
+
+    PackageStore(isolated_dirs["data"]).remove(summary.package_id)  # the user removed the example: it stays removed
+    with qtbot.waitSignal(host.worker.error) as refused:
+        QMetaObject.invokeMethod(host.worker, "try_workflow", Qt.ConnectionType.QueuedConnection, Q_ARG(str, project.id))
+    assert refused.args[0] == "try_workflow" and "example workflow package was removed" in refused.args[1]
