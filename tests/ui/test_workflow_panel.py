@@ -74,3 +74,25 @@ def test_the_picker_lists_each_workflow_keeps_the_pick_and_starts_it(
     panel.picker.activated.emit(row)  # what a pick in the list sends
     panel.set_listing(PackagesListing(tuple(store.list())))  # e.g. after an import
     assert panel.selected_workflow() == (builtin.id, "project-brief")  # the user's pick is kept
+
+
+def test_the_panel_and_the_card_speak_chinese(qtbot: Any, qapp: Any) -> None:
+    from crewagent.ui.i18n import LanguageManager
+    from crewagent.ui.missing_package import MissingPackageCard
+
+    panel, card = WorkflowPanel(), MissingPackageCard()
+    qtbot.addWidget(panel)
+    qtbot.addWidget(card)
+    panel.set_runs((run("run_a", "completed"),), "run_a", 1)
+    card.show_run(run("run_a", installed=False))
+    languages = LanguageManager(qapp)
+    try:
+        languages.set_language("zh_CN")
+        qtbot.waitUntil(lambda: panel.start_button.text() == "开始工作流")
+        assert panel.resume_button.text() == "继续运行" and "已完成" in panel.runs.currentText()
+        assert panel.count.text() == "此对话已开始 1 次运行"
+        assert card.reimport_button.text() == "重新导入包…" and "notes 1.0.0" in card.details.text() and "已不再安装" in card.details.text()
+    finally:
+        languages.set_language("en")
+    qtbot.waitUntil(lambda: panel.start_button.text() == "Start Workflow")
+    assert "Completed" in panel.runs.currentText()

@@ -114,6 +114,7 @@ class MainWindow(QMainWindow):
         self._close_timer.timeout.connect(self._close_now)
         self._restore_conversation = ""
         self._provider: ProviderInfo | None = None
+        self._open_run: RunOverview | None = None
 
         self._create_actions()
         self._create_menus()
@@ -178,6 +179,7 @@ class MainWindow(QMainWindow):
         self.help_menu.setTitle(self.tr("&Help"))
         self._update_title()
         self._show_provider()
+        self._show_run(self._open_run)
         if self._settings is not None:  # the provider's name is translated here, not by the page
             self.start_page.set_provider(provider_label(self._settings.llm.provider), self._settings.llm.model)
 
@@ -353,6 +355,7 @@ class MainWindow(QMainWindow):
     @Slot(object)
     def _show_run(self, run: RunOverview | None) -> None:
         """The open run in the status bar: its package name and version, its id and phase."""
+        self._open_run = run
         self.status_run.setVisible(run is not None)
         if run is not None:
             self.status_run.setText(f"{run.package_name} {run.package_version} · {run.run_id} · {phase_label(run.phase)}")
