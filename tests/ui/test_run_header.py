@@ -191,6 +191,11 @@ def test_the_picker_gains_a_workflow_when_a_package_is_imported(
     notes = panel.model.index(0, 0)
     assert (notes.data(WorkflowRole.WORKFLOW_ID), notes.data(WorkflowRole.PACKAGE_LABEL)) == ("notes", "notes 1.0.0")
 
+    install_notes(app.data, tmp_path, version="1.1.0")  # installed by another process (the command line)
+    main.load_packages_requested.emit()
+    qtbot.waitUntil(lambda: panel.model.rowCount() == 3, timeout=20_000)
+    assert panel.model.index(1, 0).data() == "Notes — notes 1.1.0"
+
 
 def test_a_run_whose_package_is_gone_shows_the_card_and_re_import_brings_it_back(
     qtbot: Any, app: DemoApp, project: Any, store: Any, tmp_path: Path, isolated_dirs: dict[str, Path]
