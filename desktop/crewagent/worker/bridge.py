@@ -9,20 +9,19 @@ import threading
 from collections.abc import Callable
 from typing import Concatenate, ParamSpec, TypeVar, cast
 
-from PySide6.QtCore import QObject, Qt, Signal, Slot
+from PySide6.QtCore import QObject, Qt, Signal, SignalInstance, Slot
 
 from crewagent.core import agent_catalog
 from crewagent.core.errors import CrewAgentError
 from crewagent.core.messages import MODES, Mode
-from crewagent.core.packages import PackageError, ensure_builtin_packages
 from crewagent.core.store import RuntimeStore
-from crewagent.core.turns import package_store
 from crewagent.worker.background import BackgroundJobs
+from crewagent.worker.package_ops import PackageOps
 from crewagent.worker.search import read_preview, search_messages
 from crewagent.worker.settings_ops import SettingsInvalid, SettingsOps
 from crewagent.worker.threads import require_own_thread
 from crewagent.worker.turns import ProviderFactory, TurnWorker
-from crewagent.worker.values import AgentSummary, ConversationSummary, LlmDraft, MenuEntry, PackagesListing, ProjectRef, RecentProjectEntry
+from crewagent.worker.values import AgentSummary, ConversationSummary, LlmDraft, MenuEntry, ProjectRef, RecentProjectEntry
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +65,8 @@ class Worker(QObject):
     ``delete_conversation(project_id, id)``, ``search_conversations(project_id, query)``,
     ``read_project_file(path)``, ``load_settings()``, ``save_settings(changes)``,
     ``load_api_key_state(provider)``, ``set_api_key(provider, key)``, ``test_connection(draft)``,
-    ``list_models(draft)``, ``load_agents()``, ``load_packages()``. Slow reads and network checks run in a small
+    ``list_models(draft)``, ``load_agents()``, ``load_packages()``, ``import_package(path)``,
+    ``remove_package(package_id, confirmed)``. Slow reads and network checks run in a small
     background pool (:mod:`crewagent.worker.background`); their answers are still emitted from
     the worker thread.
     """
@@ -113,6 +113,14 @@ class Worker(QObject):
     #: ``PackagesListing``: the installed workflow packages. Emitted after ``load_packages`` and
     #: after every request that installs or removes a package.
     packages_loaded = Signal(object)
+
+    #: ``PackageImport``: the answer to ``import_package`` (installed, or every problem found).
+    #: After an install, ``packages_loaded`` and ``agents_loaded`` follow.
+    package_imported = Signal(object)
+
+    #: ``PackageRemoval``: the answer to ``remove_package`` (removed, in use by runs, or failed).
+    #: After a removal, ``packages_loaded`` and ``agents_loaded`` follow.
+    package_removal = Signal(object)
 
     #: ``(project_id, ConversationSummary)``: a conversation's metadata changed (e.g. renamed).
     conversation_changed = Signal(str, object)
@@ -362,14 +370,37 @@ class Worker(QObject):
         """The installed workflow packages (the built-in one is installed on first use)."""
         self._emit_packages()
 
+    @Slot(str)
+    @_request
+    def import_package(self, path: str) -> None:
+        """Install a ``.bmad`` zip or a package folder (in the background); answers ``package_imported``."""
+        ops = self._package_ops()
+        self._jobs.submit("import_package", lambda: ops.import_package(path), self._package_changed(self.package_imported, "package"))
+
+    @Slot(str, bool)
+    @_request
+    def remove_package(self, package_id: str, confirmed: bool) -> None:
+        """Uninstall a package; unless ``confirmed``, first name the runs that use it (``package_removal``)."""
+        ops = self._package_ops()
+        remove = self._package_changed(self.package_removal, "removed")
+        self._jobs.submit("remove_package", lambda: ops.remove(package_id, confirmed=confirmed), remove)
+
+    def _package_changed(self, signal: SignalInstance, changed_when: str) -> Callable[[object], None]:
+        """Emit the answer; when the packages changed, the new listing and agents too (no restart needed)."""
+
+        def done(answer: object) -> None:
+            signal.emit(answer)
+            if getattr(answer, changed_when):
+                self._emit_packages()
+                self.load_agents()
+
+        return done
+
+    def _package_ops(self) -> PackageOps:
+        return PackageOps(self._store.data_dir)
+
     def _emit_packages(self) -> None:
-        data_dir = self._store.data_dir
-        try:
-            ensure_builtin_packages(data_dir)
-        except (PackageError, OSError) as exc:  # the installed packages are still listed
-            log.warning("the built-in packages could not be installed: %s", exc)
-        packages, broken = package_store(data_dir).scan()
-        self.packages_loaded.emit(PackagesListing(tuple(packages), tuple(broken)))
+        self.packages_loaded.emit(self._package_ops().listing())
 
     # -- background jobs ----------------------------------------------------------------------
 
