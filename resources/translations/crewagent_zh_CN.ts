@@ -738,10 +738,162 @@ Files the model writes will appear here.</source>
     </message>
 </context>
 <context>
+    <name>PackageModels</name>
+    <message>
+        <source>(the whole file)</source>
+        <translation>（整个文件）</translation>
+    </message>
+    <message>
+        <source>File</source>
+        <translation>文件</translation>
+    </message>
+    <message>
+        <source>Field</source>
+        <translation>字段</translation>
+    </message>
+    <message>
+        <source>Problem</source>
+        <translation>问题</translation>
+    </message>
+    <message>
+        <source>Package</source>
+        <translation>工作流包</translation>
+    </message>
+    <message>
+        <source>Details</source>
+        <translation>详情</translation>
+    </message>
+    <message>
+        <source>Workflow: {name}</source>
+        <translation>工作流：{name}</translation>
+    </message>
+    <message>
+        <source>Agent: {name}</source>
+        <translation>智能体：{name}</translation>
+    </message>
+    <message>
+        <source>{name} (cannot be loaded)</source>
+        <translation>{name}（无法加载）</translation>
+    </message>
+    <message>
+        <source>{count} problem(s)</source>
+        <translation>{count} 个问题</translation>
+    </message>
+</context>
+<context>
+    <name>PackagesPage</name>
+    <message>
+        <source>Packages</source>
+        <extracomment>``path``: install this .bmad file or package folder (``Worker.import_package``). ``(package_id, confirmed)``: uninstall this package (``Worker.remove_package``). The installed packages are wanted (``Worker.load_packages``).</extracomment>
+        <translation>工作流包</translation>
+    </message>
+    <message>
+        <source>Workflow packages bring workflows for Run mode and agents for Agent mode. Installing or removing one takes effect at once.</source>
+        <translation>工作流包为运行模式提供工作流，为智能体模式提供智能体。安装或移除后立即生效。</translation>
+    </message>
+    <message>
+        <source>Import</source>
+        <translation>导入</translation>
+    </message>
+    <message>
+        <source>Import .bmad File…</source>
+        <translation>导入 .bmad 文件…</translation>
+    </message>
+    <message>
+        <source>Import Folder…</source>
+        <translation>导入文件夹…</translation>
+    </message>
+    <message>
+        <source>Copy</source>
+        <translation>复制</translation>
+    </message>
+    <message>
+        <source>Copy the selected problems (all when none is selected)</source>
+        <translation>复制选中的问题（未选中时复制全部）</translation>
+    </message>
+    <message>
+        <source>Installed</source>
+        <translation>已安装</translation>
+    </message>
+    <message>
+        <source>Remove…</source>
+        <translation>移除…</translation>
+    </message>
+    <message>
+        <source>Importing {name}…</source>
+        <translation>正在导入 {name}…</translation>
+    </message>
+    <message>
+        <source>✓ Installed {name} {version}: {workflows} workflow(s), {agents} agent(s).</source>
+        <translation>✓ 已安装 {name} {version}：{workflows} 个工作流，{agents} 个智能体。</translation>
+    </message>
+    <message>
+        <source>✕ {name} was not installed. Fix these {count} problem(s) and import it again:</source>
+        <translation>✕ 未安装 {name}。请修正以下 {count} 个问题后重新导入：</translation>
+    </message>
+    <message>
+        <source>{name} was not installed: {reason}</source>
+        <translation>未安装 {name}：{reason}</translation>
+    </message>
+    <message>
+        <source>Removing {name}…</source>
+        <translation>正在移除 {name}…</translation>
+    </message>
+    <message>
+        <source>{project}: workflow {workflow} (run {run}, {phase})</source>
+        <translation>{project}：工作流 {workflow}（运行 {run}，{phase}）</translation>
+    </message>
+    <message>
+        <source>{name} was kept.</source>
+        <translation>已保留 {name}。</translation>
+    </message>
+    <message>
+        <source>Removed {name}.</source>
+        <translation>已移除 {name}。</translation>
+    </message>
+</context>
+<context>
     <name>ProjectDialogs</name>
     <message>
         <source>Open Project</source>
+        <extracomment>The runs a removal confirmation lists by name (the rest are counted, and listed under Details).</extracomment>
         <translation>打开项目</translation>
+    </message>
+    <message>
+        <source>Import a Workflow Package</source>
+        <translation>导入工作流包</translation>
+    </message>
+    <message>
+        <source>Workflow packages (*.bmad *.zip);;All files (*)</source>
+        <translation>工作流包 (*.bmad *.zip);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Import a Package Folder</source>
+        <translation>导入工作流包文件夹</translation>
+    </message>
+    <message>
+        <source>Remove Package</source>
+        <translation>移除工作流包</translation>
+    </message>
+    <message>
+        <source>{count} run(s) use {package}. Remove it anyway?</source>
+        <translation>有 {count} 个运行使用 {package}。仍要移除吗？</translation>
+    </message>
+    <message>
+        <source>… and {more} more</source>
+        <translation>… 以及另外 {more} 个</translation>
+    </message>
+    <message>
+        <source>These runs cannot continue until the package is imported again. Their conversations and files are kept.</source>
+        <translation>在重新导入该工作流包之前，这些运行无法继续。它们的会话和文件会保留。</translation>
+    </message>
+    <message>
+        <source>Remove</source>
+        <translation>移除</translation>
+    </message>
+    <message>
+        <source>Keep</source>
+        <translation>保留</translation>
     </message>
 </context>
 <context>
@@ -798,7 +950,7 @@ This folder is missing or is no longer a project.</source>
     <name>SettingsDialog</name>
     <message>
         <source>Saved. The changes are in effect.</source>
-        <extracomment>``{section: {key: value}}``: save these settings (``Worker.save_settings``). ``(provider, key)``: keep this API key (&quot;&quot; removes it) (``Worker.set_api_key``). ``provider``: tell whether that provider has a key stored (``Worker.load_api_key_state``). ``LlmDraft``: test the connection as typed (``Worker.test_connection``). ``LlmDraft``: fetch the model list (``Worker.list_models``).</extracomment>
+        <extracomment>``{section: {key: value}}``: save these settings (``Worker.save_settings``). ``(provider, key)``: keep this API key (&quot;&quot; removes it) (``Worker.set_api_key``). ``provider``: tell whether that provider has a key stored (``Worker.load_api_key_state``). ``LlmDraft``: test the connection as typed (``Worker.test_connection``). ``LlmDraft``: fetch the model list (``Worker.list_models``). Installs and removes packages itself (its signals are wired to the worker by MainWindow).</extracomment>
         <translation>已保存，更改已生效。</translation>
     </message>
     <message>
@@ -944,7 +1096,7 @@ Create a project or open an existing one to see it here.</source>
     <name>TimelineDelegate</name>
     <message>
         <source>waiting</source>
-        <extracomment>Rows within this many of the end are always measured exactly (the view opens there): enough for a last page of short messages. Each costs a Markdown layout (~1 ms, more while the worker competes for the GIL); a row above them is estimated until it is painted. Characters of a tool result shown expanded (the rest: &quot;Open full output&quot; or &quot;… more&quot;). Characters of a subagent&apos;s summary shown in its Task part (the whole answer is in its tab). Labels are translated as rows are painted (a language switch only repaints); lupdate finds ``translate(&quot;TimelineDelegate&quot;, &quot;...&quot;)`` calls by this name. A subagent&apos;s status (running, completed, failed, cancelled) in its Task part and notice. Code blocks in Markdown (``markdown.render``): ``light`` or ``dark``.</extracomment>
+        <extracomment>Characters of a subagent&apos;s summary shown in its Task part (the whole answer is in its tab). Labels are translated as rows are painted (a language switch only repaints); lupdate finds ``translate(&quot;TimelineDelegate&quot;, &quot;...&quot;)`` calls by this name.</extracomment>
         <translation>等待中</translation>
     </message>
     <message>
@@ -973,7 +1125,7 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>Assistant</source>
-        <extracomment>``(key)``: the user clicked a tool part&apos;s header. ``(key)``: the user clicked &quot;Thought for N s&quot; (or a notice&apos;s header). ``(action, index)``: a button of a row: &quot;retry&quot;, &quot;continue&quot; or &quot;open_output&quot;. ``(href)``: a link in a message was clicked (safe schemes only reach here). ``(code)``: a code block&apos;s Copy link was clicked; the text is on the clipboard. A row&apos;s exact height differs from the estimate it was laid out with: measure it again. ``(request_id, call_id, payload)``: an ask-user widget was submitted (payload None: dismissed).</extracomment>
+        <extracomment>The ``error`` block of an error part; None when the message is not one. Retry and Continue are offered (the last message failed or was stopped, and nothing runs). The answer and where it goes. &quot;● ● ●&quot; while a stream has nothing to show yet.</extracomment>
         <translation>助手</translation>
     </message>
     <message>
@@ -998,6 +1150,7 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>Thinking…</source>
+        <extracomment>Seconds spent thinking (None: not known). Still thinking: the message is streaming and has no answer text yet. The thoughts (expanded only) and the bar beside them.</extracomment>
         <translation>思考中…</translation>
     </message>
     <message>
@@ -1010,6 +1163,7 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>The model call failed</source>
+        <extracomment>``(text, y)`` of the partial answer (drawn in the text colour) and of the error message.</extracomment>
         <translation>模型调用失败</translation>
     </message>
     <message>
@@ -1018,6 +1172,7 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>Arguments</source>
+        <extracomment>Characters of a tool result shown expanded (the rest: &quot;Open full output&quot; or &quot;… more&quot;). A Task part&apos;s subagent type and description (from its subagent, else from its arguments). Read only when the part is expanded (a tool&apos;s arguments may be megabytes). The result shown is the complete output the user opened (not the stored preview). Bytes of an offloaded result (None: the result is stored whole). Expanded only: the line under the header, the Arguments and Result sections, the offload row.</extracomment>
         <translation>参数</translation>
     </message>
     <message>
@@ -1050,6 +1205,7 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>Working in the background…</source>
+        <extracomment>&quot;Working…&quot; while the subagent runs (or before it is known).</extracomment>
         <translation>正在后台工作…</translation>
     </message>
     <message>
@@ -1062,10 +1218,12 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>Background subagent {type} {status}</source>
+        <extracomment>The title line (status dot, title, description), the summary line and the button&apos;s place.</extracomment>
         <translation>后台子代理 {type} {status}</translation>
     </message>
     <message>
         <source>A question</source>
+        <extracomment>The height of the open form; None when the question is not waiting for an answer here. The answer (or why there is none), one line each, when no form is open.</extracomment>
         <translation>一个问题</translation>
     </message>
     <message>
@@ -1082,6 +1240,7 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>Summary of the earlier conversation</source>
+        <extracomment>The summary and where it goes (expanded only).</extracomment>
         <translation>之前对话的摘要</translation>
     </message>
 </context>

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +45,7 @@ class ScriptedDialogs:
         self.new_project: NewProjectAnswer | None = None
         self.folder: str | None = None
         self.asked: list[str] = []
+        self.removal_questions = []
 
     def ask_new_project(self, parent: QWidget) -> NewProjectAnswer | None:
         self.asked.append("new_project")
@@ -53,6 +54,25 @@ class ScriptedDialogs:
     def ask_project_folder(self, parent: QWidget) -> str | None:
         self.asked.append("project_folder")
         return self.folder
+
+    # The Packages page of Settings: what to import, and whether to remove a package runs use.
+    package_file: str | None = None
+    package_folder: str | None = None
+    remove_package_anyway = False
+    removal_questions: list[tuple[str, list[str]]]
+
+    def ask_package_file(self, parent: QWidget) -> str | None:
+        self.asked.append("package_file")
+        return self.package_file
+
+    def ask_package_folder(self, parent: QWidget) -> str | None:
+        self.asked.append("package_folder")
+        return self.package_folder
+
+    def confirm_remove_package(self, parent: QWidget, package: str, runs: Sequence[str]) -> bool:
+        self.asked.append("confirm_remove_package")
+        self.removal_questions.append((package, list(runs)))
+        return self.remove_package_anyway
 
 
 @pytest.fixture

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -15,10 +16,15 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QMessageBox,
     QPushButton,
     QVBoxLayout,
     QWidget,
 )
+
+
+#: The runs a removal confirmation lists by name (the rest are counted, and listed under Details).
+_RUNS_SHOWN = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +39,20 @@ class ProjectDialogs(Protocol):
     def ask_new_project(self, parent: QWidget) -> NewProjectAnswer | None: ...
 
     def ask_project_folder(self, parent: QWidget) -> str | None: ...
+
+    # -- the Packages page of Settings --
+
+    def ask_package_file(self, parent: QWidget) -> str | None:
+        """A ``.bmad`` file to import, or None."""
+        ...
+
+    def ask_package_folder(self, parent: QWidget) -> str | None:
+        """A package folder (holding ``bmad.json``) to import, or None."""
+        ...
+
+    def confirm_remove_package(self, parent: QWidget, package: str, runs: Sequence[str]) -> bool:
+        """Whether to remove ``package`` although ``runs`` (described for the user) use it."""
+        ...
 
 
 class QtProjectDialogs:
@@ -52,6 +72,44 @@ class QtProjectDialogs:
             QFileDialog.Option.ShowDirsOnly,
         )
         return folder or None
+
+    def ask_package_file(self, parent: QWidget) -> str | None:
+        path, _filter = QFileDialog.getOpenFileName(
+            parent,
+            QCoreApplication.translate("ProjectDialogs", "Import a Workflow Package"),
+            str(Path.home()),
+            QCoreApplication.translate("ProjectDialogs", "Workflow packages (*.bmad *.zip);;All files (*)"),
+        )
+        return path or None
+
+    def ask_package_folder(self, parent: QWidget) -> str | None:
+        folder = QFileDialog.getExistingDirectory(
+            parent,
+            QCoreApplication.translate("ProjectDialogs", "Import a Package Folder"),
+            str(Path.home()),
+            QFileDialog.Option.ShowDirsOnly,
+        )
+        return folder or None
+
+    def confirm_remove_package(self, parent: QWidget, package: str, runs: Sequence[str]) -> bool:
+        box = QMessageBox(QMessageBox.Icon.Warning, QCoreApplication.translate("ProjectDialogs", "Remove Package"), "", parent=parent)
+        box.setText(
+            QCoreApplication.translate("ProjectDialogs", "{count} run(s) use {package}. Remove it anyway?").format(
+                count=len(runs), package=package
+            )
+        )
+        shown = [f"• {run}" for run in runs[:_RUNS_SHOWN]]
+        if len(runs) > _RUNS_SHOWN:
+            shown.append(QCoreApplication.translate("ProjectDialogs", "… and {more} more").format(more=len(runs) - _RUNS_SHOWN))
+            box.setDetailedText("\n".join(runs))
+        consequence = QCoreApplication.translate(
+            "ProjectDialogs", "These runs cannot continue until the package is imported again. Their conversations and files are kept."
+        )
+        box.setInformativeText("\n".join(shown) + "\n\n" + consequence)
+        remove = box.addButton(QCoreApplication.translate("ProjectDialogs", "Remove"), QMessageBox.ButtonRole.DestructiveRole)
+        box.setDefaultButton(box.addButton(QCoreApplication.translate("ProjectDialogs", "Keep"), QMessageBox.ButtonRole.RejectRole))
+        box.exec()
+        return box.clickedButton() is remove
 
 
 class NewProjectDialog(QDialog):

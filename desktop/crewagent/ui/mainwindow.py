@@ -73,9 +73,10 @@ class MainWindow(QMainWindow):
         self._settings: Settings | None = None
 
         self.message_bar = MessageBar(self)
-        self.start_page = StartPage(dialogs or QtProjectDialogs(), self)
+        dialogs = dialogs or QtProjectDialogs()
+        self.start_page = StartPage(dialogs, self)
         self.project_view = ProjectView(self)
-        self.settings_dialog = SettingsDialog(self)
+        self.settings_dialog = SettingsDialog(self, dialogs=dialogs)
         self.stack = QStackedWidget(self)
         self.stack.addWidget(self.start_page)
         self.stack.addWidget(self.project_view)
@@ -219,6 +220,14 @@ class MainWindow(QMainWindow):
         self.settings_action.triggered.connect(self.show_settings)
         start.settings_requested.connect(self.show_settings)
         project.settings_requested.connect(self.show_settings)
+        # Settings → Packages (issue 11, part 4): install and remove; the new listing reaches every view.
+        packages = dialog.packages_page
+        packages.listing_requested.connect(worker.load_packages, queued)
+        packages.import_requested.connect(worker.import_package, queued)
+        packages.removal_requested.connect(worker.remove_package, queued)
+        worker.packages_loaded.connect(packages.set_listing)
+        worker.package_imported.connect(packages.show_import)
+        worker.package_removal.connect(packages.show_removal)
 
         # Page navigation and actions.
         project.exit_requested.connect(self.show_start_page)

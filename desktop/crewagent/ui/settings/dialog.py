@@ -23,7 +23,9 @@ from PySide6.QtWidgets import (
 )
 
 from crewagent.core.settings import Settings
+from crewagent.ui.dialogs import ProjectDialogs, QtProjectDialogs
 from crewagent.ui.settings.llm_page import LlmPage
+from crewagent.ui.settings.packages_page import PackagesPage
 from crewagent.ui.settings.page import SettingsPage
 from crewagent.ui.settings.pages import AppearancePage, ContextPage, ToolsPage
 from crewagent.worker.values import ApiKeyState, SettingsProblem
@@ -62,7 +64,7 @@ class SettingsDialog(QDialog):
     #: ``LlmDraft``: fetch the model list (``Worker.list_models``).
     models_requested = Signal(object)
 
-    def __init__(self, parent: QWidget | None = None):
+    def __init__(self, parent: QWidget | None = None, *, dialogs: ProjectDialogs | None = None):
         super().__init__(parent)
         self.setObjectName("settingsDialog")
         self.setModal(False)
@@ -76,7 +78,15 @@ class SettingsDialog(QDialog):
         self.tools_page = ToolsPage(self)
         self.context_page = ContextPage(self)
         self.appearance_page = AppearancePage(self)
-        self.pages: tuple[SettingsPage, ...] = (self.llm_page, self.tools_page, self.context_page, self.appearance_page)
+        #: Installs and removes packages itself (its signals are wired to the worker by MainWindow).
+        self.packages_page = PackagesPage(dialogs or QtProjectDialogs(), self)
+        self.pages: tuple[SettingsPage, ...] = (
+            self.llm_page,
+            self.tools_page,
+            self.context_page,
+            self.appearance_page,
+            self.packages_page,
+        )
 
         self.nav = QListWidget(self)
         self.nav.setObjectName("settingsNav")
@@ -133,7 +143,13 @@ class SettingsDialog(QDialog):
             self._reload()
             self.status.clear()
         if page is not None:
-            names = {"llm": self.llm_page, "tools": self.tools_page, "context": self.context_page, "appearance": self.appearance_page}
+            names = {
+                "llm": self.llm_page,
+                "tools": self.tools_page,
+                "context": self.context_page,
+                "appearance": self.appearance_page,
+                "packages": self.packages_page,
+            }
             if page in names:
                 self.nav.setCurrentRow(self.pages.index(names[page]))
         self.show()
