@@ -63,7 +63,7 @@ class Worker(QObject):
     ``open_project(root)``, ``forget_project(project_id)``, ``load_conversations(project_id)``,
     ``create_conversation(project_id, entry_type)``, ``rename_conversation(project_id, id, title)``,
     ``delete_conversation(project_id, id)``, ``search_conversations(project_id, query)``,
-    ``read_project_file(path)``, ``load_settings()``, ``save_settings(changes)``,
+    ``read_project_file(path)``, ``load_settings()``, ``refresh_settings()``, ``save_settings(changes)``,
     ``load_api_key_state(provider)``, ``set_api_key(provider, key)``, ``test_connection(draft)``,
     ``list_models(draft)``, ``load_agents()``, ``load_packages()``, ``import_package(path)``,
     ``remove_package(package_id, confirmed)``. Slow reads and network checks run in a small
@@ -94,6 +94,10 @@ class Worker(QObject):
 
     #: The settings in force changed (or were loaded): a ``Settings`` copy the receiver owns.
     settings_changed = Signal(object)
+
+    #: ``Settings``: ``save_settings`` saved the changes (after ``settings_changed``): the answer to
+    #: that request, as opposed to a change noticed on disk (``refresh_settings``).
+    settings_saved = Signal(object)
 
     #: ``tuple[SettingsProblem, ...]``: ``save_settings`` refused the changes; nothing was saved.
     settings_invalid = Signal(object)
@@ -293,10 +297,18 @@ class Worker(QObject):
         self.settings_changed.emit(settings.model_copy(deep=True))
         self.api_key_changed.emit(self._settings.key_state(settings.llm.provider))
 
+    @Slot()
+    @_request
+    def refresh_settings(self) -> None:
+        """Re-read settings.json if it changed on disk; ``settings_changed`` only when it did."""
+        settings = self._settings.refresh()
+        if settings is not None:
+            self.settings_changed.emit(settings.model_copy(deep=True))
+
     @Slot(object)
     @_request
     def save_settings(self, changes: object) -> None:
-        """Apply ``{section: {key: value}}`` changes; ``settings_changed`` or ``settings_invalid``."""
+        """Apply ``{section: {key: value}}`` changes; ``settings_changed`` and ``settings_saved``, or ``settings_invalid``."""
         if not isinstance(changes, dict):
             raise TypeError(f"save_settings takes a dict of sections, got {type(changes).__name__}")
         try:
@@ -305,6 +317,7 @@ class Worker(QObject):
             self.settings_invalid.emit(invalid.problems)
             return
         self.settings_changed.emit(settings.model_copy(deep=True))
+        self.settings_saved.emit(settings.model_copy(deep=True))
 
     @Slot(str)
     @_request
