@@ -72,6 +72,7 @@
     <name>AppearancePage</name>
     <message>
         <source>Appearance</source>
+        <extracomment>The user picked a theme or a language (not emitted by ``load``): apply it now.</extracomment>
         <translation>外观</translation>
     </message>
     <message>
@@ -856,7 +857,7 @@ Files the model writes will appear here.</source>
     <name>ProjectDialogs</name>
     <message>
         <source>Open Project</source>
-        <extracomment>The runs a removal confirmation lists by name (the rest are counted, and listed under Details).</extracomment>
+        <extracomment>What to do with unsaved settings when the dialog closes. The runs a removal confirmation lists by name (the rest are counted, and listed under Details).</extracomment>
         <translation>打开项目</translation>
     </message>
     <message>
@@ -894,6 +895,30 @@ Files the model writes will appear here.</source>
     <message>
         <source>Keep</source>
         <translation>保留</translation>
+    </message>
+    <message>
+        <source>Unsaved Settings</source>
+        <translation>未保存的设置</translation>
+    </message>
+    <message>
+        <source>Save the changes you made in Settings?</source>
+        <translation>要保存你在设置中所做的更改吗？</translation>
+    </message>
+    <message>
+        <source>If you discard them, the settings stay as they were.</source>
+        <translation>如果放弃，设置将保持原样。</translation>
+    </message>
+    <message>
+        <source>Save</source>
+        <translation>保存</translation>
+    </message>
+    <message>
+        <source>Discard</source>
+        <translation>放弃</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
     </message>
 </context>
 <context>
@@ -950,7 +975,7 @@ This folder is missing or is no longer a project.</source>
     <name>SettingsDialog</name>
     <message>
         <source>Saved. The changes are in effect.</source>
-        <extracomment>``{section: {key: value}}``: save these settings (``Worker.save_settings``). ``(provider, key)``: keep this API key (&quot;&quot; removes it) (``Worker.set_api_key``). ``provider``: tell whether that provider has a key stored (``Worker.load_api_key_state``). ``LlmDraft``: test the connection as typed (``Worker.test_connection``). ``LlmDraft``: fetch the model list (``Worker.list_models``). Installs and removes packages itself (its signals are wired to the worker by MainWindow).</extracomment>
+        <extracomment>While the dialog is open, how often it asks whether settings.json changed on disk (&quot;Always allow&quot; in an approval, another process, a hand edit): a stat on the worker thread, nothing more. ``{section: {key: value}}``: save these settings (``Worker.save_settings``). ``(provider, key)``: keep this API key (&quot;&quot; removes it) (``Worker.set_api_key``). ``provider``: tell whether that provider has a key stored (``Worker.load_api_key_state``). ``LlmDraft``: test the connection as typed (``Worker.test_connection``). ``LlmDraft``: fetch the model list (``Worker.list_models``). Re-read settings.json if it changed on disk (``Worker.refresh_settings``). The settings the pages were loaded from (a JSON dump): edits are what differs from it. Installs and removes packages itself (its signals are wired to the worker by MainWindow).</extracomment>
         <translation>已保存，更改已生效。</translation>
     </message>
     <message>

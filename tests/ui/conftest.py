@@ -11,7 +11,7 @@ import shiboken6
 from PySide6.QtCore import QEvent
 from PySide6.QtWidgets import QApplication, QWidget
 
-from crewagent.ui.dialogs import NewProjectAnswer
+from crewagent.ui.dialogs import NewProjectAnswer, UnsavedAnswer
 from crewagent.ui.mainwindow import MainWindow
 from crewagent.worker import WorkerThread
 from tests.worker.conftest import worker_thread  # noqa: F401  (a fixture shared with tests/worker)
@@ -73,6 +73,13 @@ class ScriptedDialogs:
         self.asked.append("confirm_remove_package")
         self.removal_questions.append((package, list(runs)))
         return self.remove_package_anyway
+
+    #: Closing Settings with unsaved changes: "save", "discard" or "cancel".
+    unsaved_settings_answer: UnsavedAnswer = "cancel"
+
+    def ask_unsaved_settings(self, parent: QWidget) -> UnsavedAnswer:
+        self.asked.append("unsaved_settings")
+        return self.unsaved_settings_answer
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Literal, Protocol
 
 from PySide6.QtCore import QCoreApplication, Qt, Slot
 from PySide6.QtWidgets import (
@@ -22,6 +22,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+
+#: What to do with unsaved settings when the dialog closes.
+UnsavedAnswer = Literal["save", "discard", "cancel"]
 
 #: The runs a removal confirmation lists by name (the rest are counted, and listed under Details).
 _RUNS_SHOWN = 10
@@ -52,6 +55,12 @@ class ProjectDialogs(Protocol):
 
     def confirm_remove_package(self, parent: QWidget, package: str, runs: Sequence[str]) -> bool:
         """Whether to remove ``package`` although ``runs`` (described for the user) use it."""
+        ...
+
+    # -- the Settings dialog --
+
+    def ask_unsaved_settings(self, parent: QWidget) -> UnsavedAnswer:
+        """Closing Settings with unsaved changes: ``save``, ``discard`` or ``cancel``."""
         ...
 
 
@@ -110,6 +119,19 @@ class QtProjectDialogs:
         box.setDefaultButton(box.addButton(QCoreApplication.translate("ProjectDialogs", "Keep"), QMessageBox.ButtonRole.RejectRole))
         box.exec()
         return box.clickedButton() is remove
+
+
+    def ask_unsaved_settings(self, parent: QWidget) -> UnsavedAnswer:
+        box = QMessageBox(QMessageBox.Icon.Question, QCoreApplication.translate("ProjectDialogs", "Unsaved Settings"), "", parent=parent)
+        box.setText(QCoreApplication.translate("ProjectDialogs", "Save the changes you made in Settings?"))
+        box.setInformativeText(QCoreApplication.translate("ProjectDialogs", "If you discard them, the settings stay as they were."))
+        save = box.addButton(QCoreApplication.translate("ProjectDialogs", "Save"), QMessageBox.ButtonRole.AcceptRole)
+        discard = box.addButton(QCoreApplication.translate("ProjectDialogs", "Discard"), QMessageBox.ButtonRole.DestructiveRole)
+        box.setDefaultButton(save)
+        box.setEscapeButton(box.addButton(QCoreApplication.translate("ProjectDialogs", "Cancel"), QMessageBox.ButtonRole.RejectRole))
+        box.exec()
+        clicked = box.clickedButton()
+        return "save" if clicked is save else "discard" if clicked is discard else "cancel"
 
 
 class NewProjectDialog(QDialog):

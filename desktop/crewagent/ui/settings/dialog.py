@@ -136,6 +136,7 @@ class SettingsDialog(QDialog):
         self.llm_page.key_removal_requested.connect(self.api_key_submitted)
         self._apply_shortcut = QShortcut(QKeySequence("Ctrl+S"), self)
         self._apply_shortcut.activated.connect(self.apply)
+        self.appearance_page.chosen.connect(self._apply_at_once)
         self._refresh = QTimer(self)
         self._refresh.setInterval(REFRESH_MS)
         self._refresh.timeout.connect(self.refresh_requested)
@@ -260,6 +261,16 @@ class SettingsDialog(QDialog):
         return edits.edits(self.values(), self._shown or {})
 
 
+    def has_unsaved_changes(self) -> bool:
+        return bool(self.changes()) or bool(self.llm_page.typed_key())
+
+    @Slot()
+    def _apply_at_once(self) -> None:
+        """Appearance applies a choice at once (its page says so): saved alone, other edits left pending."""
+        changed = edits.edits(self.appearance_page.changes(), self._shown or {})
+        if changed:
+            self.save_requested.emit(changed)
+
     @Slot()
     def apply(self) -> None:
         """Send the changes to the worker; the answer is ``set_settings`` or ``show_problems``."""
@@ -291,6 +302,15 @@ class SettingsDialog(QDialog):
             self.reject()
 
     def reject(self) -> None:
+        """Close (the button, Escape, the title bar): unsaved changes are saved, discarded or kept open."""
+        if not self._awaiting_save and self.has_unsaved_changes():
+            answer = self._dialogs.ask_unsaved_settings(self)
+            if answer == "cancel":
+                return
+            if answer == "save":
+                self.save_and_close()
+                return
+            self._reload()  # discarded: the pages show the settings again
         self._close_after_save = False
         super().reject()
 
