@@ -262,6 +262,8 @@ class SettingsDialog(QDialog):
 
 
     def has_unsaved_changes(self) -> bool:
+        if self._shown is None:
+            return False  # the settings have not arrived yet: the pages show nothing of the user's
         return bool(self.changes()) or bool(self.llm_page.typed_key())
 
     @Slot()
