@@ -260,7 +260,6 @@ class SettingsDialog(QDialog):
         """What the user changed: only this is saved, so nothing the pages did not show is overwritten."""
         return edits.edits(self.values(), self._shown or {})
 
-
     def has_unsaved_changes(self) -> bool:
         if self._shown is None:
             return False  # the settings have not arrived yet: the pages show nothing of the user's
@@ -275,7 +274,7 @@ class SettingsDialog(QDialog):
 
     @Slot()
     def apply(self) -> None:
-        """Send the changes to the worker; the answer is ``set_settings`` or ``show_problems``."""
+        """Send the changes to the worker; the answer is ``confirm_saved`` or ``show_problems``."""
         for page in self.pages:
             page.clear_problems()
         key = self.llm_page.typed_key()
