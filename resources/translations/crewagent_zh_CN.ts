@@ -72,6 +72,7 @@
     <name>AppearancePage</name>
     <message>
         <source>Appearance</source>
+        <extracomment>The user picked a theme or a language (not emitted by ``load``): apply it now.</extracomment>
         <translation>外观</translation>
     </message>
     <message>
@@ -662,6 +663,14 @@ Files the model writes will appear here.</source>
         <translation>工作流：{workflow}</translation>
     </message>
     <message>
+        <source> (and {count} more problems)</source>
+        <translation>（另有 {count} 个问题）</translation>
+    </message>
+    <message>
+        <source>{path} was not imported: {problem}{more}</source>
+        <translation>{path} 未导入：{problem}{more}</translation>
+    </message>
+    <message>
         <source>Stopping the running answer before closing…</source>
         <translation>正在停止当前回答，然后关闭…</translation>
     </message>
@@ -746,22 +755,190 @@ Files the model writes will appear here.</source>
     </message>
 </context>
 <context>
+    <name>PackageModels</name>
+    <message>
+        <source>(the whole file)</source>
+        <translation>（整个文件）</translation>
+    </message>
+    <message>
+        <source>File</source>
+        <translation>文件</translation>
+    </message>
+    <message>
+        <source>Field</source>
+        <translation>字段</translation>
+    </message>
+    <message>
+        <source>Problem</source>
+        <translation>问题</translation>
+    </message>
+    <message>
+        <source>Package</source>
+        <translation>工作流包</translation>
+    </message>
+    <message>
+        <source>Details</source>
+        <translation>详情</translation>
+    </message>
+    <message>
+        <source>Workflow: {name}</source>
+        <translation>工作流：{name}</translation>
+    </message>
+    <message>
+        <source>Agent: {name}</source>
+        <translation>智能体：{name}</translation>
+    </message>
+    <message>
+        <source>{name} (cannot be loaded)</source>
+        <translation>{name}（无法加载）</translation>
+    </message>
+    <message>
+        <source>{count} problem(s)</source>
+        <translation>{count} 个问题</translation>
+    </message>
+</context>
+<context>
+    <name>PackagesPage</name>
+    <message>
+        <source>Packages</source>
+        <extracomment>``path``: install this .bmad file or package folder (``Worker.import_package``). ``(package_id, confirmed)``: uninstall this package (``Worker.remove_package``). The installed packages are wanted (``Worker.load_packages``).</extracomment>
+        <translation>工作流包</translation>
+    </message>
+    <message>
+        <source>Workflow packages bring workflows for Run mode and agents for Agent mode. Installing or removing one takes effect at once.</source>
+        <translation>工作流包为运行模式提供工作流，为智能体模式提供智能体。安装或移除后立即生效。</translation>
+    </message>
+    <message>
+        <source>Import</source>
+        <translation>导入</translation>
+    </message>
+    <message>
+        <source>Import .bmad File…</source>
+        <translation>导入 .bmad 文件…</translation>
+    </message>
+    <message>
+        <source>Import Folder…</source>
+        <translation>导入文件夹…</translation>
+    </message>
+    <message>
+        <source>Copy</source>
+        <translation>复制</translation>
+    </message>
+    <message>
+        <source>Copy the selected problems (all when none is selected)</source>
+        <translation>复制选中的问题（未选中时复制全部）</translation>
+    </message>
+    <message>
+        <source>Installed</source>
+        <translation>已安装</translation>
+    </message>
+    <message>
+        <source>Remove…</source>
+        <translation>移除…</translation>
+    </message>
+    <message>
+        <source>Importing {name}…</source>
+        <translation>正在导入 {name}…</translation>
+    </message>
+    <message>
+        <source>✓ Installed {name} {version}: {workflows} workflow(s), {agents} agent(s).</source>
+        <translation>✓ 已安装 {name} {version}：{workflows} 个工作流，{agents} 个智能体。</translation>
+    </message>
+    <message>
+        <source>✕ {name} was not installed. Fix these {count} problem(s) and import it again:</source>
+        <translation>✕ 未安装 {name}。请修正以下 {count} 个问题后重新导入：</translation>
+    </message>
+    <message>
+        <source>{name} was not installed: {reason}</source>
+        <translation>未安装 {name}：{reason}</translation>
+    </message>
+    <message>
+        <source>Removing {name}…</source>
+        <translation>正在移除 {name}…</translation>
+    </message>
+    <message>
+        <source>{project}: workflow {workflow} (run {run}, {phase})</source>
+        <translation>{project}：工作流 {workflow}（运行 {run}，{phase}）</translation>
+    </message>
+    <message>
+        <source>{name} was kept.</source>
+        <translation>已保留 {name}。</translation>
+    </message>
+    <message>
+        <source>Removed {name}.</source>
+        <translation>已移除 {name}。</translation>
+    </message>
+</context>
+<context>
     <name>ProjectDialogs</name>
     <message>
         <source>Open Project</source>
+        <extracomment>What to do with unsaved settings when the dialog closes. The runs a removal confirmation lists by name (the rest are counted, and listed under Details).</extracomment>
         <translation>打开项目</translation>
     </message>
     <message>
-        <source>Import Package</source>
-        <translation>导入包</translation>
+        <source>Import a Workflow Package</source>
+        <translation>导入工作流包</translation>
     </message>
     <message>
         <source>Import the package {package}</source>
         <translation>导入包 {package}</translation>
     </message>
     <message>
-        <source>Workflow packages (*.bmad *.zip)</source>
-        <translation>工作流包 (*.bmad *.zip)</translation>
+        <source>Workflow packages (*.bmad *.zip);;All files (*)</source>
+        <translation>工作流包 (*.bmad *.zip);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Import a Package Folder</source>
+        <translation>导入工作流包文件夹</translation>
+    </message>
+    <message>
+        <source>Remove Package</source>
+        <translation>移除工作流包</translation>
+    </message>
+    <message>
+        <source>{count} run(s) use {package}. Remove it anyway?</source>
+        <translation>有 {count} 个运行使用 {package}。仍要移除吗？</translation>
+    </message>
+    <message>
+        <source>… and {more} more</source>
+        <translation>… 以及另外 {more} 个</translation>
+    </message>
+    <message>
+        <source>These runs cannot continue until the package is imported again. Their conversations and files are kept.</source>
+        <translation>在重新导入该工作流包之前，这些运行无法继续。它们的会话和文件会保留。</translation>
+    </message>
+    <message>
+        <source>Remove</source>
+        <translation>移除</translation>
+    </message>
+    <message>
+        <source>Keep</source>
+        <translation>保留</translation>
+    </message>
+    <message>
+        <source>Unsaved Settings</source>
+        <translation>未保存的设置</translation>
+    </message>
+    <message>
+        <source>Save the changes you made in Settings?</source>
+        <translation>要保存你在设置中所做的更改吗？</translation>
+    </message>
+    <message>
+        <source>If you discard them, the settings stay as they were.</source>
+        <translation>如果放弃，设置将保持原样。</translation>
+    </message>
+    <message>
+        <source>Save</source>
+        <translation>保存</translation>
+    </message>
+    <message>
+        <source>Discard</source>
+        <translation>放弃</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
     </message>
 </context>
 <context>
@@ -818,7 +995,7 @@ This folder is missing or is no longer a project.</source>
     <name>SettingsDialog</name>
     <message>
         <source>Saved. The changes are in effect.</source>
-        <extracomment>``{section: {key: value}}``: save these settings (``Worker.save_settings``). ``(provider, key)``: keep this API key (&quot;&quot; removes it) (``Worker.set_api_key``). ``provider``: tell whether that provider has a key stored (``Worker.load_api_key_state``). ``LlmDraft``: test the connection as typed (``Worker.test_connection``). ``LlmDraft``: fetch the model list (``Worker.list_models``).</extracomment>
+        <extracomment>While the dialog is open, how often it asks whether settings.json changed on disk (&quot;Always allow&quot; in an approval, another process, a hand edit): a stat on the worker thread, nothing more. ``{section: {key: value}}``: save these settings (``Worker.save_settings``). ``(provider, key)``: keep this API key (&quot;&quot; removes it) (``Worker.set_api_key``). ``provider``: tell whether that provider has a key stored (``Worker.load_api_key_state``). ``LlmDraft``: test the connection as typed (``Worker.test_connection``). ``LlmDraft``: fetch the model list (``Worker.list_models``). Re-read settings.json if it changed on disk (``Worker.refresh_settings``). The settings the pages were loaded from (a JSON dump): edits are what differs from it. Installs and removes packages itself (its signals are wired to the worker by MainWindow).</extracomment>
         <translation>已保存，更改已生效。</translation>
     </message>
     <message>
@@ -1156,7 +1333,7 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>Running</source>
-        <translation>运行中</translation>
+        <translation>运行</translation>
     </message>
     <message>
         <source>Tool timeout</source>

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Literal, Protocol
 
 from PySide6.QtCore import QCoreApplication, Qt, Slot
 from PySide6.QtWidgets import (
@@ -15,10 +16,18 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QMessageBox,
     QPushButton,
     QVBoxLayout,
     QWidget,
 )
+
+
+#: What to do with unsaved settings when the dialog closes.
+UnsavedAnswer = Literal["save", "discard", "cancel"]
+
+#: The runs a removal confirmation lists by name (the rest are counted, and listed under Details).
+_RUNS_SHOWN = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +43,25 @@ class ProjectDialogs(Protocol):
 
     def ask_project_folder(self, parent: QWidget) -> str | None: ...
 
-    def ask_package_file(self, parent: QWidget, package_label: str) -> str | None: ...
+    # -- the Packages page of Settings --
+
+    def ask_package_file(self, parent: QWidget, package_label: str = "") -> str | None:
+        """A ``.bmad`` file to import, or None (``package_label`` names the one wanted, "" for any)."""
+        ...
+
+    def ask_package_folder(self, parent: QWidget) -> str | None:
+        """A package folder (holding ``bmad.json``) to import, or None."""
+        ...
+
+    def confirm_remove_package(self, parent: QWidget, package: str, runs: Sequence[str]) -> bool:
+        """Whether to remove ``package`` although ``runs`` (described for the user) use it."""
+        ...
+
+    # -- the Settings dialog --
+
+    def ask_unsaved_settings(self, parent: QWidget) -> UnsavedAnswer:
+        """Closing Settings with unsaved changes: ``save``, ``discard`` or ``cancel``."""
+        ...
 
 
 class QtProjectDialogs:
@@ -55,15 +82,59 @@ class QtProjectDialogs:
         )
         return folder or None
 
-    def ask_package_file(self, parent: QWidget, package_label: str) -> str | None:
-        """A ``.bmad`` package file to import (``package_label`` names the one wanted, "" for any)."""
-        title = QCoreApplication.translate("ProjectDialogs", "Import Package")
+    def ask_package_file(self, parent: QWidget, package_label: str = "") -> str | None:
+        title = QCoreApplication.translate("ProjectDialogs", "Import a Workflow Package")
         if package_label:
             title = QCoreApplication.translate("ProjectDialogs", "Import the package {package}").format(package=package_label)
         path, _filter = QFileDialog.getOpenFileName(
-            parent, title, str(Path.home()), QCoreApplication.translate("ProjectDialogs", "Workflow packages (*.bmad *.zip)")
+            parent,
+            title,
+            str(Path.home()),
+            QCoreApplication.translate("ProjectDialogs", "Workflow packages (*.bmad *.zip);;All files (*)"),
         )
         return path or None
+
+    def ask_package_folder(self, parent: QWidget) -> str | None:
+        folder = QFileDialog.getExistingDirectory(
+            parent,
+            QCoreApplication.translate("ProjectDialogs", "Import a Package Folder"),
+            str(Path.home()),
+            QFileDialog.Option.ShowDirsOnly,
+        )
+        return folder or None
+
+    def confirm_remove_package(self, parent: QWidget, package: str, runs: Sequence[str]) -> bool:
+        box = QMessageBox(QMessageBox.Icon.Warning, QCoreApplication.translate("ProjectDialogs", "Remove Package"), "", parent=parent)
+        box.setText(
+            QCoreApplication.translate("ProjectDialogs", "{count} run(s) use {package}. Remove it anyway?").format(
+                count=len(runs), package=package
+            )
+        )
+        shown = [f"• {run}" for run in runs[:_RUNS_SHOWN]]
+        if len(runs) > _RUNS_SHOWN:
+            shown.append(QCoreApplication.translate("ProjectDialogs", "… and {more} more").format(more=len(runs) - _RUNS_SHOWN))
+            box.setDetailedText("\n".join(runs))
+        consequence = QCoreApplication.translate(
+            "ProjectDialogs", "These runs cannot continue until the package is imported again. Their conversations and files are kept."
+        )
+        box.setInformativeText("\n".join(shown) + "\n\n" + consequence)
+        remove = box.addButton(QCoreApplication.translate("ProjectDialogs", "Remove"), QMessageBox.ButtonRole.DestructiveRole)
+        box.setDefaultButton(box.addButton(QCoreApplication.translate("ProjectDialogs", "Keep"), QMessageBox.ButtonRole.RejectRole))
+        box.exec()
+        return box.clickedButton() is remove
+
+
+    def ask_unsaved_settings(self, parent: QWidget) -> UnsavedAnswer:
+        box = QMessageBox(QMessageBox.Icon.Question, QCoreApplication.translate("ProjectDialogs", "Unsaved Settings"), "", parent=parent)
+        box.setText(QCoreApplication.translate("ProjectDialogs", "Save the changes you made in Settings?"))
+        box.setInformativeText(QCoreApplication.translate("ProjectDialogs", "If you discard them, the settings stay as they were."))
+        save = box.addButton(QCoreApplication.translate("ProjectDialogs", "Save"), QMessageBox.ButtonRole.AcceptRole)
+        discard = box.addButton(QCoreApplication.translate("ProjectDialogs", "Discard"), QMessageBox.ButtonRole.DestructiveRole)
+        box.setDefaultButton(save)
+        box.setEscapeButton(box.addButton(QCoreApplication.translate("ProjectDialogs", "Cancel"), QMessageBox.ButtonRole.RejectRole))
+        box.exec()
+        clicked = box.clickedButton()
+        return "save" if clicked is save else "discard" if clicked is discard else "cancel"
 
 
 class NewProjectDialog(QDialog):

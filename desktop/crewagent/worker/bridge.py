@@ -9,20 +9,21 @@ import threading
 from collections.abc import Callable
 from typing import Concatenate, ParamSpec, TypeVar, cast
 
-from PySide6.QtCore import QObject, Qt, Signal, Slot
+from PySide6.QtCore import QObject, Qt, Signal, SignalInstance, Slot
 
 from crewagent.core import agent_catalog
 from crewagent.core.errors import CrewAgentError
 from crewagent.core.messages import MODES, Mode
-from crewagent.core.packages import PackageError, ensure_builtin_packages, example_package_id
-from crewagent.core.store import RuntimeStore
+from crewagent.core.packages import example_package_id
 from crewagent.core.turns import package_store
+from crewagent.core.store import RuntimeStore
 from crewagent.worker.background import BackgroundJobs
+from crewagent.worker.package_ops import PackageOps
 from crewagent.worker.search import read_preview, search_messages
 from crewagent.worker.settings_ops import SettingsInvalid, SettingsOps
 from crewagent.worker.threads import require_own_thread
 from crewagent.worker.turns import ProviderFactory, TurnWorker
-from crewagent.worker.values import AgentSummary, ConversationSummary, LlmDraft, MenuEntry, PackagesListing, ProjectRef, RecentProjectEntry
+from crewagent.worker.values import AgentSummary, ConversationSummary, LlmDraft, MenuEntry, ProjectRef, RecentProjectEntry
 
 log = logging.getLogger(__name__)
 
@@ -64,10 +65,10 @@ class Worker(QObject):
     ``open_project(root)``, ``forget_project(project_id)``, ``load_conversations(project_id)``,
     ``create_conversation(project_id, entry_type)``, ``rename_conversation(project_id, id, title)``,
     ``delete_conversation(project_id, id)``, ``search_conversations(project_id, query)``,
-    ``read_project_file(path)``, ``load_settings()``, ``save_settings(changes)``,
+    ``read_project_file(path)``, ``load_settings()``, ``refresh_settings()``, ``save_settings(changes)``,
     ``load_api_key_state(provider)``, ``set_api_key(provider, key)``, ``test_connection(draft)``,
     ``list_models(draft)``, ``load_agents()``, ``load_packages()``, ``import_package(path)``,
-    ``try_workflow(project_id)``. Slow reads and network checks run in a small
+    ``remove_package(package_id, confirmed)``, ``try_workflow(project_id)``. Slow reads and network checks run in a small
     background pool (:mod:`crewagent.worker.background`); their answers are still emitted from
     the worker thread.
     """
@@ -96,6 +97,10 @@ class Worker(QObject):
     #: The settings in force changed (or were loaded): a ``Settings`` copy the receiver owns.
     settings_changed = Signal(object)
 
+    #: ``Settings``: ``save_settings`` saved the changes (after ``settings_changed``): the answer to
+    #: that request, as opposed to a change noticed on disk (``refresh_settings``).
+    settings_saved = Signal(object)
+
     #: ``tuple[SettingsProblem, ...]``: ``save_settings`` refused the changes; nothing was saved.
     settings_invalid = Signal(object)
 
@@ -114,6 +119,14 @@ class Worker(QObject):
     #: ``PackagesListing``: the installed workflow packages. Emitted after ``load_packages`` and
     #: after every request that installs or removes a package.
     packages_loaded = Signal(object)
+
+    #: ``PackageImport``: the answer to ``import_package`` (installed, or every problem found).
+    #: After an install, ``packages_loaded`` and ``agents_loaded`` follow.
+    package_imported = Signal(object)
+
+    #: ``PackageRemoval``: the answer to ``remove_package`` (removed, in use by runs, or failed).
+    #: After a removal, ``packages_loaded`` and ``agents_loaded`` follow.
+    package_removal = Signal(object)
 
     #: ``(project_id, ConversationSummary)``: a conversation's metadata changed (e.g. renamed).
     conversation_changed = Signal(str, object)
@@ -297,10 +310,18 @@ class Worker(QObject):
         self.settings_changed.emit(settings.model_copy(deep=True))
         self.api_key_changed.emit(self._settings.key_state(settings.llm.provider))
 
+    @Slot()
+    @_request
+    def refresh_settings(self) -> None:
+        """Re-read settings.json if it changed on disk; ``settings_changed`` only when it did."""
+        settings = self._settings.refresh()
+        if settings is not None:
+            self.settings_changed.emit(settings.model_copy(deep=True))
+
     @Slot(object)
     @_request
     def save_settings(self, changes: object) -> None:
-        """Apply ``{section: {key: value}}`` changes; ``settings_changed`` or ``settings_invalid``."""
+        """Apply ``{section: {key: value}}`` changes; ``settings_changed`` and ``settings_saved``, or ``settings_invalid``."""
         if not isinstance(changes, dict):
             raise TypeError(f"save_settings takes a dict of sections, got {type(changes).__name__}")
         try:
@@ -309,6 +330,7 @@ class Worker(QObject):
             self.settings_invalid.emit(invalid.problems)
             return
         self.settings_changed.emit(settings.model_copy(deep=True))
+        self.settings_saved.emit(settings.model_copy(deep=True))
 
     @Slot(str)
     @_request
@@ -377,19 +399,34 @@ class Worker(QObject):
     @Slot(str)
     @_request
     def import_package(self, path: str) -> None:
-        """Install a ``.bmad`` file or a package folder, in the background (e.g. Re-import Package of a
-        run whose package is gone); ``packages_loaded`` follows, or ``error`` with every problem found."""
-        data_dir = self._store.data_dir
-        self._jobs.submit("import_package", lambda: package_store(data_dir).import_package(path), lambda _installed: self._emit_packages())
+        """Install a ``.bmad`` zip or a package folder (in the background); answers ``package_imported``."""
+        ops = self._package_ops()
+        self._jobs.submit("import_package", lambda: ops.import_package(path), self._package_changed(self.package_imported, "package"))
+
+    @Slot(str, bool)
+    @_request
+    def remove_package(self, package_id: str, confirmed: bool) -> None:
+        """Uninstall a package; unless ``confirmed``, first name the runs that use it (``package_removal``)."""
+        ops = self._package_ops()
+        remove = self._package_changed(self.package_removal, "removed")
+        self._jobs.submit("remove_package", lambda: ops.remove(package_id, confirmed=confirmed), remove)
+
+    def _package_changed(self, signal: SignalInstance, changed_when: str) -> Callable[[object], None]:
+        """Emit the answer; when the packages changed, the new listing and agents too (no restart needed)."""
+
+        def done(answer: object) -> None:
+            signal.emit(answer)
+            if getattr(answer, changed_when):
+                self._emit_packages()
+                self.load_agents()
+
+        return done
+
+    def _package_ops(self) -> PackageOps:
+        return PackageOps(self._store.data_dir)
 
     def _emit_packages(self) -> None:
-        data_dir = self._store.data_dir
-        try:
-            ensure_builtin_packages(data_dir)
-        except (PackageError, OSError) as exc:  # the installed packages are still listed
-            log.warning("the built-in packages could not be installed: %s", exc)
-        packages, broken = package_store(data_dir).scan()
-        self.packages_loaded.emit(PackagesListing(tuple(packages), tuple(broken)))
+        self.packages_loaded.emit(self._package_ops().listing())
 
     # -- background jobs ----------------------------------------------------------------------
 

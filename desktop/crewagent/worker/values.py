@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from crewagent.core.messages import ConversationMeta, Mode
-from crewagent.core.packages import InstalledPackage, PackageError, Workflow
+from crewagent.core.packages import InstalledPackage, PackageError, Problem, Workflow
 from crewagent.core.runs.conversation import RunOverview
 from crewagent.core.store import ProjectInfo, RecentProject
 
@@ -218,6 +218,41 @@ class ConversationRuns:
     @property
     def active(self) -> RunOverview | None:
         return next((run for run in self.runs if run.run_id == self.active_run_id), None)
+
+
+@dataclass(frozen=True, slots=True)
+class PackageImport:
+    """The answer to ``import_package``: the package installed, or why not (nothing was installed then).
+
+    ``problems`` are the package's defects, each naming a file and a JSON pointer; ``message`` is a
+    failure that is not the package's fault (a full disk), as a sentence for the user.
+    """
+
+    path: str
+    package: InstalledPackage | None = None
+    problems: tuple[Problem, ...] = ()
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class PackageRunUse:
+    """A run that uses a package, named for a confirmation question."""
+
+    project_name: str
+    run_id: str
+    workflow_id: str
+    phase: str
+
+
+@dataclass(frozen=True, slots=True)
+class PackageRemoval:
+    """The answer to ``remove_package``: removed; or not, because runs use the package and the removal
+    was not confirmed (``uses``), or because it failed (``message``)."""
+
+    package_id: str
+    removed: bool
+    uses: tuple[PackageRunUse, ...] = ()
+    message: str = ""
 
 
 @dataclass(frozen=True, slots=True)
