@@ -174,6 +174,29 @@ def test_markdown_code_blocks_are_highlighted_with_a_copy_link_and_links_are_kep
     assert "javascript:" not in rendered.html.split("<body>")[1].split("[bad]")[0] or 'href="javascript' not in rendered.html
 
 
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_a_gfm_table_is_drawn_with_rules_padding_and_aligned_columns_and_strikethrough_strikes(qapp: Any, theme: str) -> None:
+    """A GFM table used to come out as flat words: QTextDocument draws no rules for a bare <table>."""
+    from PySide6.QtGui import QTextDocument, QTextTable
+
+    from crewagent.ui.theme import TOKENS
+
+    document = QTextDocument()
+    document.setHtml(render("| Name | Size |\n|------|-----:|\n| alpha | 12 KB |\n\n~~old~~ new", theme).html)
+    tables = [frame for frame in document.rootFrame().childFrames() if isinstance(frame, QTextTable)]
+    assert len(tables) == 1
+    table = tables[0]
+    assert (table.rows(), table.columns()) == (2, 2)
+    assert table.cellAt(1, 0).firstCursorPosition().block().text() == "alpha"
+    table_format = table.format()
+    assert table_format.border() >= 1 and table_format.cellPadding() >= 4
+    assert table_format.borderBrush().color().name() == TOKENS[theme]["table_border"]
+    assert table.cellAt(0, 0).format().background().color().name() == TOKENS[theme]["table_header"]
+    assert table.cellAt(1, 1).firstCursorPosition().block().blockFormat().alignment() & Qt.AlignmentFlag.AlignRight
+    struck = document.find("old")
+    assert struck.charFormat().fontStrikeOut() and not document.find("new").charFormat().fontStrikeOut()
+
+
 def test_a_growing_text_renders_block_by_block_as_a_whole_would() -> None:
     from crewagent.ui.markdown import render_growing
 
