@@ -39,12 +39,14 @@ def no_leaked_top_level_widgets(qapp: QApplication) -> Iterator[None]:
 
 
 class ScriptedDialogs:
-    """Answers the window's questions (folders, names, a package file) from a script instead of showing modal dialogs."""
+    """Answers the app's questions (folders, names, a package file, where to save) from a script instead of showing modal dialogs."""
 
     def __init__(self) -> None:
         self.new_project: NewProjectAnswer | None = None
         self.folder: str | None = None
         self.package_file: str | None = None
+        #: The answer of a Save dialog (None: cancelled).
+        self.save_path: str | None = None
         self.asked: list[str] = []
 
     def ask_new_project(self, parent: QWidget) -> NewProjectAnswer | None:
@@ -58,6 +60,10 @@ class ScriptedDialogs:
     def ask_package_file(self, parent: QWidget, package_label: str) -> str | None:
         self.asked.append(f"package_file {package_label}")
         return self.package_file
+
+    def ask_save_path(self, parent: QWidget, title: str, suggested_name: str) -> str | None:
+        self.asked.append(f"save_path:{suggested_name}")
+        return self.save_path
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""The questions the window asks (which folder, which name, which package file), behind a replaceable interface."""
+"""The questions the app asks through modal dialogs (which folder, which name, which package file, where to save), behind a replaceable interface."""
 
 from __future__ import annotations
 
@@ -36,6 +36,10 @@ class ProjectDialogs(Protocol):
 
     def ask_package_file(self, parent: QWidget, package_label: str) -> str | None: ...
 
+    def ask_save_path(self, parent: QWidget, title: str, suggested_name: str) -> str | None:
+        """Where to save a file (``suggested_name`` is proposed); None when the user cancels."""
+        ...
+
 
 class QtProjectDialogs:
     """The real dialogs. QFileDialog only browses: reading or creating the project is the worker's job."""
@@ -63,6 +67,10 @@ class QtProjectDialogs:
         path, _filter = QFileDialog.getOpenFileName(
             parent, title, str(Path.home()), QCoreApplication.translate("ProjectDialogs", "Workflow packages (*.bmad *.zip)")
         )
+        return path or None
+
+    def ask_save_path(self, parent: QWidget, title: str, suggested_name: str) -> str | None:
+        path, _filter = QFileDialog.getSaveFileName(parent, title, str(Path.home() / suggested_name))
         return path or None
 
 

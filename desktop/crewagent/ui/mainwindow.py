@@ -84,6 +84,7 @@ class MainWindow(QMainWindow):
         self._dialogs = dialogs or QtProjectDialogs()
         self.start_page = StartPage(self._dialogs, self)
         self.project_view = ProjectView(self)
+        self.project_view.conversation.outputs.dialogs = self._dialogs
         self.settings_dialog = SettingsDialog(self)
         self.stack = QStackedWidget(self)
         self.stack.addWidget(self.start_page)
@@ -213,6 +214,9 @@ class MainWindow(QMainWindow):
         worker.file_read.connect(project.show_file_preview)
         project.notice.connect(self.message_bar.show_info)
         worker.error.connect(self._on_worker_error)
+        # The full-output viewers' Save as…: the worker writes the file.
+        project.conversation.outputs.save_requested.connect(worker.save_text, queued)
+        worker.text_saved.connect(project.conversation.outputs.saved)
 
         # Settings: the dialog asks, the worker validates, saves and announces; all of it applies live.
         dialog = self.settings_dialog

@@ -7,6 +7,7 @@ import logging
 import os
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Concatenate, ParamSpec, TypeVar, cast
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
@@ -16,13 +17,23 @@ from crewagent.core.errors import CrewAgentError
 from crewagent.core.messages import MODES, Mode
 from crewagent.core.packages import PackageError, ensure_builtin_packages, example_package_id
 from crewagent.core.store import RuntimeStore
+from crewagent.core.store._fsutil import atomic_write_bytes
 from crewagent.core.turns import package_store
 from crewagent.worker.background import BackgroundJobs
 from crewagent.worker.search import read_preview, search_messages
 from crewagent.worker.settings_ops import SettingsInvalid, SettingsOps
 from crewagent.worker.threads import require_own_thread
 from crewagent.worker.turns import ProviderFactory, TurnWorker
-from crewagent.worker.values import AgentSummary, ConversationSummary, LlmDraft, MenuEntry, PackagesListing, ProjectRef, RecentProjectEntry
+from crewagent.worker.values import (
+    AgentSummary,
+    ConversationSummary,
+    LlmDraft,
+    MenuEntry,
+    PackagesListing,
+    ProjectRef,
+    RecentProjectEntry,
+    SavedFile,
+)
 
 log = logging.getLogger(__name__)
 
@@ -127,6 +138,9 @@ class Worker(QObject):
 
     #: ``FilePreview``: a project file read for a workspace tab.
     file_read = Signal(object)
+
+    #: ``SavedFile``: a text written where the user chose (``save_text``), or why it was not.
+    text_saved = Signal(object)
 
     #: Internal: a background job's result, to be handled on the worker thread.
     _delivered = Signal(object)
@@ -285,6 +299,12 @@ class Worker(QObject):
         """Read a file for a preview tab (size-capped); answers with ``file_read``."""
         self._jobs.submit("read_project_file", lambda: read_preview(path), self.file_read.emit)
 
+    @Slot(str, str)
+    @_request
+    def save_text(self, path: str, text: str) -> None:
+        """Write ``text`` (UTF-8) to ``path`` chosen in a Save dialog, replacing it whole; answers with ``text_saved``."""
+        self._jobs.submit("save_text", lambda: _save_text(path, text), self.text_saved.emit)
+
     # -- settings -----------------------------------------------------------------------------
 
     @Slot()
@@ -408,3 +428,12 @@ class Worker(QObject):
     def close_background(self) -> None:
         """Stop the background jobs (searches, network checks); call after the thread stopped."""
         self._jobs.close()
+
+
+def _save_text(path: str, text: str) -> SavedFile:
+    """In the background pool: a full disk or a read-only folder is an answer, not a crash."""
+    try:
+        atomic_write_bytes(Path(path), text.encode("utf-8"))
+    except CrewAgentError as exc:
+        return SavedFile(path, str(exc))
+    return SavedFile(path)
