@@ -47,6 +47,8 @@ class ScriptedDialogs:
         self.package_file: str | None = None
         #: The answer of a Save dialog (None: cancelled).
         self.save_path: str | None = None
+        #: The answer to "make this folder a project?".
+        self.make_project = False
         self.asked: list[str] = []
 
     def ask_new_project(self, parent: QWidget) -> NewProjectAnswer | None:
@@ -60,6 +62,10 @@ class ScriptedDialogs:
     def ask_package_file(self, parent: QWidget, package_label: str) -> str | None:
         self.asked.append(f"package_file {package_label}")
         return self.package_file
+
+    def confirm_make_project(self, parent: QWidget, folder: str) -> bool:
+        self.asked.append(f"make_project:{folder}")
+        return self.make_project
 
     def ask_save_path(self, parent: QWidget, title: str, suggested_name: str) -> str | None:
         self.asked.append(f"save_path:{suggested_name}")

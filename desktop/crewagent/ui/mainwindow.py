@@ -81,7 +81,7 @@ class MainWindow(QMainWindow):
         self._settings: Settings | None = None
 
         self.message_bar = MessageBar(self)
-        self._dialogs = dialogs or QtProjectDialogs()
+        self._dialogs = dialogs or QtProjectDialogs(state)
         self.start_page = StartPage(self._dialogs, self)
         self.project_view = ProjectView(self)
         self.project_view.conversation.outputs.dialogs = self._dialogs
@@ -206,8 +206,9 @@ class MainWindow(QMainWindow):
         # worker -> UI (queued by Qt: the receivers live on the GUI thread).
         worker.recent_projects_changed.connect(start.set_recent_projects)
         worker.project_opened.connect(self._on_project_opened)
+        worker.project_unavailable.connect(self._on_project_unavailable)
         worker.conversations_loaded.connect(project.set_conversations)
-        worker.conversation_created.connect(project.add_conversation)
+        worker.conversation_created.connect(project.show_new_conversation)
         worker.conversation_changed.connect(project.update_conversation)
         worker.conversation_deleted.connect(project.remove_conversation)
         worker.search_results.connect(project.set_search_results)
@@ -319,6 +320,15 @@ class MainWindow(QMainWindow):
         self._update_actions()
         if self._state is not None:
             self._state.setValue("session/projectRoot", project.root)
+
+    @Slot(str, str)
+    def _on_project_unavailable(self, folder: str, reason: str) -> None:
+        if reason == "missing":
+            self.message_bar.show_error(self.tr("The folder {folder} does not exist.").format(folder=folder))
+        elif not self.start_page.offer_to_make_project(folder):
+            self.message_bar.show_error(
+                self.tr("{folder} is not a CrewAgent project: it has no .crewagent.json. Choose it with Open Project to make it one.").format(folder=folder)
+            )
 
     # -- the last session ----------------------------------------------------------------------
 

@@ -13,10 +13,11 @@ from typing import Concatenate, ParamSpec, TypeVar, cast
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 
 from crewagent.core import agent_catalog
-from crewagent.core.errors import CrewAgentError
-from crewagent.core.messages import MODES, Mode
+from crewagent.core.errors import CrewAgentError, NotAProjectError, ProjectFolderMissing
+from crewagent.core.messages import MODES, ConversationMeta, Mode
 from crewagent.core.packages import PackageError, ensure_builtin_packages, example_package_id
 from crewagent.core.store import RuntimeStore
+from crewagent.core.store.runtime import DEFAULT_TITLE
 from crewagent.core.store._fsutil import atomic_write_bytes
 from crewagent.core.turns import package_store
 from crewagent.worker.background import BackgroundJobs
@@ -139,6 +140,11 @@ class Worker(QObject):
     #: ``FilePreview``: a project file read for a workspace tab.
     file_read = Signal(object)
 
+    #: ``(folder, reason)``: ``open_project(folder)`` found no project there: ``reason`` is
+    #: ``"missing"`` (no such folder) or ``"not_a_project"`` (no .crewagent.json yet: the UI may
+    #: offer to make it one, with ``create_project``).
+    project_unavailable = Signal(str, str)
+
     #: ``SavedFile``: a text written where the user chose (``save_text``), or why it was not.
     text_saved = Signal(object)
 
@@ -198,8 +204,15 @@ class Worker(QObject):
     @Slot(str)
     @_request
     def open_project(self, root: str) -> None:
-        """Open an existing project folder; a folder without ``.crewagent.json`` is an error."""
-        info = self._store.open_project(root)
+        """Open an existing project folder; ``project_unavailable`` when it is missing or not a project."""
+        try:
+            info = self._store.open_project(root)
+        except ProjectFolderMissing:
+            self.project_unavailable.emit(root, "missing")
+            return
+        except NotAProjectError:
+            self.project_unavailable.emit(root, "not_a_project")
+            return
         self.turns.add_project(info)
         self._opened(ProjectRef.from_info(info))
 
@@ -229,10 +242,21 @@ class Worker(QObject):
     @Slot(str, str)
     @_request
     def create_conversation(self, project_id: str, entry_type: str) -> None:
-        """Start a conversation of type ``chat``, ``agent`` or ``run`` (its title comes later)."""
+        """Start a conversation of type ``chat``, ``agent`` or ``run`` (its title comes later).
+
+        One draft at a time: an untouched empty conversation of that type is reused rather than
+        another "New conversation" left behind by every "+ New"; an empty one of another type is
+        deleted (switching its mode instead would race with the turn worker's view of it).
+        """
         if entry_type not in MODES:
             raise ValueError(f"Unknown conversation type {entry_type!r}; expected one of {MODES}")
-        meta = self._store.create_conversation(project_id, entry_type=cast(Mode, entry_type))
+        meta = self._unused_conversation(project_id)
+        if meta is not None and (meta.entryType, meta.activeType) != (entry_type, entry_type):
+            self._store.delete_conversation(project_id, meta.id)
+            self.conversation_deleted.emit(project_id, meta.id)
+            meta = None
+        if meta is None:
+            meta = self._store.create_conversation(project_id, entry_type=cast(Mode, entry_type))
         self.conversation_created.emit(project_id, ConversationSummary.from_meta(meta))
 
     @Slot(str)
@@ -245,6 +269,22 @@ class Worker(QObject):
         workflow_id = package.definition.default_workflow_id
         meta = self._store.create_conversation(project_id, entry_type="run", packageId=package.id, workflowId=workflow_id)
         self.conversation_created.emit(project_id, ConversationSummary.from_meta(meta))
+
+    def _unused_conversation(self, project_id: str) -> ConversationMeta | None:
+        """An empty conversation nobody has touched: no message in its log, its placeholder title."""
+        for meta in self._store.list_conversations(project_id):
+            if meta.messageCount or meta.title != DEFAULT_TITLE or meta.autoTitle is False:
+                continue
+            log_file = self._store.log_path(project_id, meta.id)
+            try:
+                empty = log_file.stat().st_size == 0
+            except FileNotFoundError:
+                empty = True
+            except OSError:
+                continue
+            if empty and not self._store.is_turn_running(project_id, meta.id):
+                return meta
+        return None
 
     def _emit_conversations(self, project_id: str) -> None:
         metas = self._store.list_conversations(project_id)
