@@ -31,7 +31,7 @@ from crewagent.worker.values import SavedFile
 #: Characters appended per step (cut after a newline where there is one, so lines arrive whole).
 FEED_CHUNK = 16_384
 #: A feeding tick stops once it has used this long, and lets the event loop run.
-FEED_BUDGET_MS = 8.0
+FEED_BUDGET_MS = 16.0
 #: Characters lower-cased and counted per step of a match count.
 COUNT_SLICE = 1_000_000
 #: Typing in the find field waits this long for the next key before searching.
