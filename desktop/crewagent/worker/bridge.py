@@ -271,9 +271,12 @@ class Worker(QObject):
         self.conversation_created.emit(project_id, ConversationSummary.from_meta(meta))
 
     def _unused_conversation(self, project_id: str) -> ConversationMeta | None:
-        """An empty conversation nobody has touched: no message in its log, its placeholder title."""
+        """An empty conversation nobody has touched: no message in its log, its placeholder title,
+        no workflow picked for it (as "Try a workflow" does)."""
         for meta in self._store.list_conversations(project_id):
             if meta.messageCount or meta.title != DEFAULT_TITLE or meta.autoTitle is False:
+                continue
+            if meta.workflowId or meta.packageId or meta.workflowRuns or meta.activeRunId:
                 continue
             log_file = self._store.log_path(project_id, meta.id)
             try:
