@@ -18,8 +18,8 @@ from crewagent.ui.composer import Composer
 from crewagent.ui.conversation_header import ConversationHeader
 from crewagent.ui.conversation_parts import EmptyConversation, JumpToLatest
 from crewagent.ui.missing_package import MissingPackageCard
-from crewagent.ui.run_tracker import RunTracker
 from crewagent.ui.output_viewer import OutputViewers
+from crewagent.ui.run_tracker import RunTracker
 from crewagent.ui.timeline import TimelineModel, TimelineRole, TimelineView
 from crewagent.worker.turn_values import (
     AgentMenu,

@@ -17,8 +17,8 @@ from crewagent.core.errors import CrewAgentError, NotAProjectError, ProjectFolde
 from crewagent.core.messages import MODES, ConversationMeta, Mode
 from crewagent.core.packages import PackageError, ensure_builtin_packages, example_package_id
 from crewagent.core.store import RuntimeStore
-from crewagent.core.store.runtime import DEFAULT_TITLE
 from crewagent.core.store._fsutil import atomic_write_bytes
+from crewagent.core.store.runtime import DEFAULT_TITLE
 from crewagent.core.turns import package_store
 from crewagent.worker.background import BackgroundJobs
 from crewagent.worker.search import read_preview, search_messages
