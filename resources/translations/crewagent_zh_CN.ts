@@ -311,7 +311,7 @@
     <name>ConversationView</name>
     <message>
         <source>Loading…</source>
-        <extracomment>``(project_id, conversation_id)``: load this conversation for the timeline. ``(project_id, conversation_id, text, mode)``: run a turn with this user message. ``(project_id, conversation_id, mode)``: go on after an error or a Stop. ``(project_id, conversation_id, mode)``: send the last user message again. ``(conversation_id)``: stop the running turn. ``(project_id, conversation_id, mode)``: switch the conversation&apos;s active mode in place. ``(project_id, conversation_id, agent_id)``: the agent Agent mode answers with (saved). ``(project_id, conversation_id, message_id)``: load an offloaded tool result in full. ``(request_id, payload)``: an ask-user widget&apos;s WIDGET_SUBMIT payload (None: dismissed). ``(project_id, conversation_id, session_id)``: open a subagent&apos;s conversation in its tab. ``(text)``: a short notice for the status bar. ``(project_id, conversation_id)``: list the conversation&apos;s runs (``load_runs``). ``(project_id, conversation_id, package_id, workflow_id)``: start a run here and its first turn. ``(project_id, conversation_id, run_id)``: make that run the active one and continue it. ``(package_label)``: the run&apos;s package is gone and the user wants to import it again. The open run (a ``RunOverview`` with its live phase) while the conversation is in Run mode, else None.</extracomment>
+        <extracomment>``(project_id, conversation_id)``: load this conversation for the timeline. ``(project_id, conversation_id, text, mode)``: run a turn with this user message. ``(project_id, conversation_id, mode)``: go on after an error or a Stop. ``(project_id, conversation_id, mode)``: send the last user message again. ``(conversation_id)``: stop the running turn. ``(project_id, conversation_id, mode)``: switch the conversation&apos;s active mode in place. ``(project_id, conversation_id, agent_id)``: the agent Agent mode answers with (saved). ``(project_id, conversation_id, message_id)``: load a tool result in full, for its viewer. ``(request_id, payload)``: an ask-user widget&apos;s WIDGET_SUBMIT payload (None: dismissed). ``(project_id, conversation_id, session_id)``: open a subagent&apos;s conversation in its tab. ``(text)``: a short notice for the status bar. ``(project_id, conversation_id)``: list the conversation&apos;s runs (``load_runs``). ``(project_id, conversation_id, package_id, workflow_id)``: start a run here and its first turn. ``(project_id, conversation_id, run_id)``: make that run the active one and continue it. ``(package_label)``: the run&apos;s package is gone and the user wants to import it again. The open run (a ``RunOverview`` with its live phase) while the conversation is in Run mode, else None. &quot;Open full output&quot; opens a viewer window per tool result (issue 18).</extracomment>
         <translation>正在加载…</translation>
     </message>
     <message>
@@ -655,6 +655,14 @@ Files the model writes will appear here.</source>
         <translation>帮助(&amp;H)</translation>
     </message>
     <message>
+        <source>The folder {folder} does not exist.</source>
+        <translation>文件夹 {folder} 不存在。</translation>
+    </message>
+    <message>
+        <source>{folder} is not a CrewAgent project: it has no .crewagent.json. Choose it with Open Project to make it one.</source>
+        <translation>{folder} 不是 CrewAgent 项目：其中没有 .crewagent.json。请通过“打开项目”选择它，即可将其设为项目。</translation>
+    </message>
+    <message>
         <source>{label} (not ready)</source>
         <translation>{label}（未就绪）</translation>
     </message>
@@ -752,6 +760,90 @@ Files the model writes will appear here.</source>
     <message>
         <source>Folder: {folder}</source>
         <translation>文件夹：{folder}</translation>
+    </message>
+</context>
+<context>
+    <name>OutputViewer</name>
+    <message>
+        <source>Output of {tool}</source>
+        <extracomment>Characters appended per step (cut after a newline where there is one, so lines arrive whole). A feeding tick stops once it has used this long, and lets the event loop run. Characters lower-cased and counted per step of a match count. Typing in the find field waits this long for the next key before searching. ``(path, text)``: write the text there (``Worker.save_text``); ``saved`` answers. The whole text is in the editor. Counting the matches of ``_count_query`` from ``_count_at`` on (None: not counting).</extracomment>
+        <translation>{tool} 的输出</translation>
+    </message>
+    <message>
+        <source>Find (Ctrl+F)</source>
+        <translation>查找 (Ctrl+F)</translation>
+    </message>
+    <message>
+        <source>Previous</source>
+        <translation>上一个</translation>
+    </message>
+    <message>
+        <source>Previous match (Shift+Enter)</source>
+        <translation>上一个匹配 (Shift+Enter)</translation>
+    </message>
+    <message>
+        <source>Next</source>
+        <translation>下一个</translation>
+    </message>
+    <message>
+        <source>Next match (Enter)</source>
+        <translation>下一个匹配 (Enter)</translation>
+    </message>
+    <message>
+        <source>Wrap lines</source>
+        <translation>自动换行</translation>
+    </message>
+    <message>
+        <source>Copy</source>
+        <translation>复制</translation>
+    </message>
+    <message>
+        <source>Copy the selection, or the whole output when nothing is selected</source>
+        <translation>复制选中的文本；未选中时复制全部输出</translation>
+    </message>
+    <message>
+        <source>Save as…</source>
+        <translation>另存为…</translation>
+    </message>
+    <message>
+        <source>Saving to {path}…</source>
+        <translation>正在保存到 {path}…</translation>
+    </message>
+    <message>
+        <source>Loading the full output…</source>
+        <translation>正在加载完整输出…</translation>
+    </message>
+    <message>
+        <source>Loading… {percent}%</source>
+        <translation>正在加载… {percent}%</translation>
+    </message>
+    <message>
+        <source>{chars} characters · {lines} lines</source>
+        <translation>{chars} 个字符 · {lines} 行</translation>
+    </message>
+    <message>
+        <source>Save the output as</source>
+        <translation>将输出另存为</translation>
+    </message>
+    <message>
+        <source>Saved to {path}</source>
+        <translation>已保存到 {path}</translation>
+    </message>
+    <message>
+        <source>Counting…</source>
+        <translation>正在计数…</translation>
+    </message>
+    <message>
+        <source>No matches</source>
+        <translation>无匹配</translation>
+    </message>
+    <message>
+        <source>{current} of {total}</source>
+        <translation>第 {current} 个，共 {total} 个</translation>
+    </message>
+    <message>
+        <source>{total} matches</source>
+        <translation>{total} 个匹配</translation>
     </message>
 </context>
 <context>
@@ -873,8 +965,20 @@ Files the model writes will appear here.</source>
     <name>ProjectDialogs</name>
     <message>
         <source>Open Project</source>
-        <extracomment>What to do with unsaved settings when the dialog closes. The runs a removal confirmation lists by name (the rest are counted, and listed under Details).</extracomment>
+        <extracomment>What to do with unsaved settings when the dialog closes. The runs a removal confirmation lists by name (the rest are counted, and listed under Details). The window-state key of the folder the last project was created in.</extracomment>
         <translation>打开项目</translation>
+    </message>
+    <message>
+        <source>{folder} is not a CrewAgent project yet.</source>
+        <translation>{folder} 还不是 CrewAgent 项目。</translation>
+    </message>
+    <message>
+        <source>Make it one? CrewAgent adds a small .crewagent.json file and an artifacts folder; nothing else changes.</source>
+        <translation>要将其设为项目吗？CrewAgent 会添加一个小的 .crewagent.json 文件和一个 artifacts 文件夹，其他内容不会改动。</translation>
+    </message>
+    <message>
+        <source>Make It a Project</source>
+        <translation>设为项目</translation>
     </message>
     <message>
         <source>Import a Workflow Package</source>
@@ -1027,7 +1131,7 @@ This folder is missing or is no longer a project.</source>
     <name>StartPage</name>
     <message>
         <source>A workbench for LLM agents. Pick a project folder to begin.</source>
-        <extracomment>``(folder, name)``: create a project there (an existing project is opened). An empty name means &quot;use the folder&apos;s name&quot;. ``folder``: open the existing project in that folder. ``project_id``: remove that project from the recent list (its files are kept). The recent list should be read again (the page is being shown). The user wants the Settings dialog (the provider line&apos;s link).</extracomment>
+        <extracomment>``(folder, name)``: create a project there (an existing project is opened). An empty name means &quot;use the folder&apos;s name&quot;. ``folder``: open the existing project in that folder. ``project_id``: remove that project from the recent list (its files are kept). The recent list should be read again (the page is being shown). The user wants the Settings dialog (the provider line&apos;s link). The folder the user last picked with Open Project (offered to become a project).</extracomment>
         <translation>大模型智能体工作台。选择一个项目文件夹开始。</translation>
     </message>
     <message>
@@ -1217,7 +1321,7 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>Arguments</source>
-        <extracomment>Characters of a tool result shown expanded (the rest: &quot;Open full output&quot; or &quot;… more&quot;). A Task part&apos;s subagent type and description (from its subagent, else from its arguments). Read only when the part is expanded (a tool&apos;s arguments may be megabytes). The result shown is the complete output the user opened (not the stored preview). Bytes of an offloaded result (None: the result is stored whole). Expanded only: the line under the header, the Arguments and Result sections, the offload row.</extracomment>
+        <extracomment>Characters of a tool result shown expanded (the rest: &quot;… more&quot;, and &quot;Open full output&quot; opens the viewer). A Task part&apos;s subagent type and description (from its subagent, else from its arguments). Read only when the part is expanded (a tool&apos;s arguments may be megabytes). Bytes of an offloaded result (None: the result is stored whole). Expanded only: the line under the header, the Arguments and Result sections, the row with &quot;Open full output&quot; (an offloaded result, or one cut at MAX_RESULT_CHARS).</extracomment>
         <translation>参数</translation>
     </message>
     <message>
@@ -1231,14 +1335,6 @@ Create a project or open an existing one to see it here.</source>
     <message>
         <source>Subagent</source>
         <translation>子代理</translation>
-    </message>
-    <message>
-        <source>Showing the full output ({size}).</source>
-        <translation>正在显示完整输出（{size}）。</translation>
-    </message>
-    <message>
-        <source>Loading the full output…</source>
-        <translation>正在加载完整输出…</translation>
     </message>
     <message>
         <source>Open full output</source>
@@ -1333,7 +1429,7 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>Running</source>
-        <translation>运行</translation>
+        <translation>运行中</translation>
     </message>
     <message>
         <source>Tool timeout</source>
@@ -1602,7 +1698,7 @@ Start one with “+ New”.</source>
     <name>markdown</name>
     <message>
         <source>Copy</source>
-        <extracomment>The href prefix of a code block&apos;s Copy link; the rest is the block&apos;s index. Link schemes a click may open; anything else is shown as text. The Pygments style of highlighted code. By theme name, from the theme&apos;s tokens.</extracomment>
+        <extracomment>The href prefix of a code block&apos;s Copy link; the rest is the block&apos;s index. Link schemes a click may open; anything else is shown as text. The Pygments style of highlighted code. Table rules and the header row&apos;s background (tables get borders and padding, as on GitHub). By theme name, from the theme&apos;s tokens.</extracomment>
         <translation>复制</translation>
     </message>
 </context>

@@ -39,11 +39,15 @@ def no_leaked_top_level_widgets(qapp: QApplication) -> Iterator[None]:
 
 
 class ScriptedDialogs:
-    """Answers the window's questions (folders, names, a package file) from a script instead of showing modal dialogs."""
+    """Answers the app's questions (folders, names, a package file, where to save) from a script instead of showing modal dialogs."""
 
     def __init__(self) -> None:
         self.new_project: NewProjectAnswer | None = None
         self.folder: str | None = None
+        #: The answer of a Save dialog (None: cancelled).
+        self.save_path: str | None = None
+        #: The answer to "make this folder a project?".
+        self.make_project = False
         self.asked: list[str] = []
         self.removal_questions = []
 
@@ -80,6 +84,14 @@ class ScriptedDialogs:
     def ask_unsaved_settings(self, parent: QWidget) -> UnsavedAnswer:
         self.asked.append("unsaved_settings")
         return self.unsaved_settings_answer
+
+    def confirm_make_project(self, parent: QWidget, folder: str) -> bool:
+        self.asked.append(f"make_project:{folder}")
+        return self.make_project
+
+    def ask_save_path(self, parent: QWidget, title: str, suggested_name: str) -> str | None:
+        self.asked.append(f"save_path:{suggested_name}")
+        return self.save_path
 
 
 @pytest.fixture

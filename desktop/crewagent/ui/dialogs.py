@@ -1,4 +1,4 @@
-"""The questions the window asks (which folder, which name, which package file), behind a replaceable interface."""
+"""The questions the app asks through modal dialogs (which folder, which name, which package file, where to save), behind a replaceable interface."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
-from PySide6.QtCore import QCoreApplication, Qt, Slot
+from PySide6.QtCore import QCoreApplication, QSettings, Qt, Slot
+from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -63,15 +64,54 @@ class ProjectDialogs(Protocol):
         """Closing Settings with unsaved changes: ``save``, ``discard`` or ``cancel``."""
         ...
 
+    def confirm_make_project(self, parent: QWidget, folder: str) -> bool:
+        """``folder`` is not a project yet: make it one? (as ``--project`` on the command line does)"""
+        ...
+
+    def ask_save_path(self, parent: QWidget, title: str, suggested_name: str) -> str | None:
+        """Where to save a file (``suggested_name`` is proposed); None when the user cancels."""
+        ...
+
+
+#: The window-state key of the folder the last project was created in.
+LAST_LOCATION_KEY = "dialogs/newProjectLocation"
+
 
 class QtProjectDialogs:
-    """The real dialogs. QFileDialog only browses: reading or creating the project is the worker's job."""
+    """The real dialogs. QFileDialog only browses: reading or creating the project is the worker's job.
+
+    ``state`` (the window state, see window_state.py) remembers where the last project was
+    created, so that the next New Project starts there rather than in the home folder.
+    """
+
+    def __init__(self, state: QSettings | None = None):
+        self._state = state
 
     def ask_new_project(self, parent: QWidget) -> NewProjectAnswer | None:
-        dialog = NewProjectDialog(parent)
+        dialog = NewProjectDialog(parent, location=self.last_location())
         if dialog.exec() != QDialog.DialogCode.Accepted:
             return None
-        return dialog.answer()
+        answer = dialog.answer()
+        if self._state is not None:
+            self._state.setValue(LAST_LOCATION_KEY, str(Path(answer.folder).parent))
+        return answer
+
+    def last_location(self) -> str:
+        remembered = self._state.value(LAST_LOCATION_KEY) if self._state is not None else None
+        return remembered if isinstance(remembered, str) and remembered else str(Path.home())
+
+    def confirm_make_project(self, parent: QWidget, folder: str) -> bool:
+        box = QMessageBox(QMessageBox.Icon.Question, QCoreApplication.translate("ProjectDialogs", "Open Project"),
+                          QCoreApplication.translate("ProjectDialogs", "{folder} is not a CrewAgent project yet.").format(folder=folder),
+                          QMessageBox.StandardButton.NoButton, parent)
+        box.setInformativeText(QCoreApplication.translate(
+            "ProjectDialogs", "Make it one? CrewAgent adds a small .crewagent.json file and an artifacts folder; nothing else changes."))
+        make = box.addButton(QCoreApplication.translate("ProjectDialogs", "Make It a Project"), QMessageBox.ButtonRole.AcceptRole)
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(make)
+        fit_bold_text(make)
+        box.exec()
+        return box.clickedButton() is make
 
     def ask_project_folder(self, parent: QWidget) -> str | None:
         folder = QFileDialog.getExistingDirectory(
@@ -136,18 +176,22 @@ class QtProjectDialogs:
         clicked = box.clickedButton()
         return "save" if clicked is save else "discard" if clicked is discard else "cancel"
 
+    def ask_save_path(self, parent: QWidget, title: str, suggested_name: str) -> str | None:
+        path, _filter = QFileDialog.getSaveFileName(parent, title, str(Path.home() / suggested_name))
+        return path or None
+
 
 class NewProjectDialog(QDialog):
     """A project name and its folder; the folder is created when it does not exist yet."""
 
-    def __init__(self, parent: QWidget | None = None):
+    def __init__(self, parent: QWidget | None = None, *, location: str | None = None):
         super().__init__(parent)
         self.setWindowTitle(self.tr("New Project"))
         self.setMinimumWidth(520)
         self._name = QLineEdit(self)
         self._name.setPlaceholderText(self.tr("My project"))
         self._location = QLineEdit(self)
-        self._location.setText(str(Path.home()))
+        self._location.setText(location or str(Path.home()))
         browse = QPushButton(self.tr("Browse…"), self)
         browse.clicked.connect(self._browse)
         self._folder_hint = QLabel(self)
@@ -167,6 +211,7 @@ class NewProjectDialog(QDialog):
         )
         create = self._buttons.button(QDialogButtonBox.StandardButton.Ok)
         create.setText(self.tr("Create Project"))
+        fit_bold_text(create)
         self._buttons.accepted.connect(self.accept)
         self._buttons.rejected.connect(self.reject)
 
@@ -197,3 +242,17 @@ class NewProjectDialog(QDialog):
         valid = bool(name) and bool(location) and "/" not in name and "\\" not in name
         self._buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(valid)
         self._folder_hint.setText(self.tr("Folder: {folder}").format(folder=self.answer().folder) if valid else "")
+
+
+def fit_bold_text(button: QPushButton) -> None:
+    """Make room for the button's text in bold.
+
+    The stylesheet draws the default button's text bold (``QPushButton:default``), but Qt sizes
+    a button for its unstyled font: "Create Project" came out as "Create Projec".
+    """
+    button.ensurePolished()
+    bold = QFont(button.font())
+    bold.setWeight(QFont.Weight.DemiBold)
+    text = button.text()
+    room = button.sizeHint().width() - button.fontMetrics().horizontalAdvance(text)
+    button.setMinimumWidth(QFontMetrics(bold).horizontalAdvance(text) + room)

@@ -82,10 +82,11 @@ class MainWindow(QMainWindow):
         self._settings: Settings | None = None
 
         self.message_bar = MessageBar(self)
-        self._dialogs = dialogs or QtProjectDialogs()
+        self._dialogs = dialogs or QtProjectDialogs(state)
         self.start_page = StartPage(self._dialogs, self)
         self.project_view = ProjectView(self)
-        self.settings_dialog = SettingsDialog(self, dialogs=dialogs)
+        self.project_view.conversation.outputs.dialogs = self._dialogs
+        self.settings_dialog = SettingsDialog(self, dialogs=self._dialogs)
         self.stack = QStackedWidget(self)
         self.stack.addWidget(self.start_page)
         self.stack.addWidget(self.project_view)
@@ -206,14 +207,18 @@ class MainWindow(QMainWindow):
         # worker -> UI (queued by Qt: the receivers live on the GUI thread).
         worker.recent_projects_changed.connect(start.set_recent_projects)
         worker.project_opened.connect(self._on_project_opened)
+        worker.project_unavailable.connect(self._on_project_unavailable)
         worker.conversations_loaded.connect(project.set_conversations)
-        worker.conversation_created.connect(project.add_conversation)
+        worker.conversation_created.connect(project.show_new_conversation)
         worker.conversation_changed.connect(project.update_conversation)
         worker.conversation_deleted.connect(project.remove_conversation)
         worker.search_results.connect(project.set_search_results)
         worker.file_read.connect(project.show_file_preview)
         project.notice.connect(self.message_bar.show_info)
         worker.error.connect(self._on_worker_error)
+        # The full-output viewers' Save as…: the worker writes the file.
+        project.conversation.outputs.save_requested.connect(worker.save_text, queued)
+        worker.text_saved.connect(project.conversation.outputs.saved)
 
         # Settings: the dialog asks, the worker validates, saves and announces; all of it applies live.
         dialog = self.settings_dialog
@@ -327,6 +332,15 @@ class MainWindow(QMainWindow):
         self._update_actions()
         if self._state is not None:
             self._state.setValue("session/projectRoot", project.root)
+
+    @Slot(str, str)
+    def _on_project_unavailable(self, folder: str, reason: str) -> None:
+        if reason == "missing":
+            self.message_bar.show_error(self.tr("The folder {folder} does not exist.").format(folder=folder))
+        elif not self.start_page.offer_to_make_project(folder):
+            self.message_bar.show_error(
+                self.tr("{folder} is not a CrewAgent project: it has no .crewagent.json. Choose it with Open Project to make it one.").format(folder=folder)
+            )
 
     # -- the last session ----------------------------------------------------------------------
 

@@ -7,14 +7,17 @@ import logging
 import os
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Concatenate, ParamSpec, TypeVar, cast
 
 from PySide6.QtCore import QObject, Qt, Signal, SignalInstance, Slot
 
 from crewagent.core import agent_catalog
-from crewagent.core.errors import CrewAgentError
-from crewagent.core.messages import MODES, Mode
+from crewagent.core.errors import CrewAgentError, NotAProjectError, ProjectFolderMissing
+from crewagent.core.messages import MODES, ConversationMeta, Mode
 from crewagent.core.packages import example_package_id
+from crewagent.core.store._fsutil import atomic_write_bytes
+from crewagent.core.store.runtime import DEFAULT_TITLE
 from crewagent.core.turns import package_store
 from crewagent.core.store import RuntimeStore
 from crewagent.worker.background import BackgroundJobs
@@ -23,7 +26,16 @@ from crewagent.worker.search import read_preview, search_messages
 from crewagent.worker.settings_ops import SettingsInvalid, SettingsOps
 from crewagent.worker.threads import require_own_thread
 from crewagent.worker.turns import ProviderFactory, TurnWorker
-from crewagent.worker.values import AgentSummary, ConversationSummary, LlmDraft, MenuEntry, ProjectRef, RecentProjectEntry
+from crewagent.worker.values import (
+    AgentSummary,
+    ConversationSummary,
+    LlmDraft,
+    MenuEntry,
+    PackagesListing,
+    ProjectRef,
+    RecentProjectEntry,
+    SavedFile,
+)
 
 log = logging.getLogger(__name__)
 
@@ -141,6 +153,14 @@ class Worker(QObject):
     #: ``FilePreview``: a project file read for a workspace tab.
     file_read = Signal(object)
 
+    #: ``(folder, reason)``: ``open_project(folder)`` found no project there: ``reason`` is
+    #: ``"missing"`` (no such folder) or ``"not_a_project"`` (no .crewagent.json yet: the UI may
+    #: offer to make it one, with ``create_project``).
+    project_unavailable = Signal(str, str)
+
+    #: ``SavedFile``: a text written where the user chose (``save_text``), or why it was not.
+    text_saved = Signal(object)
+
     #: Internal: a background job's result, to be handled on the worker thread.
     _delivered = Signal(object)
 
@@ -197,8 +217,15 @@ class Worker(QObject):
     @Slot(str)
     @_request
     def open_project(self, root: str) -> None:
-        """Open an existing project folder; a folder without ``.crewagent.json`` is an error."""
-        info = self._store.open_project(root)
+        """Open an existing project folder; ``project_unavailable`` when it is missing or not a project."""
+        try:
+            info = self._store.open_project(root)
+        except ProjectFolderMissing:
+            self.project_unavailable.emit(root, "missing")
+            return
+        except NotAProjectError:
+            self.project_unavailable.emit(root, "not_a_project")
+            return
         self.turns.add_project(info)
         self._opened(ProjectRef.from_info(info))
 
@@ -228,10 +255,21 @@ class Worker(QObject):
     @Slot(str, str)
     @_request
     def create_conversation(self, project_id: str, entry_type: str) -> None:
-        """Start a conversation of type ``chat``, ``agent`` or ``run`` (its title comes later)."""
+        """Start a conversation of type ``chat``, ``agent`` or ``run`` (its title comes later).
+
+        One draft at a time: an untouched empty conversation of that type is reused rather than
+        another "New conversation" left behind by every "+ New"; an empty one of another type is
+        deleted (switching its mode instead would race with the turn worker's view of it).
+        """
         if entry_type not in MODES:
             raise ValueError(f"Unknown conversation type {entry_type!r}; expected one of {MODES}")
-        meta = self._store.create_conversation(project_id, entry_type=cast(Mode, entry_type))
+        meta = self._unused_conversation(project_id)
+        if meta is not None and (meta.entryType, meta.activeType) != (entry_type, entry_type):
+            self._store.delete_conversation(project_id, meta.id)
+            self.conversation_deleted.emit(project_id, meta.id)
+            meta = None
+        if meta is None:
+            meta = self._store.create_conversation(project_id, entry_type=cast(Mode, entry_type))
         self.conversation_created.emit(project_id, ConversationSummary.from_meta(meta))
 
     @Slot(str)
@@ -244,6 +282,25 @@ class Worker(QObject):
         workflow_id = package.definition.default_workflow_id
         meta = self._store.create_conversation(project_id, entry_type="run", packageId=package.id, workflowId=workflow_id)
         self.conversation_created.emit(project_id, ConversationSummary.from_meta(meta))
+
+    def _unused_conversation(self, project_id: str) -> ConversationMeta | None:
+        """An empty conversation nobody has touched: no message in its log, its placeholder title,
+        no workflow picked for it (as "Try a workflow" does)."""
+        for meta in self._store.list_conversations(project_id):
+            if meta.messageCount or meta.title != DEFAULT_TITLE or meta.autoTitle is False:
+                continue
+            if meta.workflowId or meta.packageId or meta.workflowRuns or meta.activeRunId:
+                continue
+            log_file = self._store.log_path(project_id, meta.id)
+            try:
+                empty = log_file.stat().st_size == 0
+            except FileNotFoundError:
+                empty = True
+            except OSError:
+                continue
+            if empty and not self._store.is_turn_running(project_id, meta.id):
+                return meta
+        return None
 
     def _emit_conversations(self, project_id: str) -> None:
         metas = self._store.list_conversations(project_id)
@@ -297,6 +354,12 @@ class Worker(QObject):
     def read_project_file(self, path: str) -> None:
         """Read a file for a preview tab (size-capped); answers with ``file_read``."""
         self._jobs.submit("read_project_file", lambda: read_preview(path), self.file_read.emit)
+
+    @Slot(str, str)
+    @_request
+    def save_text(self, path: str, text: str) -> None:
+        """Write ``text`` (UTF-8) to ``path`` chosen in a Save dialog, replacing it whole; answers with ``text_saved``."""
+        self._jobs.submit("save_text", lambda: _save_text(path, text), self.text_saved.emit)
 
     # -- settings -----------------------------------------------------------------------------
 
@@ -445,3 +508,12 @@ class Worker(QObject):
     def close_background(self) -> None:
         """Stop the background jobs (searches, network checks); call after the thread stopped."""
         self._jobs.close()
+
+
+def _save_text(path: str, text: str) -> SavedFile:
+    """In the background pool: a full disk or a read-only folder is an answer, not a crash."""
+    try:
+        atomic_write_bytes(Path(path), text.encode("utf-8"))
+    except CrewAgentError as exc:
+        return SavedFile(path, str(exc))
+    return SavedFile(path)

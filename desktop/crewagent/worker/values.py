@@ -277,3 +277,11 @@ class FilePreview:
     size: int = 0
     text: str = ""
     message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SavedFile:
+    """A text written where the user chose (``Worker.save_text``); ``error`` says why it was not."""
+
+    path: str
+    error: str = ""
