@@ -24,6 +24,7 @@ from crewagent.worker.turn_values import (
     ToolFinish,
 )
 from tests.fakes.scripted_server import ScriptedServer, call, drop, slow_text, text, tool_calls
+from tests.worker.gui_thread import wait_signal
 from tests.worker.turns_support import TurnClient, TurnRecorder, scripted_worker
 
 
@@ -46,7 +47,7 @@ def recorder(host: WorkerThread) -> TurnRecorder:
 @pytest.fixture
 def opened(qtbot: Any, project: Any, conversation: Any, client: TurnClient, host: WorkerThread) -> tuple[str, str]:
     """The project opened in the worker (turns need it) and the conversation's id."""
-    with qtbot.waitSignal(host.worker.project_opened):
+    with wait_signal(qtbot, host.worker.project_opened):
         client.open_project.emit(str(project.root))
     return project.id, conversation.id
 
@@ -109,7 +110,7 @@ def test_signals_are_emitted_off_the_gui_thread(
     threads: list[int] = []
     host.worker.turns.turn_started.connect(lambda *_: threads.append(threading.get_ident()), Qt.ConnectionType.DirectConnection)
     scripted_llm.script(text("hi"))
-    with qtbot.waitSignal(host.worker.turns.turn_finished, timeout=10_000):
+    with wait_signal(qtbot, host.worker.turns.turn_finished, timeout=10_000):
         client.send.emit(pid, cid, "hello", "chat")
     assert threads and threads[0] != threading.get_ident()
 
@@ -293,7 +294,7 @@ def test_shutdown_stops_a_running_turn_cleanly(
         isolated_dirs["data"], provider_factory=lambda s, d: scripted_llm.config(max_retries=0))).start()
     try:
         client, recorder = TurnClient(host.worker), TurnRecorder(host.worker.turns)
-        with qtbot.waitSignal(host.worker.project_opened):
+        with wait_signal(qtbot, host.worker.project_opened):
             client.open_project.emit(str(project.root))
         client.send.emit(project.id, conversation.id, "go", "chat")
         qtbot.waitUntil(lambda: len(recorder.of("stream_chunk")) >= 2, timeout=10_000)

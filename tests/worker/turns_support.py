@@ -81,19 +81,29 @@ class TurnClient(QObject):
 
 
 class TurnRecorder(QObject):
-    """Every TurnWorker signal, received on the GUI thread in order, as ``(signal, args)``."""
+    """Every TurnWorker signal, received on the GUI thread in order, as ``(signal, args)``.
+
+    PySide calls a plain function connected to a signal on the sender's thread (the worker's), so
+    each one only re-emits ``_received``, which Qt queues to this object's thread (the GUI's).
+    """
+
+    _received = Signal(str, object)
 
     def __init__(self, turns: TurnWorker):
         super().__init__()
         self.events: list[tuple[str, tuple[Any, ...]]] = []
+        self._received.connect(self._record)
         for name in TURN_SIGNALS:
-            getattr(turns, name).connect(self._recorder(name))
+            getattr(turns, name).connect(self._relay(name))
 
-    def _recorder(self, name: str) -> Any:
-        def record(*args: Any) -> None:
-            self.events.append((name, args))
+    def _relay(self, name: str) -> Any:
+        def relay(*args: Any) -> None:
+            self._received.emit(name, args)
 
-        return record
+        return relay
+
+    def _record(self, name: str, args: tuple[Any, ...]) -> None:
+        self.events.append((name, args))
 
     def of(self, signal: str) -> list[tuple[Any, ...]]:
         return [args for name, args in self.events if name == signal]
