@@ -21,7 +21,7 @@ from crewagent.core.context.tokens import (
     message_tokens,
 )
 from crewagent.core.messages import ConversationMessage, Mode
-from crewagent.core.protocol.chain import Unit, assemble
+from crewagent.core.protocol.chain import ChainReport, Unit, assemble
 from crewagent.core.protocol.validator import DOTTED_FUNCTION_NAME, first_error
 from crewagent.core.store.offload import offload_alias
 
@@ -74,6 +74,29 @@ def _protected_start(units: Sequence[Unit]) -> int:
     return index
 
 
+def _without_retried_attempts(units: list[Unit], report: ChainReport) -> list[Unit]:
+    """The units without the failed attempts a retry goes past (reported as skipped).
+
+    A failed attempt is an error part (an answer cut off by an LLM error or a Stop). Followed by
+    the user's next message it stays: "continue" resumes from it. Followed by another answer (the
+    retry's), or by nothing (the retry's own request), it was retried: the request is the failed
+    one again, and the log keeps the attempt only for the user to see.
+    """
+    dropped = [
+        index
+        for index, unit in enumerate(units)
+        if unit.kind == "text"
+        and unit.message.partType == "error"
+        and unit.message.role == "assistant"
+        and (index + 1 == len(units) or units[index + 1].message.role != "user")
+    ]
+    if not dropped:
+        return units
+    report.skippedMessageIds.extend(units[index].message.id for index in dropped)
+    skip = set(dropped)
+    return [unit for index, unit in enumerate(units) if index not in skip]
+
+
 def _fixed_piece(payload: list[dict[str, Any]], counter: TokenCounter) -> Piece:
     return make_piece([], payload, counter)
 
@@ -101,7 +124,7 @@ def build_llm_messages(
     counter = counter or default_counter()
     budget = (budget or ContextBudget()).for_counter(counter)
     chain = assemble(messages, pending_call_ids=pending_call_ids)
-    units = chain.units
+    units = _without_retried_attempts(chain.units, chain.report)
     start = _protected_start(units)
 
     summary = chain.summary
