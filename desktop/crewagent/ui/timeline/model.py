@@ -233,6 +233,7 @@ class TimelineModel(WindowedTreeModel):
         if existing is not None and existing.kind != "tool":
             existing.message, existing.text = message, message.text
             existing.reasoning = message.reasoning
+            existing.reasoning_seconds = _first_known(message.reasoning_seconds, existing.reasoning_seconds)
             if notify:
                 self._changed(existing, TimelineRole.MESSAGE)
             return
@@ -253,6 +254,7 @@ class TimelineModel(WindowedTreeModel):
             node.key, node.message, node.streaming = message.id, message, False
             node.text = message.text
             node.reasoning = message.reasoning or node.reasoning
+            node.reasoning_seconds = _first_known(message.reasoning_seconds, node.reasoning_seconds)
             self._by_key[message.id] = node
             if notify:
                 self._changed(node, TimelineRole.MESSAGE)
@@ -264,7 +266,8 @@ class TimelineModel(WindowedTreeModel):
         elif message.is_subagent_notice:
             kind = SUBAGENT_NOTICE
         node = Node(key=message.id, kind=kind, row=len(self._rows), message=message, text=message.text,
-                     reasoning=message.reasoning, subagent=message.subagent if kind == SUBAGENT_NOTICE else None)
+                     reasoning=message.reasoning, reasoning_seconds=message.reasoning_seconds,
+                     subagent=message.subagent if kind == SUBAGENT_NOTICE else None)
         self._append_top(node, notify)
         self._add_calls(node, message, notify)
 
@@ -360,3 +363,8 @@ class TimelineModel(WindowedTreeModel):
     @property
     def streaming(self) -> bool:
         return self._stream is not None
+
+
+def _first_known(stored: float | None, live: float | None) -> float | None:
+    """The thinking time the message stores (measured off the GUI thread), else the one timed live."""
+    return stored if stored is not None else live

@@ -1,0 +1,33 @@
+"""How long the model thought is stored on its answer, so that "Thought for N s" survives a reload."""
+
+from __future__ import annotations
+
+from crewagent.core.llm.local_server import Pause
+from crewagent.core.messages import ConversationMeta
+from crewagent.core.store import ProjectInfo, RuntimeStore
+from tests.core.loop_helpers import finished, load, turn
+from tests.fakes.scripted_server import ScriptedServer, chunk, raw_stream, text
+
+THINK_S = 1.2
+
+
+def test_the_thinking_time_is_stored_on_the_answer(
+    scripted_llm: ScriptedServer, store: RuntimeStore, project: ProjectInfo, conversation: ConversationMeta
+) -> None:
+    scripted_llm.script(
+        raw_stream(
+            chunk({"role": "assistant", "content": ""}),
+            chunk({"reasoning_content": "Let me think"}),
+            Pause(THINK_S),
+            chunk({"reasoning_content": " about it."}),
+            chunk({"content": "Here is the answer."}),
+            chunk({}, "stop"),
+        ),
+        text("No thoughts."),
+    )
+    assert finished(turn(store, project, conversation.id, scripted_llm.config(), "think")).reason == "completed"
+    assert finished(turn(store, project, conversation.id, scripted_llm.config(), "quick")).reason == "completed"
+
+    thought, plain = [m for m in load(store, project.id, conversation.id) if m.role == "assistant"]
+    assert thought.reasoningSeconds is not None and THINK_S <= thought.reasoningSeconds < THINK_S + 5
+    assert "reasoningSeconds" not in plain.to_log_dict()  # an answer without reasoning has no such field
