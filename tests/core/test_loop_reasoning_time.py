@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from crewagent.core.llm.local_server import Pause
+from crewagent.core.loop import ConversationSession, LoopEvent, TextDelta
 from crewagent.core.messages import ConversationMeta
 from crewagent.core.store import ProjectInfo, RuntimeStore
 from tests.core.loop_helpers import finished, load, turn
@@ -31,3 +32,27 @@ def test_the_thinking_time_is_stored_on_the_answer(
     thought, plain = [m for m in load(store, project.id, conversation.id) if m.role == "assistant"]
     assert thought.reasoningSeconds is not None and THINK_S <= thought.reasoningSeconds < THINK_S + 5
     assert "reasoningSeconds" not in plain.to_log_dict()  # an answer without reasoning has no such field
+
+
+def test_an_answer_stopped_after_its_thinking_keeps_the_thinking_time(
+    scripted_llm: ScriptedServer, store: RuntimeStore, project: ProjectInfo, conversation: ConversationMeta
+) -> None:
+    scripted_llm.script(
+        raw_stream(
+            chunk({"role": "assistant", "content": ""}),
+            chunk({"reasoning_content": "Hmm."}),
+            Pause(THINK_S),
+            chunk({"content": "The first words"}),
+            Pause(5.0),
+            chunk({"content": " never arrive."}),
+            chunk({}, "stop"),
+        )
+    )
+
+    def on_event(event: LoopEvent, session: ConversationSession) -> None:
+        if isinstance(event, TextDelta):
+            session.request_stop()
+
+    assert finished(turn(store, project, conversation.id, scripted_llm.config(), "think", on_event=on_event)).reason == "stopped"
+    (stopped,) = [m for m in load(store, project.id, conversation.id) if m.role == "assistant"]
+    assert stopped.interrupted and stopped.reasoningSeconds is not None and stopped.reasoningSeconds >= THINK_S

@@ -300,7 +300,8 @@ class ToolLoop:
                 if item is _STOP:
                     pump.cancel()
                     await asyncio.gather(pump, return_exceptions=True)
-                    async for event in self._persist_interrupted_stream(message_id, "".join(text), "".join(reasoning)):
+                    thinking.stop()
+                    async for event in self._persist_interrupted_stream(message_id, "".join(text), "".join(reasoning), thinking.seconds):
                         yield event
                     yield TurnFinished("stopped")
                     return
@@ -353,7 +354,9 @@ class ToolLoop:
         if self.checkpoint is not None:
             await self.checkpoint(None)
 
-    async def _persist_interrupted_stream(self, message_id: str, text: str, reasoning: str) -> AsyncIterator[LoopEvent]:
+    async def _persist_interrupted_stream(
+        self, message_id: str, text: str, reasoning: str, reasoning_seconds: float | None = None
+    ) -> AsyncIterator[LoopEvent]:
         if text or reasoning:
             message = self._new(
                 "assistant",
@@ -363,6 +366,7 @@ class ToolLoop:
                 interrupted=True,
                 error={"code": "LLM_INTERRUPTED", "message": "Stopped by the user while the answer was streaming."},
                 **({"reasoning_content": reasoning} if reasoning else {}),
+                **({"reasoningSeconds": reasoning_seconds} if reasoning_seconds is not None else {}),
             )
             yield MessagePersisted(await self.on_assistant_message(message))
         await self._clear_checkpoint()
