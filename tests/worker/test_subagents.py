@@ -36,7 +36,7 @@ class SubagentRecorder(TurnRecorder):
     def __init__(self, host: WorkerThread):
         super().__init__(host.worker.turns)
         for name in SUBAGENT_SIGNALS:
-            getattr(host.worker.turns, name).connect(self._relay(name))
+            self.listen(host.worker.turns, name)
 
     def statuses(self) -> list[SubagentInfo]:
         return [args[0] for args in self.of("subagent_status_changed")]
