@@ -174,6 +174,29 @@ def test_markdown_code_blocks_are_highlighted_with_a_copy_link_and_links_are_kep
     assert "javascript:" not in rendered.html.split("<body>")[1].split("[bad]")[0] or 'href="javascript' not in rendered.html
 
 
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_a_gfm_table_is_drawn_with_rules_padding_and_aligned_columns_and_strikethrough_strikes(qapp: Any, theme: str) -> None:
+    """A GFM table used to come out as flat words: QTextDocument draws no rules for a bare <table>."""
+    from PySide6.QtGui import QTextDocument, QTextTable
+
+    from crewagent.ui.theme import TOKENS
+
+    document = QTextDocument()
+    document.setHtml(render("| Name | Size |\n|------|-----:|\n| alpha | 12 KB |\n\n~~old~~ new", theme).html)
+    tables = [frame for frame in document.rootFrame().childFrames() if isinstance(frame, QTextTable)]
+    assert len(tables) == 1
+    table = tables[0]
+    assert (table.rows(), table.columns()) == (2, 2)
+    assert table.cellAt(1, 0).firstCursorPosition().block().text() == "alpha"
+    table_format = table.format()
+    assert table_format.border() >= 1 and table_format.cellPadding() >= 4
+    assert table_format.borderBrush().color().name() == TOKENS[theme]["table_border"]
+    assert table.cellAt(0, 0).format().background().color().name() == TOKENS[theme]["table_header"]
+    assert table.cellAt(1, 1).firstCursorPosition().block().blockFormat().alignment() & Qt.AlignmentFlag.AlignRight
+    struck = document.find("old")
+    assert struck.charFormat().fontStrikeOut() and not document.find("new").charFormat().fontStrikeOut()
+
+
 def test_a_growing_text_renders_block_by_block_as_a_whole_would() -> None:
     from crewagent.ui.markdown import render_growing
 
@@ -430,3 +453,37 @@ def test_the_thinking_time_of_a_stored_answer_is_shown_after_a_reload(qtmodeltes
     answer = model.index_of_key(stored.id)
     assert answer.data(TimelineRole.REASONING) == "Let me think."
     assert answer.data(TimelineRole.REASONING_SECONDS) == 2.4  # "Thought for 2 s", not "Thoughts"
+
+
+def test_a_result_cut_in_the_part_offers_open_full_output_and_a_click_asks_for_it(qtbot: Any) -> None:
+    """The part shows the first 20,000 characters; the rest used to be out of reach unless the result was offloaded."""
+    from tests.ui import timeline_gallery as gallery
+
+    long_result = gallery._result("t-long", "c-long", "fs.read", {"ok": True, "content": "y" * 30_000})
+    short_result = gallery._result("t-short", "c-short", "fs.read", {"ok": True, "content": "short"})
+    calls = (gallery._call("c-long", "fs.read", {"path": "a.md"}), gallery._call("c-short", "fs.read", {"path": "b.md"}))
+    model = TimelineModel()
+    model.load(loaded((assistant("a1", calls=calls), long_result, short_result)))
+    view = TimelineView()
+    view.set_timeline(model)
+    qtbot.addWidget(view)
+    view.resize(800, 600)
+    view.show()
+    qtbot.waitExposed(view)
+
+    def hits(key: str) -> dict[str, Any]:
+        view.set_tool_expanded(key, True)
+        index = model.index_of_key(key)
+        option = gallery.option_for(view, view.row_width())
+        return {hit.name: hit.rect for hit in view.timeline_delegate._layout(option, index, None).hits}
+
+    assert "open_output" not in hits("tool:c-short")
+    button = hits("tool:c-long")["open_output"]
+    index = model.index_of_key("tool:c-long")
+    view.scrollTo(index, view.ScrollHint.PositionAtBottom)
+    qtbot.wait(50)
+    rect = view.visualRect(index)
+    point = QPoint(rect.left() + int(button.center().x()), rect.top() + int(button.center().y()))
+    with qtbot.waitSignal(view.action_requested) as asked:
+        qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=point)
+    assert asked.args == ["open_output", "tool:c-long", "t-long"]

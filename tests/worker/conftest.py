@@ -40,9 +40,14 @@ class Recorder(QObject):
         worker.conversations_loaded.connect(self._conversations)
         worker.conversation_created.connect(self._created)
         worker.error.connect(self._error)
+        worker.project_unavailable.connect(self._unavailable)
 
     def of(self, signal: str) -> list[tuple[Any, ...]]:
         return [args for name, args in self.events if name == signal]
+
+    @Slot(str, str)
+    def _unavailable(self, folder: str, reason: str) -> None:
+        self.events.append(("project_unavailable", (folder, reason)))
 
     @Slot(object)
     def _recent(self, entries: object) -> None:

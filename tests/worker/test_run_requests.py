@@ -143,9 +143,10 @@ def test_import_package_reports_every_problem_and_try_workflow_needs_the_example
     broken = tmp_path / "broken"
     broken.mkdir()
     (broken / "bmad.json").write_text('{"schemaVersion": "1.1"}', encoding="utf-8")
-    with wait_signal(qtbot, host.worker.error, timeout=20_000) as failed:
+    with wait_signal(qtbot, host.worker.package_imported, timeout=20_000) as failed:
         QMetaObject.invokeMethod(host.worker, "import_package", Qt.ConnectionType.QueuedConnection, Q_ARG(str, str(broken)))
-    assert failed.args[0] == "import_package" and "bmad.json" in failed.args[1]
+    answer = failed.args[0]
+    assert answer.package is None and answer.problems and {problem.file for problem in answer.problems} >= {"bmad.json"}
 
     client = TurnClient(host.worker)
     with wait_signal(qtbot, host.worker.project_opened):

@@ -162,3 +162,21 @@ def test_test_connection_remembers_the_context_windows_the_provider_reports(
     settings = Settings.model_validate({"llm": {"provider": "openai-compatible", "baseUrl": scripted_llm.base_url, "model": "alpha"}})
     window = context_window(settings, provider_config(settings))
     assert (window.tokens, window.describe()) == (24_576, "from the provider")
+
+
+def test_save_merges_into_the_file_as_it_is_now_and_refresh_notices_other_writers(isolated_dirs: dict[str, Path]) -> None:
+    from crewagent.core.settings import SettingsStore
+    from crewagent.worker.settings_ops import SettingsOps
+
+    ops = SettingsOps()
+    assert ops.current.tools.alwaysAllow == []
+    assert ops.refresh() is None  # nothing changed since it was read
+    SettingsStore().update(tools={"alwaysAllow": ["fs.write"]})  # the turn host's "Always allow"
+    refreshed = ops.refresh()
+    assert refreshed is not None and refreshed.tools.alwaysAllow == ["fs.write"]
+    assert ops.refresh() is None
+
+    SettingsStore().update(engine={"maxTurns": 7})  # not yet noticed by ops
+    saved = ops.save({"tools": {"timeoutSeconds": 42}})
+    assert saved.engine.maxTurns == 7 and saved.tools.alwaysAllow == ["fs.write"] and saved.tools.timeoutSeconds == 42
+    assert ops.refresh() is None  # its own write is not news

@@ -18,6 +18,7 @@ from crewagent.ui.composer import Composer
 from crewagent.ui.conversation_header import ConversationHeader
 from crewagent.ui.conversation_parts import EmptyConversation, JumpToLatest
 from crewagent.ui.missing_package import MissingPackageCard
+from crewagent.ui.output_viewer import OutputViewers
 from crewagent.ui.run_tracker import RunTracker
 from crewagent.ui.timeline import TimelineModel, TimelineRole, TimelineView
 from crewagent.worker.turn_values import (
@@ -58,7 +59,7 @@ class ConversationView(QFrame):
     #: ``(project_id, conversation_id, agent_id)``: the agent Agent mode answers with (saved).
     agent_change_requested = Signal(str, str, str)
 
-    #: ``(project_id, conversation_id, message_id)``: load an offloaded tool result in full.
+    #: ``(project_id, conversation_id, message_id)``: load a tool result in full, for its viewer.
     full_output_requested = Signal(str, str, str)
 
     #: ``(request_id, payload)``: an ask-user widget's WIDGET_SUBMIT payload (None: dismissed).
@@ -92,6 +93,8 @@ class ConversationView(QFrame):
         self.composer = Composer(self)
         self.agent_menu = AgentMenuPanel(self)
         self.jump_button = JumpToLatest(self.timeline, self.model)
+        #: "Open full output" opens a viewer window per tool result (issue 18).
+        self.outputs = OutputViewers(self)
 
         content = QWidget(self)
         self._content = content
@@ -324,7 +327,9 @@ class ConversationView(QFrame):
         if ids is None:
             return
         if action == "open_output":
-            self.full_output_requested.emit(*ids, message_id)
+            tool = str(self.model.index_of_key(key).data(TimelineRole.TOOL_NAME) or "tool")
+            if message_id and self.outputs.open(ids[1], message_id, tool):
+                self.full_output_requested.emit(*ids, message_id)
             return
         if action == "open_subagent":
             if message_id:
@@ -475,17 +480,7 @@ class ConversationView(QFrame):
 
     @Slot(object)
     def on_full_output(self, output: FullOutput) -> None:
-        if output.conversation_id != self.conversation_id:
-            return
-        index = self.model.index_of_key(output.message_id)
-        key = str(index.data(TimelineRole.KEY)) if index.isValid() else ""
-        if not key:
-            return
-        if output.error:
-            self.timeline.full_output_failed(key)
-            self.notice.emit(output.error)
-        else:
-            self.timeline.show_full_output(key, output.text)
+        self.outputs.deliver(output)
 
     # -- busy state -------------------------------------------------------------------------------
 

@@ -275,6 +275,12 @@ class ProjectView(QWidget):
         self.works.upsert(item, select=self.model.row_of(item.id) is None)
 
     @Slot(str, object)
+    def show_new_conversation(self, project_id: str, item: ConversationSummary) -> None:
+        """The conversation "+ New" asked for (new, or the empty draft reused): show and select it."""
+        if self._is_current(project_id):
+            self.works.upsert(item, select=True)
+
+    @Slot(str, object)
     def update_conversation(self, project_id: str, item: ConversationSummary) -> None:
         """A conversation's metadata changed (renamed, mode switched): update its row in place."""
         if self._is_current(project_id):

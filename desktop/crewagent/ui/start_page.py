@@ -53,6 +53,8 @@ class StartPage(QWidget):
         super().__init__(parent)
         self.setObjectName("startPage")
         self._dialogs = dialogs
+        #: The folder the user last picked with Open Project (offered to become a project).
+        self._picked_folder = ""
         self.model = RecentProjectsModel(self)
 
         hero = QFrame(self)
@@ -217,7 +219,18 @@ class StartPage(QWidget):
     def prompt_open_project(self) -> None:
         folder = self._dialogs.ask_project_folder(self.window())
         if folder:
+            self._picked_folder = folder
             self.open_project_requested.emit(folder)
+
+    def offer_to_make_project(self, folder: str) -> bool:
+        """``folder`` is not a project: when the user just picked it with Open Project, ask to
+        make it one (as ``--project`` does on the command line). False when nothing was asked."""
+        if not folder or folder != self._picked_folder:
+            return False
+        self._picked_folder = ""
+        if self._dialogs.confirm_make_project(self.window(), folder):
+            self.new_project_requested.emit(folder, "")
+        return True
 
     def request_project(self, folder: str, *, create: bool = False) -> None:
         """Open ``folder`` (for ``crewagent gui --project``); with ``create``, make it a project first."""

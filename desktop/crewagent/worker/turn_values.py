@@ -308,7 +308,10 @@ class ProviderInfo:
 
 @dataclass(frozen=True, slots=True)
 class FullOutput:
-    """The complete content of an offloaded tool result (``error`` set when it could not be read)."""
+    """The complete content of a tool result, decoded for reading (``error`` set when it could not be read).
+
+    ``text`` is :func:`crewagent.core.tools.results.readable` of the stored output.
+    """
 
     conversation_id: str
     message_id: str

@@ -117,7 +117,7 @@ class TimelineDelegate(QStyledItemDelegate):
         editor = self._editors.get(key) if self._editors else None
         editor_h = editor.sizeHint().height() if editor is not None else 0
         state = self.state
-        signature = state.signature(key) if (state.expanded_tools or state.expanded_reasoning or state.full_outputs) else None
+        signature = state.signature(key) if (state.expanded_tools or state.expanded_reasoning) else None
         return (key, version, width, signature, from_end == 0 and state.busy, from_end == 0, editor_h)
 
     def sizeHint(self, option: QStyleOptionViewItem, index: _Index) -> QSize:

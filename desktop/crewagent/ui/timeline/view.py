@@ -305,15 +305,6 @@ class TimelineView(QTreeView):
         """Show an ask-user widget as answered with ``answer`` (read-only) from now on."""
         self.view_state.widget_answers[call_id] = answer
 
-    def show_full_output(self, key: str, text: str) -> None:
-        self.view_state.loading_outputs.discard(key)
-        self.view_state.full_outputs[key] = text
-        self._remeasure_key(key)
-
-    def full_output_failed(self, key: str) -> None:
-        self.view_state.loading_outputs.discard(key)
-        self._remeasure_key(key)
-
     def _remeasure_key(self, key: str) -> None:
         if self._model is not None:
             index = self._model.index_of_key(key)
@@ -348,9 +339,6 @@ class TimelineView(QTreeView):
         if action == "open_subagent":
             subagent = index.data(TimelineRole.SUBAGENT)
             message_id = subagent.session_id if subagent is not None else ""
-        if action == "open_output":
-            self.view_state.loading_outputs.add(key)
-            self._remeasure(index)
         self.action_requested.emit(action, key, message_id)
 
     @Slot(str)
