@@ -221,7 +221,9 @@ def test_an_error_part_offers_retry_and_continue_as_buttons(
 
     click_button("retry")
     qtbot.waitUntil(lambda: not conversation.busy and rows(main)[-1] == ("assistant", "Whole answer."), timeout=10_000)
-    assert [m["content"] for m in scripted_llm.bodies[1]["messages"] if m["role"] == "user"] == ["explain", "explain"]
+    # Retry runs the failed turn again: the user's message is neither stored nor sent twice.
+    assert [m["content"] for m in scripted_llm.bodies[1]["messages"] if m["role"] == "user"] == ["explain"]
+    assert [text for kind, text in rows(main) if kind == "user"] == ["explain"]
 
     say(qtbot, main, "more")
     click_button("continue")

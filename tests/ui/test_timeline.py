@@ -442,6 +442,19 @@ def test_the_rows_of_a_replaced_conversation_need_no_garbage_collector(qtmodelte
     qtmodeltester.check(model)
 
 
+def test_the_thinking_time_of_a_stored_answer_is_shown_after_a_reload(qtmodeltester: Any) -> None:
+    from crewagent.core.messages import ConversationMessage
+
+    stored = ConversationMessage.new("assistant", "Here.", reasoning_content="Let me think.", reasoningSeconds=2.4)
+    reloaded = ConversationMessage.model_validate_json(stored.to_log_line())
+    model = TimelineModel()
+    model.load(loaded((user("m1", "think"), TimelineMessage.from_message(reloaded))))
+    qtmodeltester.check(model)
+    answer = model.index_of_key(stored.id)
+    assert answer.data(TimelineRole.REASONING) == "Let me think."
+    assert answer.data(TimelineRole.REASONING_SECONDS) == 2.4  # "Thought for 2 s", not "Thoughts"
+
+
 def test_a_result_cut_in_the_part_offers_open_full_output_and_a_click_asks_for_it(qtbot: Any) -> None:
     """The part shows the first 20,000 characters; the rest used to be out of reach unless the result was offloaded."""
     from tests.ui import timeline_gallery as gallery

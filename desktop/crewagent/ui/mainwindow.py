@@ -268,7 +268,8 @@ class MainWindow(QMainWindow):
         self.stop_all_requested.connect(turns.stop_all, queued)
         self.describe_provider_requested.connect(turns.describe_provider, queued)
         self.load_agents_requested.connect(self._worker.load_agents, queued)
-        self._worker.settings_changed.connect(lambda _settings: self.describe_provider_requested.emit())
+        # Signal to signal: a lambda would run on the worker's thread (PySide calls a plain function there).
+        self._worker.settings_changed.connect(self.describe_provider_requested)
 
         turns.turn_finished.connect(self._on_turn_finished)
         turns.prompt_withdrawn.connect(self.approvals.withdraw)

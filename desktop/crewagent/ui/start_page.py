@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from PySide6.QtCore import QEvent, QModelIndex, QPoint, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QEvent, QModelIndex, QPoint, Qt, Signal, Slot
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 import crewagent
-from crewagent.ui.delegates import RecentProjectDelegate
+from crewagent.ui.delegates import RecentProjectDelegate, repaint_every_minute
 from crewagent.ui.dialogs import ProjectDialogs
 from crewagent.ui.models import RecentProjectsModel
 from crewagent.worker.values import RecentProjectEntry
@@ -149,11 +149,7 @@ class StartPage(QWidget):
         self.view.selectionModel().selectionChanged.connect(self._update_buttons)
         self.model.modelReset.connect(self._update_buttons)
         self._update_buttons()
-        # "5 min ago" must not stay "just now" forever: repaint the visible rows once a minute.
-        self._clock = QTimer(self)
-        self._clock.setInterval(60_000)
-        self._clock.timeout.connect(self.view.viewport().update)
-        self._clock.start()
+        self._clock = repaint_every_minute(self.view)
         self.retranslate_ui()
 
     def retranslate_ui(self) -> None:

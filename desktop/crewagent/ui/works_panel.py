@@ -43,7 +43,7 @@ from PySide6.QtWidgets import (
 )
 
 from crewagent.ui import formatting
-from crewagent.ui.delegates import LINE_GAP, PAD_X, PAD_Y, ConversationDelegate
+from crewagent.ui.delegates import LINE_GAP, PAD_X, PAD_Y, ConversationDelegate, repaint_every_minute
 from crewagent.ui.models import ConversationListModel, ConversationRole
 from crewagent.worker.values import ConversationSummary, SearchHit
 
@@ -275,11 +275,7 @@ class WorksPanel(QWidget):
         self.view.selectionModel().selectionChanged.connect(self._on_selection_changed)
         for signal in (self.proxy.modelReset, self.proxy.rowsInserted, self.proxy.rowsRemoved, self.proxy.layoutChanged):
             signal.connect(self._update_empty_state)
-        # "5 min ago" must not stay "just now" forever: repaint the visible rows once a minute.
-        self._clock = QTimer(self)
-        self._clock.setInterval(60_000)
-        self._clock.timeout.connect(self.view.viewport().update)
-        self._clock.start()
+        self._clock = repaint_every_minute(self.view)
         self.retranslate_ui()
 
     # -- texts -------------------------------------------------------------------------------

@@ -133,6 +133,8 @@ class TimelineMessage:
     is_summary: bool = False
     #: The subagent a Task result or a background notice links to (its app-only fields).
     subagent: SubagentInfo | None = None
+    #: How long the model thought before answering (None: unknown, or no reasoning).
+    reasoning_seconds: float | None = None
 
     @classmethod
     def from_message(cls, message: ConversationMessage) -> TimelineMessage:
@@ -156,6 +158,7 @@ class TimelineMessage:
             include_in_context=message.includeInContext,
             is_summary=bool(message.summaryOf),
             subagent=SubagentInfo.from_links(message),
+            reasoning_seconds=message.reasoningSeconds,
         )
 
     @property
