@@ -171,7 +171,7 @@ class SearchIndex:
 
     # -- keeping up with the logs ----------------------------------------------------------------
 
-    def update(self, logs: list[tuple[str, Path]], cancelled: IsCancelled) -> dict[str, Coverage]:
+    def update(self, logs: list[tuple[str, str]], cancelled: IsCancelled) -> dict[str, Coverage]:
         """Bring the index up to the logs ``(conversation id, log path)``; returns what it covers.
 
         Conversations not in ``logs`` leave the index. Raises :class:`SearchCancelled` (progress
@@ -184,7 +184,7 @@ class SearchIndex:
                 raise IndexDamaged(str(exc)) from exc
             raise
 
-    def _update(self, logs: list[tuple[str, Path]], cancelled: IsCancelled) -> dict[str, Coverage]:
+    def _update(self, logs: list[tuple[str, str]], cancelled: IsCancelled) -> dict[str, Coverage]:
         db = self._db()
         known = {
             row[0]: _Indexed(*row[1:])
@@ -200,7 +200,7 @@ class SearchIndex:
             coverage[conversation_id] = self._follow(db, conversation_id, path, known.get(conversation_id), cancelled)
         return coverage
 
-    def _follow(self, db: sqlite3.Connection, conversation_id: str, path: Path, row: _Indexed | None, cancelled: IsCancelled) -> Coverage:
+    def _follow(self, db: sqlite3.Connection, conversation_id: str, path: str, row: _Indexed | None, cancelled: IsCancelled) -> Coverage:
         try:
             info = os.stat(path)
             inode, size, mtime_ns = info.st_ino, info.st_size, info.st_mtime_ns
@@ -218,7 +218,7 @@ class SearchIndex:
         return self._index_from(db, conversation_id, conv, path, start, seq, (inode, size, mtime_ns), cancelled)
 
     @staticmethod
-    def _tail_matches(path: Path, row: _Indexed) -> bool:
+    def _tail_matches(path: str, row: _Indexed) -> bool:
         """The bytes just before the indexed end are still the ones indexed (the log only grew)."""
         try:
             with open(path, "rb") as handle:
@@ -249,7 +249,7 @@ class SearchIndex:
         db: sqlite3.Connection,
         conversation_id: str,
         conv: int,
-        path: Path,
+        path: str,
         start: int,
         seq: int,
         stat: tuple[int, int, int],

@@ -20,7 +20,7 @@ _BLOCK = 1 << 20
 # JSON escapes these, so the raw line may not contain them as they are: such queries parse every line.
 _ESCAPED = frozenset('"\\/\b\f\n\r\t')
 #: The log file of a conversation id (``RuntimeStore.log_path`` bound to a project).
-LogPath = Callable[[str], Path]
+LogPath = Callable[[str], str | Path]
 
 
 def _prefilter(needle: str) -> bool:
@@ -28,7 +28,7 @@ def _prefilter(needle: str) -> bool:
     return needle.isascii() and not (_ESCAPED & set(needle))
 
 
-def scan_log(path: Path, needle: str, cancelled: IsCancelled, *, start: int = 0, end: int | None = None) -> LogMatches:
+def scan_log(path: str | Path, needle: str, cancelled: IsCancelled, *, start: int = 0, end: int | None = None) -> LogMatches:
     """The messages of ``path`` (bytes ``start`` to ``end``) whose readable text contains ``needle``.
 
     A line is skipped unparsed when the needle is plain ASCII without JSON escapes and the line,

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
 import threading
-from pathlib import Path
 
 from crewagent.core import paths
 from crewagent.core.messages import ConversationMeta
@@ -14,6 +14,8 @@ from crewagent.core.search.index import Coverage, IndexDamaged, SearchIndex, fts
 from crewagent.core.search.scan import scan_conversations, scan_log
 from crewagent.core.search.text import needle_of
 from crewagent.core.store import RuntimeStore
+from crewagent.core.store.index import CONVERSATION_ID
+from crewagent.core.store.log import LOG_NAME
 
 log = logging.getLogger(__name__)
 
@@ -86,48 +88,59 @@ class MessageSearch:
                 return self._hits(metas, logs, needle, *answer, cancelled)
         return scan_conversations(dict(logs).__getitem__, metas, needle, cancelled)
 
-    def _logs(self, project_id: str, metas: list[ConversationMeta]) -> list[tuple[str, Path]]:
-        return [(meta.id, self._store.log_path(project_id, meta.id)) for meta in metas]
+    def _logs(self, project_id: str, metas: list[ConversationMeta]) -> list[tuple[str, str]]:
+        if not metas:
+            return []
+        # One validated path, then plain joins: a thousand Path objects cost more than the stats.
+        folder = str(self._store.log_path(project_id, metas[0].id).parent.parent)
+        return [(meta.id, os.path.join(folder, meta.id, LOG_NAME)) if CONVERSATION_ID.fullmatch(meta.id)
+                else (meta.id, str(self._store.log_path(project_id, meta.id))) for meta in metas]
 
     def _from_index(
-        self, project_id: str, logs: list[tuple[str, Path]], needle: str, cancelled: IsCancelled
+        self, project_id: str, logs: list[tuple[str, str]], needle: str, cancelled: IsCancelled
     ) -> tuple[dict[str, Coverage], dict[int, LogMatches]] | None:
+        """The index's answer, after bringing it up to the logs; None when it cannot answer now.
+
+        A damaged index is deleted and rebuilt from the logs once; if that fails too, or the
+        index is busy with another job, the caller scans the logs.
+        """
         index = self.index_of(project_id)
         if not index.lock.acquire(timeout=BUSY_WAIT_S):
             return None  # being built by another job: this query scans
         try:
-            coverage = self._update(index, logs, cancelled)
-            if coverage is None:
-                return None
-            try:
-                return coverage, index.query(needle)
-            except IndexDamaged as exc:
-                index.discard(str(exc))
-                return None
-        except sqlite3.Error as exc:
-            self._notice(f"the index {index.path} failed: {exc}")
+            for attempt in (1, 2):
+                try:
+                    coverage = index.update(logs, cancelled)
+                    return coverage, index.query(needle)
+                except IndexDamaged as exc:
+                    index.discard(str(exc))
+                    if attempt == 2:
+                        self._notice(f"the index {index.path} could not be rebuilt: {exc}")
+                except (sqlite3.Error, OSError) as exc:
+                    self._notice(f"the index {index.path} failed: {exc}")
+                    return None
             return None
         finally:
             index.lock.release()
 
-    def _update(self, index: SearchIndex, logs: list[tuple[str, Path]], cancelled: IsCancelled) -> dict[str, Coverage] | None:
-        """Update (rebuilding a damaged index once); None when the index cannot be used now."""
+    def _update(self, index: SearchIndex, logs: list[tuple[str, str]], cancelled: IsCancelled) -> None:
+        """Update (a damaged index is rebuilt once); failures leave the scan to answer."""
         for attempt in (1, 2):
             try:
-                return index.update(logs, cancelled)
+                index.update(logs, cancelled)
+                return
             except IndexDamaged as exc:
                 index.discard(str(exc))
                 if attempt == 2:
                     self._notice(f"the index {index.path} could not be rebuilt: {exc}")
             except (sqlite3.Error, OSError) as exc:
                 self._notice(f"the index {index.path} cannot be updated: {exc}")
-                return None
-        return None
+                return
 
     @staticmethod
     def _hits(
         metas: list[ConversationMeta],
-        logs: list[tuple[str, Path]],
+        logs: list[tuple[str, str]],
         needle: str,
         coverage: dict[str, Coverage],
         found: dict[int, LogMatches],
