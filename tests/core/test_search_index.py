@@ -275,3 +275,16 @@ def test_for_any_messages_and_query_the_index_answers_as_the_scan(
         for query in queries:
             assert search.search(project.id, query) == scan.search(project.id, query), query
         search.close()
+
+
+def test_conversations_created_or_deleted_elsewhere_are_seen_by_the_next_search(
+    store: RuntimeStore, project: ProjectInfo, filled: dict[str, str]
+) -> None:
+    search = MessageSearch(store)
+    assert search.search(project.id, "walrus") == ()
+    other = RuntimeStore(store.data_dir)  # another process's store: no shared cache
+    new = other.create_conversation(project.id, title="Later")
+    other.append_message(project.id, new.id, ConversationMessage.new("user", "a walrus"))
+    assert [hit.conversation_id for hit in search.search(project.id, "walrus")] == [new.id]
+    other.delete_conversation(project.id, new.id)
+    assert search.search(project.id, "walrus") == ()

@@ -14,7 +14,7 @@ from crewagent.core.search.index import Coverage, IndexDamaged, SearchIndex, fts
 from crewagent.core.search.scan import scan_conversations, scan_log
 from crewagent.core.search.text import needle_of
 from crewagent.core.store import RuntimeStore
-from crewagent.core.store.index import CONVERSATION_ID
+from crewagent.core.store.index import CONVERSATION_ID, INDEX_NAME
 from crewagent.core.store.log import LOG_NAME
 
 log = logging.getLogger(__name__)
@@ -39,6 +39,7 @@ class MessageSearch:
     def __init__(self, store: RuntimeStore, *, use_index: bool = True):
         self._store = store
         self._indexes: dict[str, SearchIndex] = {}
+        self._listed: dict[str, tuple[tuple[int, int, int], list[ConversationMeta]]] = {}
         self._guard = threading.Lock()
         self._warned = False
         self.use_index = use_index and fts5_available()
@@ -49,6 +50,30 @@ class MessageSearch:
         if not self._warned:
             self._warned = True
             log.warning("Message search scans the conversation logs: %s.", reason)
+
+    def _metas(self, project_id: str) -> list[ConversationMeta]:
+        """The project's conversations: the store's list, listed again only when its index.json changed.
+
+        Creating or deleting a conversation rewrites index.json (a new file), so the set of
+        conversations is never stale; appends only stage it, and their order here may lag behind
+        (nothing shows search hits in this order: the list orders them). Listing costs more than
+        the rest of an indexed search (every log is checked twice, by the store and by the index).
+        """
+        runtime = paths.project_runtime_dir(self._store.data_dir, project_id)
+        try:
+            info = os.stat(paths.conversations_dir(runtime) / INDEX_NAME)
+            key: tuple[int, int, int] | None = (info.st_ino, info.st_size, info.st_mtime_ns)
+        except OSError:
+            key = None  # missing or unreadable: the store rebuilds or reports it
+        with self._guard:
+            cached = self._listed.get(project_id)
+        if key is not None and cached is not None and cached[0] == key:
+            return cached[1]
+        metas = self._store.list_conversations(project_id)  # key taken before: a change meanwhile lists again
+        if key is not None:
+            with self._guard:
+                self._listed[project_id] = (key, metas)
+        return metas
 
     def index_of(self, project_id: str) -> SearchIndex:
         with self._guard:
@@ -80,7 +105,7 @@ class MessageSearch:
         needle = needle_of(query)
         if not needle:
             return ()
-        metas = self._store.list_conversations(project_id)
+        metas = self._metas(project_id)
         logs = self._logs(project_id, metas)
         if self.use_index:
             answer = self._from_index(project_id, logs, needle, cancelled)
