@@ -84,6 +84,8 @@ class TimelineRole(IntEnum):
     MEASURE = _USER + 23
     #: The :class:`SubagentInfo` of a Task part or a subagent notice (None for other rows).
     SUBAGENT = _USER + 24
+    #: The searched text to mark in this row ("" for every row but the search hit shown; issue 18).
+    HIGHLIGHT = _USER + 25
 
 
 @dataclass(eq=False)
@@ -106,6 +108,8 @@ class _Node:
     widget_request: str = ""
     widget: Mapping[str, Any] | None = None
     subagent: SubagentInfo | None = None
+    #: The searched text marked in this row (see ``set_highlight``).
+    highlight: str = ""
     version: int = 0
     # while streaming: when reasoning started and when the text took over
     _thinking_since: float | None = None
@@ -154,6 +158,7 @@ class TimelineModel(QAbstractItemModel):
         self._calls: dict[str, _Node] = {}
         self._stream: _Node | None = None
         self._streams = 0
+        self._highlighted: _Node | None = None
         self.conversation_id = ""
         # Coalescing of streamed chunks (see STREAM_UPDATE_MS): the roles changed since the last update.
         self._stream_roles: set[TimelineRole] = set()
@@ -180,6 +185,7 @@ class TimelineModel(QAbstractItemModel):
         for node in (*self._older, *self._rows, *self._newer):
             node.children = []  # no parent <-> child cycles left behind: they go by reference counting
         self._rows, self._newer, self._by_key, self._calls, self._stream = [], [], {}, {}, None
+        self._highlighted = None
         self.conversation_id = loaded.conversation_id
         for message in loaded.messages:
             self._place(message, notify=False)
@@ -275,6 +281,41 @@ class TimelineModel(QAbstractItemModel):
         self._rows = after[cut:]
         self._renumber()
         self.endInsertRows()
+
+    def show_around(self, key: str) -> QModelIndex:
+        """Slide the window so that it shows the row of ``key`` (a search hit far up a long
+        conversation); returns its index, invalid when there is no such row."""
+        node = self._by_key.get(key)
+        if node is None:
+            return QModelIndex()
+        top = node.parent or node
+        if not self._shown(top):
+            every = [*self._older, *self._rows, *self._newer]
+            position = next(number for number, item in enumerate(every) if item is top)
+            start = max(0, min(position - OPEN_ROWS // 2, len(every) - OPEN_ROWS))
+            if self._rows:
+                self.beginRemoveRows(QModelIndex(), 0, len(self._rows) - 1)
+                self._rows = []
+                self.endRemoveRows()
+            window = every[start : start + OPEN_ROWS]
+            self._older, self._newer = every[:start], every[start + len(window):]
+            self.beginInsertRows(QModelIndex(), 0, len(window) - 1)
+            self._rows = window
+            self._renumber()
+            self.endInsertRows()
+        return self._index_of(node)
+
+    def set_highlight(self, key: str, text: str) -> None:
+        """Mark ``text`` in the row of ``key`` (the search hit being shown); the mark on any other
+        row goes. ``set_highlight("", "")`` clears it."""
+        node = self._by_key.get(key) if key and text else None
+        previous, self._highlighted = self._highlighted, node
+        if previous is not None and (previous is not node or not text):
+            previous.highlight = ""
+            self._changed(previous, TimelineRole.HIGHLIGHT)
+        if node is not None and node.highlight != text:
+            node.highlight = text
+            self._changed(node, TimelineRole.HIGHLIGHT)
 
     def show_older(self, count: int) -> int:
         """Show up to ``count`` more of the older rows above the first one; returns how many."""
@@ -669,7 +710,7 @@ class TimelineModel(QAbstractItemModel):
         message = node.message if node.kind != "tool" else node.result
         if role == TimelineRole.MEASURE:
             top = node.parent or node
-            special = bool(node.streaming or node.widget_request or node.kind in ("notice", SUBAGENT_NOTICE)
+            special = bool(node.streaming or node.widget_request or node.highlight or node.kind in ("notice", SUBAGENT_NOTICE)
                            or node.subagent is not None
                            or (message is not None and (message.is_error or message.interrupted))
                            or (node.call is not None and node.call.name in (ASK_USER_TOOL, TASK_TOOL)))
@@ -723,6 +764,8 @@ class TimelineModel(QAbstractItemModel):
             return node.widget if node.widget is not None else _json_object(node.call.arguments if node.call else "")
         if role == TimelineRole.SUBAGENT:
             return node.subagent
+        if role == TimelineRole.HIGHLIGHT:
+            return node.highlight
         if role == TimelineRole.IS_LAST:
             top = node.parent or node
             return top.row == len(self._rows) - 1 and not self._newer
