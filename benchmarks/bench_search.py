@@ -111,15 +111,15 @@ def _conversation(rng: random.Random, pool: list[str], target: int) -> list[Conv
     return out
 
 
-def generate(root: Path, megabytes: float, seed: int = 18) -> tuple[RuntimeStore, str, int]:
-    """A project with CONVERSATIONS conversations holding about ``megabytes`` MB of logs."""
+def generate(root: Path, megabytes: float, conversations: int = CONVERSATIONS, seed: int = 18) -> tuple[RuntimeStore, str, int]:
+    """A project of ``conversations`` conversations holding about ``megabytes`` MB of logs."""
     rng = random.Random(seed)
     pool = [_paragraph(rng) for _ in range(3_000)]
     store = RuntimeStore(root / "data")
     project = store.open_project(root / "project", create=True)
-    per = int(megabytes * 1_000_000 / CONVERSATIONS)
+    per = int(megabytes * 1_000_000 / conversations)
     total = 0
-    for number in range(CONVERSATIONS):
+    for number in range(conversations):
         meta = store.create_conversation(project.id, title=f"Conversation {number}")
         data = b"".join(encode_message(message) for message in _conversation(rng, pool, per))
         log = store.log_path(project.id, meta.id)
@@ -145,7 +145,7 @@ def _index_bytes(store: RuntimeStore, project_id: str) -> int:
     return sum(file.stat().st_size for file in files_of(index) if file.exists())
 
 
-def _prepared(root: Path, megabytes: float) -> tuple[RuntimeStore, str, int, float]:
+def _prepared(root: Path, megabytes: float, conversations: int) -> tuple[RuntimeStore, str, int, float]:
     """The generated project (reused when ``--keep`` left it in ``root``), its index removed."""
     marker = root / "generated.json"
     if marker.exists():
@@ -153,7 +153,7 @@ def _prepared(root: Path, megabytes: float) -> tuple[RuntimeStore, str, int, flo
         store, project_id, total, generated = RuntimeStore(root / "data"), saved["project"], saved["bytes"], saved["seconds"]
     else:
         started = time.perf_counter()
-        store, project_id, total = generate(root, megabytes)
+        store, project_id, total = generate(root, megabytes, conversations)
         generated = time.perf_counter() - started
         marker.write_text(json.dumps({"project": project_id, "bytes": total, "seconds": generated}), encoding="utf-8")
     for file in files_of(paths.search_index_file(paths.project_runtime_dir(store.data_dir, project_id))):
@@ -161,12 +161,12 @@ def _prepared(root: Path, megabytes: float) -> tuple[RuntimeStore, str, int, flo
     return store, project_id, total, generated
 
 
-def bench_size(root: Path, megabytes: float, repeat_index: int, repeat_scan: int) -> list[str]:
+def bench_size(root: Path, megabytes: float, repeat_index: int, repeat_scan: int, conversations: int = CONVERSATIONS) -> list[str]:
     lines: list[str] = []
-    store, project_id, total, generated = _prepared(root, megabytes)
+    store, project_id, total, generated = _prepared(root, megabytes, conversations)
     indexed = MessageSearch(store)
     if not indexed.use_index:
-        return [f"SQLite {paths.__name__} has no FTS5 trigram tokenizer: nothing to compare."]
+        return ["This Python's SQLite has no FTS5 trigram tokenizer: nothing to compare."]
     start = time.perf_counter()
     indexed.warm(project_id)
     build = time.perf_counter() - start
@@ -177,7 +177,7 @@ def bench_size(root: Path, megabytes: float, repeat_index: int, repeat_scan: int
     first_open = time.perf_counter() - start
     scan = MessageSearch(store, use_index=False)
     label = f"{total / 1e6:,.0f} MB"
-    lines.append(f"\n## {label} of logs ({CONVERSATIONS:,} conversations)\n")
+    lines.append(f"\n## {label} of logs ({conversations:,} conversations)\n")
     lines.append("| step | value |")
     lines.append("|---|---|")
     lines.append(f"| logs generated in | {generated:.1f} s |")
@@ -223,7 +223,7 @@ def bench_size(root: Path, megabytes: float, repeat_index: int, repeat_scan: int
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="2 MB of logs, few rounds (smoke run)")
+    parser.add_argument("--quick", action="store_true", help="2 MB of logs in 50 conversations, few rounds (smoke run)")
     parser.add_argument("--sizes", type=float, nargs="+", help="sizes of logs in MB (default: 100 1000)")
     parser.add_argument("--data-dir", type=Path, help="scratch folder (default: a temporary one, removed afterwards)")
     parser.add_argument("--keep", action="store_true", help="keep the generated logs in --data-dir and reuse them next time")
@@ -244,7 +244,8 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 # A scan of 1 GB takes seconds: once per query is enough to compare.
                 scans = 1 if megabytes >= 500 else repeat_scan
-                print("\n".join(bench_size(folder, megabytes, repeat_index, scans)), flush=True)
+                count = 50 if args.quick else CONVERSATIONS
+                print("\n".join(bench_size(folder, megabytes, repeat_index, scans, count)), flush=True)
             finally:
                 if not (args.keep and args.data_dir):
                     shutil.rmtree(folder, ignore_errors=True)
