@@ -28,7 +28,7 @@ import os
 import sqlite3
 import threading
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import BinaryIO
 
@@ -94,17 +94,6 @@ def files_of(path: Path) -> tuple[Path, ...]:
 
 
 @dataclass(frozen=True, slots=True)
-class _Indexed:
-    conv: int
-    inode: int
-    size: int
-    mtime_ns: int
-    indexed: int
-    tail: bytes
-    next_seq: int
-
-
-@dataclass(frozen=True, slots=True)
 class Coverage:
     """How much of a log the index answers for: bytes ``[0, indexed)``; ``[indexed, size)`` is read
     from the log itself at query time (a line still being written)."""
@@ -114,12 +103,35 @@ class Coverage:
     size: int
 
 
+@dataclass(frozen=True)
+class _Indexed:
+    """A row of ``logs``: what was indexed of one log, and the log's stat when it was."""
+
+    conv: int
+    inode: int
+    size: int
+    mtime_ns: int
+    indexed: int
+    tail: bytes
+    next_seq: int
+
+    @cached_property
+    def stat(self) -> tuple[int, int, int]:
+        return (self.inode, self.size, self.mtime_ns)
+
+    @cached_property
+    def coverage(self) -> Coverage:
+        return Coverage(self.conv, self.indexed, self.size)
+
+
 class SearchIndex:
     """The index file of one project (see the module docstring). Thread-safe; one connection."""
 
     def __init__(self, path: Path):
         self.path = path
         self._conn: sqlite3.Connection | None = None
+        self._known: dict[str, _Indexed] | None = None
+        self._version = -1
         #: Held while the index is brought up to date and queried (callers may wait on it).
         self.lock = threading.Lock()
 
@@ -155,6 +167,7 @@ class SearchIndex:
         return conn
 
     def close(self) -> None:
+        self._known = None
         if self._conn is not None:
             self._conn.close()
             self._conn = None
@@ -184,30 +197,52 @@ class SearchIndex:
                 raise IndexDamaged(str(exc)) from exc
             raise
 
+    def _rows(self, db: sqlite3.Connection) -> dict[str, _Indexed]:
+        """What the index holds per log, read again only when another connection wrote the file
+        (``PRAGMA data_version``) or this one changed it."""
+        version = db.execute("PRAGMA data_version").fetchone()[0]
+        if self._known is None or version != self._version:
+            self._known = {
+                row[0]: _Indexed(*row[1:])
+                for row in db.execute("SELECT conversation_id, conv, inode, size, mtime_ns, indexed, tail, next_seq FROM logs")
+            }
+            self._version = version
+        return self._known
+
     def _update(self, logs: list[tuple[str, str]], cancelled: IsCancelled) -> dict[str, Coverage]:
         db = self._db()
-        known = {
-            row[0]: _Indexed(*row[1:])
-            for row in db.execute("SELECT conversation_id, conv, inode, size, mtime_ns, indexed, tail, next_seq FROM logs")
-        }
-        wanted = {conversation_id for conversation_id, _path in logs}
-        for gone in set(known) - wanted:
-            self._forget(db, known.pop(gone).conv, gone)
-        coverage: dict[str, Coverage] = {}
-        for conversation_id, path in logs:
-            if cancelled():
-                raise SearchCancelled
-            coverage[conversation_id] = self._follow(db, conversation_id, path, known.get(conversation_id), cancelled)
-        return coverage
-
-    def _follow(self, db: sqlite3.Connection, conversation_id: str, path: str, row: _Indexed | None, cancelled: IsCancelled) -> Coverage:
+        known = self._rows(db)
+        changed = False
         try:
-            info = os.stat(path)
-            inode, size, mtime_ns = info.st_ino, info.st_size, info.st_mtime_ns
-        except FileNotFoundError:
-            inode = size = mtime_ns = 0
-        if row is not None and (row.inode, row.size, row.mtime_ns) == (inode, size, mtime_ns):
-            return Coverage(row.conv, row.indexed, row.size)
+            gone = known.keys() - {conversation_id for conversation_id, _path in logs}
+            for conversation_id in gone:
+                changed = True
+                self._forget(db, known[conversation_id].conv, conversation_id)
+            coverage: dict[str, Coverage] = {}
+            for number, (conversation_id, path) in enumerate(logs):
+                if number % 64 == 0 and cancelled():
+                    raise SearchCancelled
+                row = known.get(conversation_id)
+                try:
+                    info = os.stat(path)
+                    stat = (info.st_ino, info.st_size, info.st_mtime_ns)
+                except FileNotFoundError:
+                    stat = (0, 0, 0)
+                if row is not None and row.stat == stat:
+                    coverage[conversation_id] = row.coverage
+                    continue
+                changed = True
+                coverage[conversation_id] = self._follow(db, conversation_id, path, row, stat, cancelled)
+            return coverage
+        finally:
+            if changed:
+                self._known = None
+
+    def _follow(
+        self, db: sqlite3.Connection, conversation_id: str, path: str, row: _Indexed | None, stat: tuple[int, int, int], cancelled: IsCancelled
+    ) -> Coverage:
+        """Index what changed in one log since it was indexed (see the module docstring)."""
+        inode, size, _mtime_ns = stat
         start, seq = 0, 0
         if row is not None and row.inode == inode and size > row.size and self._tail_matches(path, row):
             start, seq = row.indexed, row.next_seq
@@ -215,7 +250,7 @@ class SearchIndex:
             self._forget(db, row.conv, conversation_id)
             row = None
         conv = row.conv if row is not None else self._new_conv(db)
-        return self._index_from(db, conversation_id, conv, path, start, seq, (inode, size, mtime_ns), cancelled)
+        return self._index_from(db, conversation_id, conv, path, start, seq, stat, cancelled)
 
     @staticmethod
     def _tail_matches(path: str, row: _Indexed) -> bool:

@@ -39,7 +39,7 @@ class MessageSearch:
     def __init__(self, store: RuntimeStore, *, use_index: bool = True):
         self._store = store
         self._indexes: dict[str, SearchIndex] = {}
-        self._listed: dict[str, tuple[tuple[int, int, int], list[ConversationMeta]]] = {}
+        self._listed: dict[str, tuple[tuple[int, int, int], list[ConversationMeta], list[tuple[str, str]]]] = {}
         self._guard = threading.Lock()
         self._warned = False
         self.use_index = use_index and fts5_available()
@@ -51,8 +51,9 @@ class MessageSearch:
             self._warned = True
             log.warning("Message search scans the conversation logs: %s.", reason)
 
-    def _metas(self, project_id: str) -> list[ConversationMeta]:
-        """The project's conversations: the store's list, listed again only when its index.json changed.
+    def _listed_now(self, project_id: str) -> tuple[list[ConversationMeta], list[tuple[str, str]]]:
+        """The project's conversations and their logs: the store's list, listed again only when
+        its index.json changed.
 
         Creating or deleting a conversation rewrites index.json (a new file), so the set of
         conversations is never stale; appends only stage it, and their order here may lag behind
@@ -68,12 +69,13 @@ class MessageSearch:
         with self._guard:
             cached = self._listed.get(project_id)
         if key is not None and cached is not None and cached[0] == key:
-            return cached[1]
+            return cached[1], cached[2]
         metas = self._store.list_conversations(project_id)  # key taken before: a change meanwhile lists again
+        logs = self._logs(project_id, metas)
         if key is not None:
             with self._guard:
-                self._listed[project_id] = (key, metas)
-        return metas
+                self._listed[project_id] = (key, metas, logs)
+        return metas, logs
 
     def index_of(self, project_id: str) -> SearchIndex:
         with self._guard:
@@ -105,8 +107,7 @@ class MessageSearch:
         needle = needle_of(query)
         if not needle:
             return ()
-        metas = self._metas(project_id)
-        logs = self._logs(project_id, metas)
+        metas, logs = self._listed_now(project_id)
         if self.use_index:
             answer = self._from_index(project_id, logs, needle, cancelled)
             if answer is not None:
@@ -174,7 +175,11 @@ class MessageSearch:
         hits: list[SearchHit] = []
         for meta, (_id, path) in zip(metas, logs):
             covered = coverage[meta.id]
-            matches = found.get(covered.conv, LogMatches())
+            matches = found.get(covered.conv)
+            if matches is None:
+                if covered.size == covered.indexed:
+                    continue
+                matches = LogMatches()
             if covered.size > covered.indexed:  # the newest bytes, not indexed yet: read from the log
                 try:
                     matches = matches.then(scan_log(path, needle, cancelled, start=covered.indexed, end=covered.size))
