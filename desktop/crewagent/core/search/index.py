@@ -375,10 +375,6 @@ class SearchIndex:
             found[int(conv)] = LogMatches(int(count), snippet(row[1], needle), row[0])
         return found
 
-    def optimize(self) -> None:
-        """Merge the full-text index into one segment (after a large build: faster queries)."""
-        self._db().execute("INSERT INTO fts(fts) VALUES('optimize')")
-
 
 def _readable(line: bytes) -> tuple[str, str]:
     """(readable text, message id) of one raw log line; ("", "") for a blank or damaged one."""
