@@ -181,7 +181,7 @@ def bench_size(root: Path, megabytes: float, repeat_index: int, repeat_scan: int
     lines.append("| step | value |")
     lines.append("|---|---|")
     lines.append(f"| logs generated in | {generated:.1f} s |")
-    lines.append(f"| index: first build | {build:.1f} s ({total / 1e6 / build:.0f} MB/s of logs) |")
+    lines.append(f"| index: first build | {build:.1f} s ({total / 1e6 / build:.1f} MB/s of logs) |")
     lines.append(f"| index: size on disk | {_index_bytes(store, project_id) / 1e6:,.0f} MB ({_index_bytes(store, project_id) / total:.2f}x the logs) |")
     lines.append(f"| index: first open (quick_check) and up-to-date check | {first_open * MS:,.0f} ms |")
     listing, listing_cpu = _times(lambda: store.list_conversations(project_id), 10)
