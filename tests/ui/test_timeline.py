@@ -487,3 +487,34 @@ def test_a_result_cut_in_the_part_offers_open_full_output_and_a_click_asks_for_i
     with qtbot.waitSignal(view.action_requested) as asked:
         qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=point)
     assert asked.args == ["open_output", "tool:c-long", "t-long"]
+
+
+def test_a_search_hit_far_up_slides_the_window_to_it_and_only_it_is_marked(qtbot: Any, qtmodeltester: Any) -> None:
+    messages = _big_history(1_000, tool_parts=20)
+    model = TimelineModel()
+    view = TimelineView()
+    qtbot.addWidget(view)
+    view.set_timeline(model)
+    view.resize(700, 500)
+    view.show()
+    model.load(loaded(messages))
+    target = messages[40]  # far above the newest OPEN_ROWS
+    assert not model.index_of_key(target.id).isValid()
+    assert view.reveal(target.id, "question")
+    index = model.index_of_key(target.id)
+    assert index.isValid() and model.rowCount() <= OPEN_ROWS and model.newer_count > 0
+    qtmodeltester.check(model)
+    assert index.data(TimelineRole.HIGHLIGHT) == "question" and not view.following
+    qtbot.waitUntil(lambda: view.viewport().rect().intersects(view.visualRect(model.index_of_key(target.id))))
+    marked = [model.index(row, 0) for row in range(model.rowCount()) if model.index(row, 0).data(TimelineRole.HIGHLIGHT)]
+    assert [i.data(TimelineRole.KEY) for i in marked] == [target.id]
+    # another hit moves the mark; clearing removes it; the end comes back as before
+    other = messages[60]
+    assert view.reveal(other.id, "answer")
+    assert not model.index_of_key(target.id).data(TimelineRole.HIGHLIGHT)
+    view.clear_highlight()
+    assert not model.index_of_key(other.id).data(TimelineRole.HIGHLIGHT)
+    view.scroll_to_end()
+    assert model.newer_count == 0 and view.following
+    qtmodeltester.check(model)
+    assert not view.reveal("no-such-message", "x")

@@ -129,6 +129,7 @@ class ConversationView(QFrame):
         self._busy: set[str] = set()  # conversations with a running turn (any, not just this one)
         self._sending = False  # a send was requested and its turn has not started yet
         self._prompts: dict[str, str] = {}  # ask-user request id -> call id
+        self._reveal: tuple[str, str] | None = None  # a search hit to show once loaded: (message id, text)
 
         self.composer.submitted.connect(self._on_submitted)
         self.composer.stop_requested.connect(self._on_stop)
@@ -193,6 +194,7 @@ class ConversationView(QFrame):
         self._loaded = False
         self._sending = False
         self._prompts.clear()
+        self._reveal = None
         self.agent_menu.dismiss()
         self.model.clear()
         self.composer.set_usage(None)
@@ -249,6 +251,29 @@ class ConversationView(QFrame):
     def agent_id(self) -> str:
         """The agent the header shows for this conversation ("" when there are none)."""
         return self.header.agent_id()
+
+    # -- search hits (issue 18) -------------------------------------------------------------------
+
+    def reveal_message(self, conversation_id: str, message_id: str, text: str) -> None:
+        """Jump to a search hit of the conversation shown and mark the searched text in it (at once
+        when its messages are here, else when they arrive)."""
+        if conversation_id != self.conversation_id or not message_id:
+            return
+        self._reveal = (message_id, text)
+        if self._loaded:
+            self._try_reveal(complete=False)
+
+    def clear_search_mark(self) -> None:
+        """The search was cleared: no row stays marked."""
+        self._reveal = None
+        self.timeline.clear_highlight()
+
+    def _try_reveal(self, *, complete: bool) -> None:
+        if self._reveal is None:
+            return
+        message_id, text = self._reveal
+        if self.timeline.reveal(message_id, text) or complete:
+            self._reveal = None  # shown, or not in this conversation (any more)
 
     # -- user requests ----------------------------------------------------------------------------
 
@@ -370,6 +395,7 @@ class ConversationView(QFrame):
             return
         self.model.load(loaded)
         self._loaded = True
+        self._try_reveal(complete=loaded.complete)
         if loaded.running:
             self._busy.add(loaded.conversation_id)
         if loaded.problems:

@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QLabel, QMainWindow, QStackedWidget, QVBoxLayout, 
 from crewagent.core import paths
 from crewagent.core.settings import Settings
 from crewagent.core.runs.conversation import RunOverview
+from crewagent.ui import shortcuts
 from crewagent.ui.about import AboutDialog, AppFolders
 from crewagent.ui.approval import ApprovalController, ApprovalPrompter
 from crewagent.ui.dialogs import ProjectDialogs, QtProjectDialogs
@@ -148,6 +149,10 @@ class MainWindow(QMainWindow):
         self.quit_action.setMenuRole(QAction.MenuRole.QuitRole)
         self.about_action = action()
         self.about_action.setMenuRole(QAction.MenuRole.AboutRole)
+        # Search (issue 18): Ctrl+K puts the keyboard in the Works panel's search box from anywhere
+        # in the window; a panel that wants the key while it has the focus claims it (ui/shortcuts.py).
+        self.search_action = action(shortcuts.SEARCH)
+        self.search_action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
 
     def _create_menus(self) -> None:
         self.file_menu = self.menuBar().addMenu("")
@@ -215,6 +220,7 @@ class MainWindow(QMainWindow):
         worker.search_results.connect(project.set_search_results)
         worker.file_read.connect(project.show_file_preview)
         project.notice.connect(self.message_bar.show_info)
+        self.search_action.triggered.connect(self._focus_search)
         worker.error.connect(self._on_worker_error)
         # The full-output viewers' Save as…: the worker writes the file.
         project.conversation.outputs.save_requested.connect(worker.save_text, queued)
@@ -324,6 +330,12 @@ class MainWindow(QMainWindow):
         self.start_page.request_project(folder, create=True)
 
     @Slot(object)
+    @Slot()
+    def _focus_search(self) -> None:
+        """Ctrl+K: the search box of the project shown (nothing on the Start page)."""
+        if self.stack.currentWidget() is self.project_view:
+            self.project_view.focus_search()
+
     def _on_project_opened(self, project: ProjectRef) -> None:
         self.message_bar.clear()
         self.project_view.show_project(project)

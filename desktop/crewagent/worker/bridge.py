@@ -18,11 +18,12 @@ from crewagent.core.messages import MODES, ConversationMeta, Mode
 from crewagent.core.packages import example_package_id
 from crewagent.core.store._fsutil import atomic_write_bytes
 from crewagent.core.store.runtime import DEFAULT_TITLE
+from crewagent.core.search import MessageSearch
 from crewagent.core.turns import package_store
 from crewagent.core.store import RuntimeStore
 from crewagent.worker.background import BackgroundJobs
 from crewagent.worker.package_ops import PackageOps
-from crewagent.worker.search import read_preview, search_messages
+from crewagent.worker.search import read_preview, search_messages, warm_search_index
 from crewagent.worker.settings_ops import SettingsInvalid, SettingsOps
 from crewagent.worker.threads import require_own_thread
 from crewagent.worker.turns import ProviderFactory, TurnWorker
@@ -175,12 +176,14 @@ class Worker(QObject):
         self.setObjectName("crewagent-worker")
         self._data_dir = data_dir
         self._store_instance: RuntimeStore | None = None
+        self._search_instance: MessageSearch | None = None
         self._store_lock = threading.Lock()
         #: Conversation turns (a child: it moves to the worker thread with this object and
         #: shares its store). ``provider_factory`` replaces the settings' provider in tests.
         self.turns = TurnWorker(lambda: self._store, self, provider_factory=provider_factory)
         self._settings = SettingsOps()
         self._search_generation = 0
+        self._search_project = ""  # the project whose search index is being warmed (issue 18)
         self._delivered.connect(self._run_delivered, Qt.ConnectionType.QueuedConnection)
         self._jobs = BackgroundJobs(self._delivered.emit, self._job_failed)
 
@@ -192,6 +195,15 @@ class Worker(QObject):
             if self._store_instance is None:
                 self._store_instance = RuntimeStore(self._data_dir)
             return self._store_instance
+
+    @property
+    def _search(self) -> MessageSearch:
+        """Message search over the store (it keeps each project's search index open)."""
+        store = self._store
+        with self._store_lock:
+            if self._search_instance is None:
+                self._search_instance = MessageSearch(store)
+            return self._search_instance
 
     def _check_thread(self, request: str) -> None:
         require_own_thread(self, f"Worker.{request}")
@@ -240,6 +252,18 @@ class Worker(QObject):
         self.project_opened.emit(project)
         self._emit_conversations(project.id)
         self._emit_recent()
+        self._warm_search(project.id)
+
+    def _warm_search(self, project_id: str) -> None:
+        """Bring the project's search index up to its logs in the background (the first build of a
+        large project takes a while; searches meanwhile scan the logs). Opening another project stops it."""
+        self._search_project = project_id
+        search = self._search
+
+        def superseded() -> bool:
+            return self._search_project != project_id
+
+        self._jobs.submit("warm_search_index", lambda: warm_search_index(search, project_id, superseded), lambda _none: None)
 
     def _emit_recent(self) -> None:
         entries = tuple(RecentProjectEntry.from_recent(recent) for recent in self._store.recent_projects())
@@ -336,7 +360,7 @@ class Worker(QObject):
         if not query.strip():
             self.search_results.emit(project_id, query, ())
             return
-        store = self._store
+        search = self._search
 
         def superseded() -> bool:
             return generation != self._search_generation
@@ -345,7 +369,7 @@ class Worker(QObject):
             if not superseded():
                 self.search_results.emit(project_id, query, hits)
 
-        self._jobs.submit("search_conversations", lambda: search_messages(store, project_id, query, superseded), done)
+        self._jobs.submit("search_conversations", lambda: search_messages(search, project_id, query, superseded), done)
 
     # -- project files ------------------------------------------------------------------------
 
@@ -507,7 +531,11 @@ class Worker(QObject):
 
     def close_background(self) -> None:
         """Stop the background jobs (searches, network checks); call after the thread stopped."""
+        self._search_generation += 1  # a running search or index build stops at its next check
+        self._search_project = ""
         self._jobs.close()
+        if self._search_instance is not None:
+            self._search_instance.close()
 
 
 def _save_text(path: str, text: str) -> SavedFile:

@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 from crewagent.core.messages import ConversationMeta, Mode
 from crewagent.core.packages import InstalledPackage, PackageError, Problem, Workflow
 from crewagent.core.runs.conversation import RunOverview
+from crewagent.core.search import SearchHit  # noqa: F401  (a value the UI gets: conversation, snippet, count, message)
 from crewagent.core.store import ProjectInfo, RecentProject
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -253,15 +254,6 @@ class PackageRemoval:
     removed: bool
     uses: tuple[PackageRunUse, ...] = ()
     message: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class SearchHit:
-    """A conversation whose messages contain the searched text, with the first match in context."""
-
-    conversation_id: str
-    snippet: str
-    matches: int
 
 
 @dataclass(frozen=True, slots=True)

@@ -68,6 +68,7 @@ class TimelineModel(WindowedTreeModel):
         self._by_key: dict[str, Node] = {}
         self._parts = ToolParts()
         self._stream: Node | None = None
+        self._highlighted: Node | None = None
         self._streams = 0
         self.conversation_id = ""
         # Coalescing of streamed chunks (see STREAM_UPDATE_MS): the roles changed since the last update.
@@ -96,6 +97,7 @@ class TimelineModel(WindowedTreeModel):
             node.children = []  # no parent <-> child cycles left behind: they go by reference counting
         self._rows, self._newer, self._by_key, self._stream = [], [], {}, None
         self._parts.clear()
+        self._highlighted = None
         self.conversation_id = loaded.conversation_id
         for message in loaded.messages:
             self._place(message, notify=False)
@@ -332,6 +334,27 @@ class TimelineModel(WindowedTreeModel):
         self._stream_roles = set()
 
     # -- queries -----------------------------------------------------------------------------------
+
+    def show_around(self, key: str) -> QModelIndex:
+        """Slide the window so that it shows the row of ``key`` (a search hit far up a long
+        conversation); returns its index, invalid when there is no such row."""
+        node = self._by_key.get(key)
+        if node is None:
+            return QModelIndex()
+        self._show_around(node)
+        return self._index_of(node)
+
+    def set_highlight(self, key: str, text: str) -> None:
+        """Mark ``text`` in the row of ``key`` (the search hit being shown); the mark on any other
+        row goes. ``set_highlight("", "")`` clears it."""
+        node = self._by_key.get(key) if key and text else None
+        previous, self._highlighted = self._highlighted, node
+        if previous is not None and (previous is not node or not text):
+            previous.highlight = ""
+            self._changed(previous, TimelineRole.HIGHLIGHT)
+        if node is not None and node.highlight != text:
+            node.highlight = text
+            self._changed(node, TimelineRole.HIGHLIGHT)
 
     def index_of_key(self, key: str) -> QModelIndex:
         """The row of ``key``; invalid when there is none or it is above the window."""

@@ -60,6 +60,8 @@ class TimelineRole(IntEnum):
     MEASURE = USER_ROLE + 23
     #: The :class:`SubagentInfo` of a Task part or a subagent notice (None for other rows).
     SUBAGENT = USER_ROLE + 24
+    #: The searched text to mark in this row ("" for every row but the search hit shown; issue 18).
+    HIGHLIGHT = USER_ROLE + 25
 
 
 @dataclass(eq=False)
@@ -84,6 +86,8 @@ class Node:
     widget_request: str = ""
     widget: Mapping[str, Any] | None = None
     subagent: SubagentInfo | None = None
+    #: The searched text marked in this row (see ``TimelineModel.set_highlight``).
+    highlight: str = ""
     version: int = 0
     # while streaming: when reasoning started (the text taking over ends the thinking)
     _thinking_since: float | None = None
@@ -140,7 +144,7 @@ def node_data(node: Node, role: int, rows_after: int) -> Any:
     """A custom role's value for ``node``; ``rows_after`` counts the top-level rows after its own."""
     message = node.message if node.kind != "tool" else node.result
     if role == TimelineRole.MEASURE:
-        special = bool(node.streaming or node.widget_request or node.kind in ("notice", SUBAGENT_NOTICE)
+        special = bool(node.streaming or node.widget_request or node.highlight or node.kind in ("notice", SUBAGENT_NOTICE)
                        or node.subagent is not None
                        or (message is not None and (message.is_error or message.interrupted))
                        or (node.call is not None and node.call.name in (ASK_USER_TOOL, TASK_TOOL)))
@@ -193,6 +197,8 @@ def node_data(node: Node, role: int, rows_after: int) -> Any:
         return node.widget if node.widget is not None else _json_object(node.call.arguments if node.call else "")
     if role == TimelineRole.SUBAGENT:
         return node.subagent
+    if role == TimelineRole.HIGHLIGHT:
+        return node.highlight
     if role == TimelineRole.IS_LAST:
         return rows_after == 0
     return None

@@ -102,6 +102,26 @@ class WindowedTreeModel(QAbstractItemModel):
         self.endInsertRows()
         return count
 
+    def _show_around(self, node: Node) -> None:
+        """Slide the window so that it shows ``node``'s top-level row (a search hit far up a long
+        conversation), about in the middle of the window."""
+        top = node.parent or node
+        if self._shown(top):
+            return
+        every = [*self._older, *self._rows, *self._newer]
+        position = next(number for number, item in enumerate(every) if item is top)
+        start = max(0, min(position - OPEN_ROWS // 2, len(every) - OPEN_ROWS))
+        if self._rows:
+            self.beginRemoveRows(QModelIndex(), 0, len(self._rows) - 1)
+            self._rows = []
+            self.endRemoveRows()
+        window = every[start : start + OPEN_ROWS]
+        self._older, self._newer = every[:start], every[start + len(window) :]
+        self.beginInsertRows(QModelIndex(), 0, len(window) - 1)
+        self._rows = window
+        self._renumber()
+        self.endInsertRows()
+
     def hide_older(self, keep: int) -> int:
         """Keep only the newest ``keep`` rows shown (the user is back at the end); returns how many went."""
         count = len(self._rows) - max(keep, 1)
