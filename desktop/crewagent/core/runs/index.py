@@ -2,11 +2,11 @@
 
 The index says which runs exist, which conversation and package version each belongs to, and
 its phase. The state file is the truth about progress: ``currentNodeId`` and ``stepsCompleted``
-here are a copy, refreshed at the end of each turn and re-read from the state file when runs
-are listed. The index is replaced atomically but not fsync'd: a killed process never leaves it
-torn, and what a power loss could take back (a phase, a copy of the progress) is reconciled on
-read (a ``running`` phase without a live turn is shown as ``idle``), so each turn does not pay
-two fsyncs (about 10 ms) for it.
+here are a copy, refreshed whenever a turn changes the run's phase (not after every turn; the
+state file is re-read when runs are listed). The index is replaced atomically but not fsync'd: a
+killed process never leaves it torn, and what a power loss could take back (a phase, a copy of
+the progress) is reconciled on read (a ``running`` phase without a live turn is shown as
+``idle``), so each turn does not pay two fsyncs (about 10 ms) for it.
 """
 
 from __future__ import annotations
