@@ -12,6 +12,7 @@ the progress) is reconciled on read (a ``running`` phase without a live turn is 
 from __future__ import annotations
 
 import builtins
+import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from crewagent.core import paths
 from crewagent.core.errors import CrewAgentError
 from crewagent.core.messages import utc_now_iso
-from crewagent.core.store._fsutil import atomic_write_json, read_json
+from crewagent.core.store._fsutil import atomic_write_bytes, read_json
 
 RunPhase = Literal["idle", "running", "waiting-user", "completed", "failed"]
 PHASES: tuple[RunPhase, ...] = ("idle", "running", "waiting-user", "completed", "failed")
@@ -89,15 +90,20 @@ class RunIndex:
             return self._read()
 
     def get(self, run_id: str) -> RunMetadata:
-        for run in self.list():
-            if run.runId == run_id:
-                return run
+        # Every run-mode turn looks its run up: only that entry is validated, not the whole index.
+        with self._locked():
+            for entry in self._raw():
+                if isinstance(entry, dict) and entry.get("runId") == run_id:
+                    try:
+                        return RunMetadata.model_validate(entry)
+                    except ValidationError:
+                        continue  # a damaged entry is skipped, as list() skips it
         raise RunNotFound(f"There is no run {run_id!r} in this project.")
 
     def add(self, run: RunMetadata) -> None:
         with self._locked():
             entries = [e for e in self._raw() if not (isinstance(e, dict) and e.get("runId") == run.runId)]
-            atomic_write_json(self.path, [*entries, run.model_dump(mode="json")], sync=False)
+            self._write([*entries, run.model_dump(mode="json")])
 
     def update(self, run_id: str, **changes: Any) -> RunMetadata:
         """Change fields of a run (``updatedAt`` is set) and persist the index."""
@@ -116,9 +122,15 @@ class RunIndex:
                         break
                     updated = RunMetadata.model_validate({**change(run).model_dump(), "updatedAt": utc_now_iso()})
                     entries[position] = updated.model_dump(mode="json")
-                    atomic_write_json(self.path, entries, sync=False)
+                    self._write(entries)
                     return updated
         raise RunNotFound(f"There is no run {run_id!r} in this project.")
+
+    def _write(self, entries: builtins.list[Any]) -> None:
+        # One run per line: json's C encoder does each line (``indent`` would switch it to the
+        # pure-Python one, about 1 ms for 40 runs), and the file stays readable and diffable.
+        lines = ",\n".join(json.dumps(entry, ensure_ascii=False) for entry in entries)
+        atomic_write_bytes(self.path, f"[\n{lines}\n]\n".encode() if entries else b"[]\n", sync=False)
 
     def _raw(self) -> builtins.list[Any]:
         try:
