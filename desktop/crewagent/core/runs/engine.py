@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -231,14 +232,26 @@ def prepare_run(
     driver = RunDriver(project, run, package, workflow, guard)
     state = driver.read_state()
     marker = running_marker(project, run.runId)
-    if run.phase in ("running", "failed") or marker.exists():
+    # The turn begins: the marker is made (removed when it ends; see RunDriver.drive). Making it
+    # says at once whether it was there, left by a turn that died.
+    died = _make_marker(marker) if start else marker.exists()
+    if run.phase in ("running", "failed") or died:
         driver.intent = "resume"  # the last turn died or failed
     elif not state.current_node_id and not state.steps_completed and run.phase == "idle":
         driver.intent = "start"
-    if start:
-        marker.parent.mkdir(parents=True, exist_ok=True)
-        marker.touch()  # the turn begins (removed when it ends; see RunDriver.drive)
     return driver
+
+
+def _make_marker(marker: Path) -> bool:
+    """Create ``marker``; True when it existed already."""
+    try:
+        os.close(os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+    except FileExistsError:
+        return True
+    except FileNotFoundError:  # the project's first run: no runs folder yet
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        return _make_marker(marker)
+    return False
 
 
 def running_marker(project: ProjectInfo, run_id: str) -> Path:
