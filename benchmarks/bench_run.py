@@ -24,7 +24,9 @@ Each round makes a fresh conversation (and, in Run mode, a fresh run) outside th
 times two turns in it: the **first** turn (a chat's first turn names and indexes the
 conversation; a run's first turn moves the run from ``idle`` to ``waiting-user``, one rewrite of
 the runs index) and the **next** one (the run stays ``waiting-user``). **Run overhead = run turn
-- chat turn** (goal < 5 ms). The order of the configurations rotates from round to round. On a
+- chat turn** (goal < 5 ms), in wall time and in the CPU time the process spent in the turn (all
+its threads: the server's work is the same in both modes, and CPU time does not count the waits
+for a core that a loaded machine adds). The order of the configurations rotates from round to round. On a
 loaded machine the difference of two ~100 ms turns is noisy, so the run's own steps are also
 timed directly, per turn: ``prepare_run``, the run context before each model call, the state
 guard, the state re-read after a write, and the end of the turn (the runs index and the marker).
@@ -101,8 +103,9 @@ class Responder:
         return SseReply([Raw(_chunk({"role": "assistant", "content": None}) + _chunk({"tool_calls": [call]}) + _chunk({}, "tool_calls"))])
 
 
-async def _turn(store: RuntimeStore, project: ProjectInfo, config: ProviderConfig, config_dir: Path, cid: str, mode: str) -> float:
-    started = time.perf_counter()
+async def _turn(store: RuntimeStore, project: ProjectInfo, config: ProviderConfig, config_dir: Path, cid: str, mode: str) -> tuple[float, float]:
+    """The turn's wall time and the CPU time the process spent in it (all threads, the server's too)."""
+    started, cpu = time.perf_counter(), time.process_time()
     finished = None
     progress = 0
     turn = run_turn(
@@ -114,9 +117,9 @@ async def _turn(store: RuntimeStore, project: ProjectInfo, config: ProviderConfi
             if isinstance(event, TurnFinished):
                 finished = event
             progress += isinstance(event, RunProgress)
-    elapsed = time.perf_counter() - started
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
     assert finished is not None and finished.reason in ("completed", "waiting_user"), finished
-    return elapsed
+    return elapsed, cpu
 
 
 class StepTimer:
@@ -176,6 +179,7 @@ async def _bench(rounds: int) -> dict[str, Any]:
     responder = Responder()
     timer = StepTimer()
     series = {(kind, turn, mode): Series(f"{mode} turn ({kind}, {turn})") for kind in KINDS for turn in TURNS for mode in MODES}
+    cpu_series = {key: Series(value.name) for key, value in series.items()}
     load = [os.getloadavg()[0]]
     with tempfile.TemporaryDirectory(prefix="crewagent-bench-run-") as scratch, LocalServer(responder) as server:
         root = Path(scratch)
@@ -199,20 +203,24 @@ async def _bench(rounds: int) -> dict[str, Any]:
                     responder.update = update
                     if run is not None:
                         timer.start()
-                    elapsed = await _turn(store, project, config, root / "config", meta.id, mode)
+                    elapsed, cpu = await _turn(store, project, config, root / "config", meta.id, mode)
                     if run is not None:
                         timer.stop((kind, turn), keep=n >= 2)
                     if n >= 2:
                         series[(kind, turn, mode)].samples.append(elapsed)
+                        cpu_series[(kind, turn, mode)].samples.append(cpu)
     load.append(os.getloadavg()[0])
     rows: dict[str, Any] = {}
     for kind in KINDS:
         rows[kind] = {}
         for turn in TURNS:
             chat, run_ = series[(kind, turn, "chat")].row(), series[(kind, turn, "run")].row()
+            chat["cpu_p50_ms"] = cpu_series[(kind, turn, "chat")].row()["p50_ms"]
+            run_["cpu_p50_ms"] = cpu_series[(kind, turn, "run")].row()["p50_ms"]
             rows[kind][turn] = {
                 "chat": chat, "run": run_,
                 "overhead_p50_ms": run_["p50_ms"] - chat["p50_ms"], "overhead_mean_ms": run_["mean_ms"] - chat["mean_ms"],
+                "overhead_cpu_p50_ms": run_["cpu_p50_ms"] - chat["cpu_p50_ms"],
             }
     steps: dict[str, Any] = {}
     for (kind, turn), per_step in timer.per_turn.items():
@@ -224,13 +232,18 @@ async def _bench(rounds: int) -> dict[str, Any]:
 
 def _table(result: dict[str, Any]) -> str:
     lines = ["## Run turn vs chat turn (same server, real RuntimeStore, both through run_turn)", ""]
-    lines += ["| configuration | n | p50 ms | p95 ms | mean ms |", "|---|---|---|---|---|"]
+    lines += ["| configuration | n | p50 ms | p95 ms | mean ms | CPU p50 ms |", "|---|---|---|---|---|---|"]
     for kind, per_turn in result["turns"].items():
         for turn, rows in per_turn.items():
             for mode in MODES:
                 row = rows[mode]
-                lines.append(f"| {row['name']} | {row['n']} | {row['p50_ms']:.2f} | {row['p95_ms']:.2f} | {row['mean_ms']:.2f} |")
-            lines.append(f"| **run overhead ({kind}, {turn})** | | **{rows['overhead_p50_ms']:.2f}** | | **{rows['overhead_mean_ms']:.2f}** |")
+                lines.append(
+                    f"| {row['name']} | {row['n']} | {row['p50_ms']:.2f} | {row['p95_ms']:.2f} | {row['mean_ms']:.2f} | {row['cpu_p50_ms']:.2f} |"
+                )
+            lines.append(
+                f"| **run overhead ({kind}, {turn})** | | **{rows['overhead_p50_ms']:.2f}** | | **{rows['overhead_mean_ms']:.2f}** "
+                f"| **{rows['overhead_cpu_p50_ms']:.2f}** |"
+            )
     columns = list(result["run_steps"])
     lines += ["", "## The run's own steps, per turn (p50 ms)", "", "| step | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]
     for name, *_ in StepTimer.STEPS:
