@@ -45,3 +45,20 @@ def test_a_lookup_skips_damaged_entries_and_finds_its_run(tmp_path: Path) -> Non
         index.get("run_a")  # only a damaged entry
     with pytest.raises(RunNotFound):
         index.get("run_c")
+
+
+def test_threads_adding_runs_at_once_lose_none(tmp_path: Path) -> None:
+    # The index is read, changed and replaced under the runs folder's lock, shared by the
+    # process's threads: no thread's change is lost to another's replace.
+    import threading
+
+    def add(worker: int) -> None:
+        for n in range(10):
+            RunIndex(tmp_path).add(_run(f"run_{worker}_{n}"))
+
+    threads = [threading.Thread(target=add, args=(worker,)) for worker in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(RunIndex(tmp_path).list()) == 40
