@@ -244,13 +244,16 @@ def prepare_run(
 
 def _make_marker(marker: Path) -> bool:
     """Create ``marker``; True when it existed already."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
     try:
-        os.close(os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+        try:
+            fd = os.open(marker, flags, 0o644)
+        except FileNotFoundError:  # no runs folder yet
+            marker.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(marker, flags, 0o644)
     except FileExistsError:
         return True
-    except FileNotFoundError:  # the project's first run: no runs folder yet
-        marker.parent.mkdir(parents=True, exist_ok=True)
-        return _make_marker(marker)
+    os.close(fd)
     return False
 
 
