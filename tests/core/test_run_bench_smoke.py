@@ -19,6 +19,10 @@ def test_quick_run_prints_the_side_by_side_table() -> None:
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert set(data["turns"]) == {"text", "state write"}
-    for rows in data["turns"].values():
-        assert rows["chat"]["n"] == rows["run"]["n"] == 3
-        assert "overhead_p50_ms" in rows
+    for per_turn in data["turns"].values():
+        assert set(per_turn) == {"first", "next"}
+        for rows in per_turn.values():
+            assert rows["chat"]["n"] == rows["run"]["n"] == 3
+            assert "overhead_p50_ms" in rows
+    # the run's steps ran in the timed turns: the state was read and parsed in every one
+    assert all(steps["p50_ms"]["prepare_run"] > 0 for steps in data["run_steps"].values())

@@ -24,7 +24,7 @@ from crewagent.core.llm import LlmAdapter, ProviderConfig
 from crewagent.core.llm.adapter import CLIENT_MODULE
 from crewagent.core.loop import ConversationSession, LoopEvent
 from crewagent.core.loop.factory import context_window, tool_context, turn_settings
-from crewagent.core.messages import Mode
+from crewagent.core.messages import ConversationMeta, Mode
 from crewagent.core.packages import PackageStore
 from crewagent.core.runs import RunDriver, RunSetupError
 from crewagent.core.runs.service import active_run, load_driver
@@ -94,13 +94,7 @@ async def run_turn(
     driver: RunDriver | None = None
     agent: Agent | None
     if mode == "run":
-        run = await asyncio.to_thread(active_run, project, meta)
-        if run is None:
-            raise RunSetupError(
-                "This conversation has no workflow run; start one with Start Workflow in the Workflow header, "
-                "`crewagent run --workflow ...` or an agent's workflow menu item."
-            )
-        driver = await asyncio.to_thread(load_driver, project, run, packages or package_store(store.data_dir))
+        driver = await asyncio.to_thread(_active_driver, project, meta, packages or package_store(store.data_dir))
         agent = driver.effective_agent()
         if hooks.on_run is not None:
             hooks.on_run(driver)
@@ -155,6 +149,17 @@ async def run_turn(
         async with aclosing(session.send(text, per_turn)) as events:
             async for event in events:
                 yield event
+
+
+def _active_driver(project: ProjectInfo, meta: ConversationMeta, packages: PackageStore) -> RunDriver:
+    """The driver of the conversation's active run (blocking; one trip off the event loop, not two)."""
+    run = active_run(project, meta)
+    if run is None:
+        raise RunSetupError(
+            "This conversation has no workflow run; start one with Start Workflow in the Workflow header, "
+            "`crewagent run --workflow ...` or an agent's workflow menu item."
+        )
+    return load_driver(project, run, packages)
 
 
 def next_call_extras(
