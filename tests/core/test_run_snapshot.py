@@ -173,3 +173,15 @@ def test_a_200_node_workflow_lays_out_quickly() -> None:
     layout = layout_graph(ids, edges, roots=["n0"])
     assert len(layout.nodes) == 200
     assert time.perf_counter() - started < 5.0  # generous: the benchmark measures it (docs/benchmarks.md)
+
+
+def test_a_reported_progress_updates_the_steps_as_a_re_read_would(store: Any, project: Any, tmp_path: Path, isolated_dirs: dict[str, Path]) -> None:
+    from crewagent.core.runs.snapshot import with_progress
+
+    package = install_notes(isolated_dirs["data"], tmp_path)
+    run = start_run(store, project, package)
+    before = snapshot_of(project, run, PackageStore(isolated_dirs["data"]))
+    for current, done, complete in (("check", ["write"], False), ("write", ["write", "check"], False), ("done", ["write", "check", "done"], True)):
+        _patch_state(project, run.runId, currentNodeId=current, stepsCompleted=done)
+        reread = snapshot_of(project, run, PackageStore(isolated_dirs["data"]))
+        assert with_progress(before, current, done, complete).steps == reread.steps

@@ -15,9 +15,10 @@ from crewagent.core import agent_catalog
 from crewagent.core.errors import CrewAgentError
 from crewagent.core.messages import MODES, Mode
 from crewagent.core.packages import PackageError, ensure_builtin_packages
-from crewagent.core.store import RuntimeStore
+from crewagent.core.store import ProjectInfo, RuntimeStore
 from crewagent.core.turns import package_store
 from crewagent.worker.background import BackgroundJobs
+from crewagent.worker.runs import LoadedRun, RunLoader
 from crewagent.worker.search import read_preview, search_messages
 from crewagent.worker.settings_ops import SettingsInvalid, SettingsOps
 from crewagent.worker.threads import require_own_thread
@@ -66,7 +67,7 @@ class Worker(QObject):
     ``delete_conversation(project_id, id)``, ``search_conversations(project_id, query)``,
     ``read_project_file(path)``, ``load_settings()``, ``save_settings(changes)``,
     ``load_api_key_state(provider)``, ``set_api_key(provider, key)``, ``test_connection(draft)``,
-    ``list_models(draft)``, ``load_agents()``, ``load_packages()``. Slow reads and network checks run in a small
+    ``list_models(draft)``, ``load_agents()``, ``load_packages()``, ``load_run(project_id, cid)``. Slow reads and network checks run in a small
     background pool (:mod:`crewagent.worker.background`); their answers are still emitted from
     the worker thread.
     """
@@ -127,6 +128,10 @@ class Worker(QObject):
     #: ``FilePreview``: a project file read for a workspace tab.
     file_read = Signal(object)
 
+    #: ``LoadedRun``: a conversation's active run for the Run workspace (``load_run``): its snapshot
+    #: (steps, decisions, artifacts, tool calls) and its graph laid out; ``snapshot`` None when it has none.
+    run_loaded = Signal(object)
+
     #: Internal: a background job's result, to be handled on the worker thread.
     _delivered = Signal(object)
 
@@ -149,6 +154,9 @@ class Worker(QObject):
         self._search_generation = 0
         self._delivered.connect(self._run_delivered, Qt.ConnectionType.QueuedConnection)
         self._jobs = BackgroundJobs(self._delivered.emit, self._job_failed)
+        # The Run workspace (issue 11): the opened projects, by id, and the run reads.
+        self._projects: dict[str, ProjectInfo] = {}
+        self._runs = RunLoader(lambda: self._store, lambda: package_store(self._store.data_dir), self._jobs.submit, self.run_loaded.emit)
 
     @property
     def _store(self) -> RuntimeStore:
@@ -178,6 +186,7 @@ class Worker(QObject):
         """
         info = self._store.create_project(root, name.strip() or None)
         self.turns.add_project(info)
+        self._projects[info.id] = info
         self._opened(ProjectRef.from_info(info))
 
     @Slot(str)
@@ -186,6 +195,7 @@ class Worker(QObject):
         """Open an existing project folder; a folder without ``.crewagent.json`` is an error."""
         info = self._store.open_project(root)
         self.turns.add_project(info)
+        self._projects[info.id] = info
         self._opened(ProjectRef.from_info(info))
 
     @Slot(str)
@@ -370,6 +380,18 @@ class Worker(QObject):
             log.warning("the built-in packages could not be installed: %s", exc)
         packages, broken = package_store(data_dir).scan()
         self.packages_loaded.emit(PackagesListing(tuple(packages), tuple(broken)))
+
+    # -- the Run workspace -----------------------------------------------------------------------
+
+    @Slot(str, str)
+    @_request
+    def load_run(self, project_id: str, conversation_id: str) -> None:
+        """Read the conversation's active run (in the background); answers with ``run_loaded``."""
+        project = self._projects.get(project_id)
+        if project is None:
+            self.run_loaded.emit(LoadedRun(project_id, conversation_id, None))
+            return
+        self._runs.request(project, conversation_id)
 
     # -- background jobs ----------------------------------------------------------------------
 

@@ -24,7 +24,7 @@ from PySide6.QtCore import QObject, Slot
 
 from crewagent.core import tuning
 from crewagent.core.errors import CrewAgentError
-from crewagent.core.loop import ContextBuilt, MessagePersisted, ReasoningDelta, StreamStarted, TextDelta, ToolCallFinished, ToolCallStarted
+from crewagent.core.loop import ContextBuilt, MessagePersisted, ReasoningDelta, RunProgress, StreamStarted, TextDelta, ToolCallFinished, ToolCallStarted
 from crewagent.core.settings import SettingsStore
 from crewagent.core.store import ProjectInfo, RuntimeStore
 from crewagent.core.subagents import SubagentActivity, SubagentEvent, SubagentNotice, SubagentStatusChanged
@@ -247,6 +247,8 @@ class TurnWorker(TurnSignals):
             self.tool_finished.emit(cid, to.tool_finish(event))
         elif isinstance(event, MessagePersisted):
             self.message_persisted.emit(cid, item.message)
+        elif isinstance(event, RunProgress):
+            self.run_progress.emit(cid, event)
 
     def _on_subagent_event(self, event: SubagentEvent) -> None:
         if isinstance(event, SubagentStatusChanged):

@@ -18,7 +18,7 @@ import json
 import posixpath
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -150,18 +150,21 @@ def graph_order(graph: WorkflowGraph) -> list[str]:
 
 def step_statuses(graph: WorkflowGraph, state: RunState) -> dict[str, StepStatus]:
     """``current`` for the node the run is on (none once complete), ``completed`` for the done ones."""
-    complete = state.is_complete(graph)
-    current = "" if complete else state.effective_node(graph)
-    done = set(state.steps_completed)
-    statuses: dict[str, StepStatus] = {}
-    for node in graph.nodes:
-        if node.id == current:
-            statuses[node.id] = "current"
-        elif node.id in done:
-            statuses[node.id] = "completed"
-        else:
-            statuses[node.id] = "pending"
-    return statuses
+    current = "" if state.is_complete(graph) else state.effective_node(graph)
+    return _statuses([node.id for node in graph.nodes], current, state.steps_completed)
+
+
+def _statuses(node_ids: Iterable[str], current: str, completed: Iterable[str]) -> dict[str, StepStatus]:
+    done = set(completed)
+    return {node_id: "current" if node_id == current else "completed" if node_id in done else "pending" for node_id in node_ids}
+
+
+def with_progress(snapshot: RunSnapshot, current_node_id: str, steps_completed: Sequence[str], complete: bool) -> RunSnapshot:
+    """The snapshot after a state write the engine reported (``RunProgress``), without reading the disk."""
+    current = "" if complete else (current_node_id or snapshot.entry_node_id)
+    statuses = _statuses([step.node_id for step in snapshot.steps], current, steps_completed)
+    steps = tuple(replace(step, status=statuses[step.node_id]) for step in snapshot.steps)
+    return replace(snapshot, steps=steps, current_node_id=current_node_id, complete=complete)
 
 
 def build_snapshot(
