@@ -34,6 +34,7 @@ def test_a_new_run_is_on_its_entry_node_with_every_other_step_pending(store: Any
     assert [(s.node_id, s.status, s.agent_id) for s in snap.steps] == [
         ("write", "current", "writer"), ("check", "pending", "checker"), ("done", "pending", "")
     ]
+    assert [s.agent_name for s in snap.steps] == ["Wren", "Cato", ""]
     assert snap.steps[0].title == "Write" and Path(snap.steps[0].step_file).read_text(encoding="utf-8").startswith("---")
     assert [(e.source, e.target, e.label) for e in snap.edges] == [("write", "check", "next"), ("check", "done", "ok"), ("check", "write", "redo")]
     assert (snap.phase, snap.complete, snap.problem, snap.tool_calls, snap.decisions) == ("idle", False, "", (), ())

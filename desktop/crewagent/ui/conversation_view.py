@@ -17,6 +17,7 @@ from crewagent.ui.agent_menu_panel import AgentMenuPanel
 from crewagent.ui.composer import Composer
 from crewagent.ui.conversation_header import ConversationHeader
 from crewagent.ui.conversation_parts import EmptyConversation, JumpToLatest
+from crewagent.ui.run_workspace.layout import RunWorkspaceLayout
 from crewagent.ui.timeline import TimelineModel, TimelineRole, TimelineView
 from crewagent.worker.turn_values import (
     AgentMenu,
@@ -85,12 +86,21 @@ class ConversationView(QFrame):
         column.setContentsMargins(0, 0, 0, 0)
         column.setSpacing(0)
         column.addWidget(self.header)
-        column.addWidget(self.timeline, 1)
+        # The Run workspace (issue 11, part 2): the run panel beside the timeline and composer,
+        # the Logs panel under both (see run_workspace/layout.py).
+        chat = QWidget(content)
+        chat_column = QVBoxLayout(chat)
+        chat_column.setContentsMargins(0, 0, 0, 0)
+        chat_column.setSpacing(0)
+        chat_column.addWidget(self.timeline, 1)
         menu_row = QHBoxLayout()
         menu_row.setContentsMargins(20, 6, 20, 0)
         menu_row.addWidget(self.agent_menu)
-        column.addLayout(menu_row)
-        column.addWidget(self.composer)
+        chat_column.addLayout(menu_row)
+        chat_column.addWidget(self.composer)
+        self.run_layout = RunWorkspaceLayout(chat, content)
+        self.run_workspace, self.logs = self.run_layout.workspace, self.run_layout.logs
+        column.addWidget(self.run_layout.root, 1)
 
         self.empty = EmptyConversation(self)
         self.empty_title = self.empty.title
@@ -160,6 +170,7 @@ class ConversationView(QFrame):
         """Show a conversation (its messages follow ``open_requested``), or the empty state."""
         same = summary is not None and self._summary is not None and summary.id == self._summary.id
         self._project = project
+        self.run_layout.show_conversation(project.id if project and summary else "", summary.id if summary else "")
         if same:
             self.show_summary(summary, has_conversations=has_conversations)
             return

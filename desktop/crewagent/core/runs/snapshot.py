@@ -51,6 +51,8 @@ class StepView:
     #: The node's step file, absolute ("" when the package is gone).
     step_file: str = ""
     description: str = ""
+    #: The agent's display name in the package ("" when the package has no such agent).
+    agent_name: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,6 +239,7 @@ def _step(package: InstalledPackage, graph: WorkflowGraph, node_id: str, status:
         status=status,
         step_file=str(package.path(node.file)),
         description=node.description,
+        agent_name=agent.metadata.name if (agent := package.definition.agent(node.agent_id or "")) is not None else "",
     )
 
 
