@@ -124,6 +124,37 @@
     </message>
 </context>
 <context>
+    <name>ArtifactsModel</name>
+    <message>
+        <source>File</source>
+        <translation>文件</translation>
+    </message>
+    <message>
+        <source>From</source>
+        <translation>来源</translation>
+    </message>
+    <message>
+        <source>Status</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <source>state</source>
+        <translation>状态文件</translation>
+    </message>
+    <message>
+        <source>outside the project</source>
+        <translation>在项目之外</translation>
+    </message>
+    <message>
+        <source>written</source>
+        <translation>已写入</translation>
+    </message>
+    <message>
+        <source>not written yet</source>
+        <translation>尚未写入</translation>
+    </message>
+</context>
+<context>
     <name>AskUserForm</name>
     <message>
         <source>The assistant asks</source>
@@ -336,6 +367,25 @@
     <message>
         <source>{n} damaged line(s) of this conversation were skipped.</source>
         <translation>已跳过此对话中 {n} 行损坏的记录。</translation>
+    </message>
+</context>
+<context>
+    <name>DecisionModel</name>
+    <message>
+        <source>From</source>
+        <translation>从</translation>
+    </message>
+    <message>
+        <source>To</source>
+        <translation>到</translation>
+    </message>
+    <message>
+        <source>Edge</source>
+        <translation>分支</translation>
+    </message>
+    <message>
+        <source>Reason</source>
+        <translation>原因</translation>
     </message>
 </context>
 <context>
@@ -611,6 +661,106 @@ Files the model writes will appear here.</source>
     </message>
 </context>
 <context>
+    <name>LogModel</name>
+    <message>
+        <source>Time</source>
+        <extracomment>Characters of a thinking entry (the timeline shows the reasoning in full).</extracomment>
+        <translation>时间</translation>
+    </message>
+    <message>
+        <source>Level</source>
+        <translation>级别</translation>
+    </message>
+    <message>
+        <source>Message</source>
+        <translation>消息</translation>
+    </message>
+    <message>
+        <source>thinking</source>
+        <translation>思考</translation>
+    </message>
+    <message>
+        <source>tool</source>
+        <translation>工具</translation>
+    </message>
+    <message>
+        <source>info</source>
+        <translation>信息</translation>
+    </message>
+    <message>
+        <source>warn</source>
+        <translation>警告</translation>
+    </message>
+    <message>
+        <source>error</source>
+        <translation>错误</translation>
+    </message>
+</context>
+<context>
+    <name>LogPanel</name>
+    <message>
+        <source>Logs</source>
+        <extracomment>The user closed the panel (its close button).</extracomment>
+        <translation>日志</translation>
+    </message>
+    <message>
+        <source>Clear</source>
+        <translation>清空</translation>
+    </message>
+    <message>
+        <source>Clear the log (Ctrl+K while the log has the focus)</source>
+        <translation>清空日志（日志获得焦点时按 Ctrl+K）</translation>
+    </message>
+    <message>
+        <source>Hide</source>
+        <translation>隐藏</translation>
+    </message>
+    <message>
+        <source>Hide the log (Ctrl+L)</source>
+        <translation>隐藏日志（Ctrl+L）</translation>
+    </message>
+    <message>
+        <source>Turn started ({mode} mode)</source>
+        <translation>回合开始（{mode} 模式）</translation>
+    </message>
+    <message>
+        <source>Model call {step} ({model})</source>
+        <translation>第 {step} 次模型调用（{model}）</translation>
+    </message>
+    <message>
+        <source>✓ {tool} ok ({ms} ms)</source>
+        <translation>✓ {tool} 成功（{ms} 毫秒）</translation>
+    </message>
+    <message>
+        <source>✗ {tool} failed: {code}</source>
+        <translation>✗ {tool} 失败：{code}</translation>
+    </message>
+    <message>
+        <source>The workflow is complete.</source>
+        <translation>工作流已完成。</translation>
+    </message>
+    <message>
+        <source>Run state saved: now on {node}, {count} step(s) done.</source>
+        <translation>运行状态已保存：当前在 {node}，已完成 {count} 步。</translation>
+    </message>
+    <message>
+        <source>Turn failed: {message}</source>
+        <translation>回合失败：{message}</translation>
+    </message>
+    <message>
+        <source>Turn stopped.</source>
+        <translation>回合已停止。</translation>
+    </message>
+    <message>
+        <source>Turn ended: waiting for your answer.</source>
+        <translation>回合结束：等待你的回答。</translation>
+    </message>
+    <message>
+        <source>Turn completed.</source>
+        <translation>回合完成。</translation>
+    </message>
+</context>
+<context>
     <name>MainWindow</name>
     <message>
         <source>&amp;New Project…</source>
@@ -738,6 +888,34 @@ Files the model writes will appear here.</source>
     </message>
 </context>
 <context>
+    <name>ProgressModel</name>
+    <message>
+        <source>Step</source>
+        <extracomment>The row&apos;s value (StepView, Decision, ToolCallView or ArtifactView). A step&apos;s status (completed, current, pending), or a node id. An artifact&apos;s absolute path (&quot;&quot; when it leaves the project).</extracomment>
+        <translation>步骤</translation>
+    </message>
+    <message>
+        <source>Agent</source>
+        <translation>智能体</translation>
+    </message>
+    <message>
+        <source>Type</source>
+        <translation>类型</translation>
+    </message>
+    <message>
+        <source>completed</source>
+        <translation>已完成</translation>
+    </message>
+    <message>
+        <source>current</source>
+        <translation>进行中</translation>
+    </message>
+    <message>
+        <source>pending</source>
+        <translation>待处理</translation>
+    </message>
+</context>
+<context>
     <name>ProjectDialogs</name>
     <message>
         <source>Open Project</source>
@@ -792,6 +970,97 @@ This folder is missing or is no longer a project.</source>
         <extracomment>the whole RecentProjectEntry False when the folder (or its .crewagent.json) has gone missing the whole ConversationSummary</extracomment>
         <translation>{root}
 此文件夹已丢失或不再是项目。</translation>
+    </message>
+</context>
+<context>
+    <name>RunWorkspace</name>
+    <message>
+        <source>Progress</source>
+        <extracomment>Milliseconds events are gathered before the run is read again (a burst of writes is one read). ``(project_id, conversation_id)``: read this conversation&apos;s run (``Worker.load_run``). ``path``: open this file read-only in a file tab (an artifact, a step file). ``(bool)``: the user expanded (True) or collapsed the panel. ``(bool)``: the panel appeared (the conversation has a run) or went away.</extracomment>
+        <translation>进度</translation>
+    </message>
+    <message>
+        <source>Graph</source>
+        <translation>流程图</translation>
+    </message>
+    <message>
+        <source>Tool Calls</source>
+        <translation>工具调用</translation>
+    </message>
+    <message>
+        <source>Artifacts</source>
+        <translation>产出文件</translation>
+    </message>
+    <message>
+        <source>Decision log</source>
+        <translation>决策记录</translation>
+    </message>
+    <message>
+        <source>Ctrl+wheel or +/− to zoom, drag to pan; click a step to open its file.</source>
+        <translation>Ctrl+滚轮或 +/− 缩放，拖动平移；点击步骤可打开其文件。</translation>
+    </message>
+    <message>
+        <source>Double-click a file to open it in a tab.</source>
+        <translation>双击文件可在标签页中打开。</translation>
+    </message>
+    <message>
+        <source>Run</source>
+        <translation>运行</translation>
+    </message>
+    <message>
+        <source>Run ◂</source>
+        <translation>运行 ◂</translation>
+    </message>
+    <message>
+        <source>Hide the Run workspace</source>
+        <translation>隐藏运行工作区</translation>
+    </message>
+    <message>
+        <source>Show the Run workspace</source>
+        <translation>显示运行工作区</translation>
+    </message>
+    <message>
+        <source>idle</source>
+        <translation>空闲</translation>
+    </message>
+    <message>
+        <source>running</source>
+        <translation>运行中</translation>
+    </message>
+    <message>
+        <source>waiting for you</source>
+        <translation>等待你的输入</translation>
+    </message>
+    <message>
+        <source>completed</source>
+        <translation>已完成</translation>
+    </message>
+    <message>
+        <source>failed</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <source>ok</source>
+        <translation>成功</translation>
+    </message>
+    <message>
+        <source>Result: {result}</source>
+        <translation>结果：{result}</translation>
+    </message>
+    <message>
+        <source>Call id: {id}</source>
+        <translation>调用 ID：{id}</translation>
+    </message>
+    <message>
+        <source>Approval: {approval}</source>
+        <translation>批准：{approval}</translation>
+    </message>
+</context>
+<context>
+    <name>RunWorkspaceLayout</name>
+    <message>
+        <source>Show or hide the logs</source>
+        <translation>显示或隐藏日志</translation>
     </message>
 </context>
 <context>
@@ -944,7 +1213,7 @@ Create a project or open an existing one to see it here.</source>
     <name>TimelineDelegate</name>
     <message>
         <source>waiting</source>
-        <extracomment>Rows within this many of the end are always measured exactly (the view opens there): enough for a last page of short messages. Each costs a Markdown layout (~1 ms, more while the worker competes for the GIL); a row above them is estimated until it is painted. Characters of a tool result shown expanded (the rest: &quot;Open full output&quot; or &quot;… more&quot;). Characters of a subagent&apos;s summary shown in its Task part (the whole answer is in its tab). Labels are translated as rows are painted (a language switch only repaints); lupdate finds ``translate(&quot;TimelineDelegate&quot;, &quot;...&quot;)`` calls by this name. A subagent&apos;s status (running, completed, failed, cancelled) in its Task part and notice. Code blocks in Markdown (``markdown.render``): ``light`` or ``dark``.</extracomment>
+        <extracomment>Characters of a subagent&apos;s summary shown in its Task part (the whole answer is in its tab). Labels are translated as rows are painted (a language switch only repaints); lupdate finds ``translate(&quot;TimelineDelegate&quot;, &quot;...&quot;)`` calls by this name.</extracomment>
         <translation>等待中</translation>
     </message>
     <message>
@@ -973,7 +1242,7 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>Assistant</source>
-        <extracomment>``(key)``: the user clicked a tool part&apos;s header. ``(key)``: the user clicked &quot;Thought for N s&quot; (or a notice&apos;s header). ``(action, index)``: a button of a row: &quot;retry&quot;, &quot;continue&quot; or &quot;open_output&quot;. ``(href)``: a link in a message was clicked (safe schemes only reach here). ``(code)``: a code block&apos;s Copy link was clicked; the text is on the clipboard. A row&apos;s exact height differs from the estimate it was laid out with: measure it again. ``(request_id, call_id, payload)``: an ask-user widget was submitted (payload None: dismissed).</extracomment>
+        <extracomment>The ``error`` block of an error part; None when the message is not one. Retry and Continue are offered (the last message failed or was stopped, and nothing runs). The answer and where it goes. &quot;● ● ●&quot; while a stream has nothing to show yet.</extracomment>
         <translation>助手</translation>
     </message>
     <message>
@@ -998,6 +1267,7 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>Thinking…</source>
+        <extracomment>Seconds spent thinking (None: not known). Still thinking: the message is streaming and has no answer text yet. The thoughts (expanded only) and the bar beside them.</extracomment>
         <translation>思考中…</translation>
     </message>
     <message>
@@ -1010,6 +1280,7 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>The model call failed</source>
+        <extracomment>``(text, y)`` of the partial answer (drawn in the text colour) and of the error message.</extracomment>
         <translation>模型调用失败</translation>
     </message>
     <message>
@@ -1018,6 +1289,7 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>Arguments</source>
+        <extracomment>Characters of a tool result shown expanded (the rest: &quot;Open full output&quot; or &quot;… more&quot;). A Task part&apos;s subagent type and description (from its subagent, else from its arguments). Read only when the part is expanded (a tool&apos;s arguments may be megabytes). The result shown is the complete output the user opened (not the stored preview). Bytes of an offloaded result (None: the result is stored whole). Expanded only: the line under the header, the Arguments and Result sections, the offload row.</extracomment>
         <translation>参数</translation>
     </message>
     <message>
@@ -1050,6 +1322,7 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>Working in the background…</source>
+        <extracomment>&quot;Working…&quot; while the subagent runs (or before it is known).</extracomment>
         <translation>正在后台工作…</translation>
     </message>
     <message>
@@ -1062,10 +1335,12 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>Background subagent {type} {status}</source>
+        <extracomment>The title line (status dot, title, description), the summary line and the button&apos;s place.</extracomment>
         <translation>后台子代理 {type} {status}</translation>
     </message>
     <message>
         <source>A question</source>
+        <extracomment>The height of the open form; None when the question is not waiting for an answer here. The answer (or why there is none), one line each, when no form is open.</extracomment>
         <translation>一个问题</translation>
     </message>
     <message>
@@ -1082,6 +1357,7 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>Summary of the earlier conversation</source>
+        <extracomment>The summary and where it goes (expanded only).</extracomment>
         <translation>之前对话的摘要</translation>
     </message>
 </context>
@@ -1091,6 +1367,37 @@ Create a project or open an existing one to see it here.</source>
         <source>Code copied to the clipboard.</source>
         <extracomment>Pixels from the bottom that still count as &quot;at the bottom&quot; (following new rows). Older rows shown at a time when the user scrolls to the first row shown (TimelineModel.show_older). Back at the end with more rows than this shown, the view keeps only the newest OPEN_ROWS (each new message lays out every row shown again; see TimelineModel.OPEN_ROWS). The most rows shown at once: on the way up (or down) the window slides rather than grows, so showing another batch lays out at most this many rows (~10 ms). ``(action, key, message_id)``: Retry/Continue on an error part, or &quot;open_output&quot; of a tool part; for &quot;open_subagent&quot; (a Task part or a subagent notice) ``message_id`` is the subagent&apos;s session id. ``(request_id, call_id, payload)``: an ask-user widget was answered (None: dismissed). ``(text)``: something worth a line in the status bar (&quot;Copied&quot;).</extracomment>
         <translation>代码已复制到剪贴板。</translation>
+    </message>
+</context>
+<context>
+    <name>ToolCallsModel</name>
+    <message>
+        <source>Time</source>
+        <translation>时间</translation>
+    </message>
+    <message>
+        <source>Tool</source>
+        <translation>工具</translation>
+    </message>
+    <message>
+        <source>Arguments</source>
+        <translation>参数</translation>
+    </message>
+    <message>
+        <source>Result</source>
+        <translation>结果</translation>
+    </message>
+    <message>
+        <source>Duration</source>
+        <translation>耗时</translation>
+    </message>
+    <message>
+        <source>ok</source>
+        <translation>成功</translation>
+    </message>
+    <message>
+        <source>error</source>
+        <translation>错误</translation>
     </message>
 </context>
 <context>

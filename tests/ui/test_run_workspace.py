@@ -344,3 +344,22 @@ def test_zoom_and_pan_of_the_graph(qtbot: Any) -> None:
     qtbot.mouseMove(view.viewport(), QPoint(150, 60))
     qtbot.mouseRelease(view.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(150, 60))
     assert bar.value() > before and clicked == []  # a drag pans and is not a click
+
+
+def test_the_panel_and_the_logs_speak_simplified_chinese(qtbot: Any, qapp: Any) -> None:
+    from crewagent.ui.i18n import LanguageManager
+    from crewagent.ui.run_workspace import LogPanel, RunWorkspace
+
+    workspace, logs = RunWorkspace(), LogPanel()
+    for widget in (workspace, logs):
+        qtbot.addWidget(widget)
+    languages = LanguageManager(qapp)
+    try:
+        languages.set_language("zh_CN")
+        qtbot.waitUntil(lambda: workspace.tabs.tabText(0) == "进度")  # LanguageChange is posted
+        assert [workspace.tabs.tabText(i) for i in range(4)] == ["进度", "流程图", "工具调用", "产出文件"]
+        assert workspace.calls_model.headerData(3, Qt.Orientation.Horizontal) == "结果"
+        assert workspace.phase_name("waiting-user") == "等待你的输入" and logs.title.text() == "日志"
+    finally:
+        languages.set_language("en")
+    qtbot.waitUntil(lambda: workspace.tabs.tabText(0) == "Progress")
