@@ -42,6 +42,7 @@ class NodeItem(QGraphicsRectItem):
         super().__init__(0, 0, box.width, box.height)
         self.node_id = box.id
         self.status = ""
+        self._step: StepView | None | bool = False  # False: never set
         self.setPos(box.x, box.y)
         self.setAcceptHoverEvents(True)
         self.setCursor(Qt.CursorShape.PointingHandCursor)
@@ -53,6 +54,9 @@ class NodeItem(QGraphicsRectItem):
         self.set_step(step)
 
     def set_step(self, step: StepView | None) -> None:
+        if step == self._step:
+            return  # a progress update recolours only the nodes that changed
+        self._step = step
         title = step.title if step is not None else self.node_id
         self.title.setText(_elide(title, 22))
         kind = step.type if step is not None else ""

@@ -40,7 +40,7 @@ from crewagent.worker.runs import LoadedRun
 from crewagent.worker.turn_values import ToolFinish
 
 #: Milliseconds events are gathered before the run is read again (a burst of writes is one read).
-RELOAD_DELAY_MS = 25
+RELOAD_DELAY_MS = 10
 
 
 def _tree(parent: QWidget, name: str) -> QTreeView:
@@ -120,8 +120,11 @@ class RunWorkspace(QFrame):
         progress_page.addWidget(decisions)
         progress_page.setSizes([300, 140])
 
-        # Graph.
+        # Graph (drawn when its tab shows, see _refresh_graph).
         graph_page = QWidget(self.tabs)
+        self._graph_page = graph_page
+        self._graph_dirty = False
+        self._center_pending = True
         self.graph = GraphView(graph_page)
         self.graph_hint = QLabel(graph_page)
         self.graph_hint.setObjectName("hint")
@@ -192,6 +195,7 @@ class RunWorkspace(QFrame):
         self._reload_timer.setInterval(RELOAD_DELAY_MS)
 
         self.rail.toggled.connect(self.set_expanded)
+        self.tabs.currentChanged.connect(lambda _index: self._refresh_graph())
         self.graph.node_clicked.connect(self._on_node_clicked)
         self.artifacts_view.doubleClicked.connect(self._on_artifact_activated)
         self.artifacts_view.activated.connect(self._on_artifact_activated)
@@ -277,6 +281,7 @@ class RunWorkspace(QFrame):
             self.artifacts_model.set_artifacts(())
             self.call_details.clear()
             self.graph.show_graph(None, ())
+            self._graph_dirty, self._center_pending = False, True
             self._watch([])
             self._set_shown(False)
             return
@@ -284,9 +289,9 @@ class RunWorkspace(QFrame):
         self.decision_model.set_decisions(snapshot.decisions)
         self.calls_model.set_calls(snapshot.tool_calls)
         self.artifacts_model.set_artifacts(snapshot.artifacts)
-        self.graph.show_graph(layout, snapshot.steps)
-        if not same_run:
-            self.graph.center_on_node(snapshot.current_node_id or snapshot.entry_node_id)
+        self._graph_dirty = True
+        self._center_pending = self._center_pending or not same_run
+        self._refresh_graph()
         self._watch([snapshot.state_file, snapshot.audit_file])
         self._show_header()
         self._set_shown(True)
@@ -349,9 +354,21 @@ class RunWorkspace(QFrame):
         updated = with_progress(snapshot, progress.current_node_id, progress.steps_completed, progress.complete)
         self._snapshot = updated
         self.progress_model.set_steps(updated.steps)
-        self.graph.show_graph(self._layout, updated.steps)
-        self.graph.center_on_node(updated.current_node_id)
+        self._graph_dirty = True
+        self._refresh_graph(center=True)
         self.schedule_reload()
+
+    def _refresh_graph(self, *, center: bool = False) -> None:
+        """Draw the graph now if its tab shows; else when the tab is opened (200 nodes cost the GUI
+        thread a few ms per update, and building the scene much more)."""
+        if not self._graph_dirty or self.tabs.currentWidget() is not self._graph_page:
+            return
+        self._graph_dirty = False
+        snapshot = self._snapshot
+        self.graph.show_graph(self._layout, snapshot.steps if snapshot is not None else ())
+        if snapshot is not None and (center or self._center_pending):
+            self.graph.center_on_node(snapshot.current_node_id or snapshot.entry_node_id)
+        self._center_pending = False
 
     @Slot(str, object)
     def on_tool_finished(self, conversation_id: str, finish: ToolFinish) -> None:
