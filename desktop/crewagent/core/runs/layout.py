@@ -122,8 +122,15 @@ def layout_graph(
             view.points = [(x - left + offset, y - top) for x, y in view.points]
         offset = right + COMPONENT_GAP
     paths = []
+    lanes: dict[str, int] = {}
     for edge, (source, target, label, is_default) in kept:
-        paths.append(EdgePath(source, target, label, _oriented(edge.view.points, boxes[source], boxes[target]), is_default))
+        a, b = boxes[source], boxes[target]
+        if b.y < a.y:  # an edge back up (a "revise"): around the right side, so it never hides a forward edge
+            lane = lanes[source] = lanes.get(source, 0) + 1
+            points = _around(a, b, lane)
+        else:
+            points = _oriented(edge.view.points, a, b)
+        paths.append(EdgePath(source, target, label, points, is_default))
     for source, target, label, is_default in edges:  # a node's edge to itself: drawn as a loop
         if source == target and source in vertices:
             paths.append(EdgePath(source, target, label, (), is_default))
@@ -177,6 +184,13 @@ def _oriented(points: list[tuple[float, float]], source: NodeBox, target: NodeBo
     if len(points) >= 2:
         points = [_clip(points[1], points[0], source), *points[1:-1], _clip(points[-2], points[-1], target)]
     return tuple(points)
+
+
+def _around(source: NodeBox, target: NodeBox, lane: int) -> tuple[tuple[float, float], ...]:
+    """From the source's right side out, up, and into the target's right side (``lane``: 1, 2... per source)."""
+    out = max(source.x + source.width, target.x + target.width) + 18.0 * lane
+    start_y, end_y = source.y + source.height / 2, target.y + target.height / 2
+    return ((source.x + source.width, start_y), (out, start_y), (out, end_y), (target.x + target.width, end_y))
 
 
 def _distance(a: tuple[float, float], b: tuple[float, float]) -> float:

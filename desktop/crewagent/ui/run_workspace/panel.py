@@ -84,6 +84,7 @@ class RunWorkspace(QFrame):
         self.rail.setCheckable(True)
         self.rail.setChecked(True)
         self.rail.setAutoRaise(True)
+        self.rail.setFixedWidth(22)
         self.rail.setSizePolicy(self.rail.sizePolicy().horizontalPolicy(), self.rail.sizePolicy().Policy.Expanding)
 
         self.body = QWidget(self)
@@ -107,6 +108,11 @@ class RunWorkspace(QFrame):
         progress_page = QSplitter(Qt.Orientation.Vertical, self.tabs)
         self.progress_view = _tree(progress_page, "runProgress")
         self.progress_view.setModel(self.progress_model)
+        header = self.progress_view.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        for column in (1, 2):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
         decisions = QWidget(progress_page)
         self.decisions_title = QLabel(decisions)
         self.decisions_title.setObjectName("hint")
@@ -212,7 +218,7 @@ class RunWorkspace(QFrame):
         self.decisions_title.setText(self.tr("Decision log"))
         self.graph_hint.setText(self.tr("Ctrl+wheel or +/− to zoom, drag to pan; click a step to open its file."))
         self.artifacts_hint.setText(self.tr("Double-click a file to open it in a tab."))
-        self.rail.setText(self.tr("Run") if self._expanded else self.tr("Run ◂"))
+        self.rail.setText("▸" if self._expanded else "◂")
         self.rail.setToolTip(self.tr("Hide the Run workspace") if self._expanded else self.tr("Show the Run workspace"))
         for model in (self.progress_model, self.decision_model, self.calls_model, self.artifacts_model):
             model.retranslate()
