@@ -1004,14 +1004,6 @@ This folder is missing or is no longer a project.</source>
         <translation>双击文件可在标签页中打开。</translation>
     </message>
     <message>
-        <source>Run</source>
-        <translation>运行</translation>
-    </message>
-    <message>
-        <source>Run ◂</source>
-        <translation>运行 ◂</translation>
-    </message>
-    <message>
         <source>Hide the Run workspace</source>
         <translation>隐藏运行工作区</translation>
     </message>
