@@ -14,7 +14,7 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QEvent, QModelIndex, QPersistentModelIndex, Qt, Signal, Slot
 from PySide6.QtGui import QAction, QBrush, QColor, QKeySequence
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QHeaderView, QLabel, QPushButton, QTreeView, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QTreeView, QVBoxLayout, QWidget
 
 from crewagent.core.loop.events import RunProgress
 from crewagent.worker.turn_values import ToolCallRef, ToolFinish, TurnError
@@ -158,10 +158,12 @@ class LogPanel(QFrame):
         self.view.setUniformRowHeights(True)
         self.view.setAlternatingRowColors(True)
         self.view.setModel(self.model)
+        # Fixed widths: ResizeToContents would read all 1,000 rows again on every new line.
         header = self.view.header()
         header.setStretchLastSection(True)
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        metrics = self.view.fontMetrics()
+        header.resizeSection(0, metrics.horizontalAdvance("00:00:00") + 24)
+        header.resizeSection(1, metrics.horizontalAdvance("thinking") + 24)
         # Ctrl+K clears the log only when the focus is in this panel: issue 18 wants Ctrl+K for
         # "focus search" in the rest of the window.
         self.clear_action = QAction(self)

@@ -60,8 +60,11 @@ class _RowsModel(QAbstractTableModel, Generic[_T]):
     def rowCount(self, parent: _Index = QModelIndex()) -> int:
         return 0 if parent.isValid() else len(self._rows)
 
+    #: The number of columns (``headers()`` translates, so it is not called for each cell).
+    COLUMNS = 0
+
     def columnCount(self, parent: _Index = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self.headers())
+        return 0 if parent.isValid() else self.COLUMNS
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole and 0 <= section < len(self.headers()):
@@ -94,6 +97,8 @@ class _RowsModel(QAbstractTableModel, Generic[_T]):
 
 class ProgressModel(_RowsModel[StepView]):
     """The workflow's steps in graph order, each with its status mark, title, agent and type."""
+
+    COLUMNS = 3
 
     def headers(self) -> Sequence[str]:
         return (self.tr("Step"), self.tr("Agent"), self.tr("Type"))
@@ -131,6 +136,8 @@ class ProgressModel(_RowsModel[StepView]):
 class DecisionModel(_RowsModel[Decision]):
     """The run's decision log: from, to, the edge taken and why."""
 
+    COLUMNS = 4
+
     def headers(self) -> Sequence[str]:
         return (self.tr("From"), self.tr("To"), self.tr("Edge"), self.tr("Reason"))
 
@@ -146,6 +153,8 @@ class DecisionModel(_RowsModel[Decision]):
 
 class ToolCallsModel(_RowsModel[ToolCallView]):
     """The run's tool calls from its audit log: time, tool, short arguments, result, duration."""
+
+    COLUMNS = 5
 
     def headers(self) -> Sequence[str]:
         return (self.tr("Time"), self.tr("Tool"), self.tr("Arguments"), self.tr("Result"), self.tr("Duration"))
@@ -182,6 +191,8 @@ class ToolCallsModel(_RowsModel[ToolCallView]):
 
 class ArtifactsModel(_RowsModel[ArtifactView]):
     """The files the run wrote (``artifacts[]``) or declares (node outputs)."""
+
+    COLUMNS = 3
 
     def headers(self) -> Sequence[str]:
         return (self.tr("File"), self.tr("From"), self.tr("Status"))

@@ -41,6 +41,10 @@ from crewagent.worker.turn_values import ToolFinish
 
 #: Milliseconds events are gathered before the run is read again (a burst of writes is one read).
 RELOAD_DELAY_MS = 10
+#: The same while a turn of this conversation runs: the engine's progress reports update the steps
+#: at once, so the rest (tool calls, decisions, artifacts) can wait a little, and each tool call's
+#: own file events (state, audit) fold into one read instead of several.
+BUSY_RELOAD_DELAY_MS = 250
 
 
 def _tree(parent: QWidget, name: str) -> QTreeView:
@@ -52,6 +56,18 @@ def _tree(parent: QWidget, name: str) -> QTreeView:
     view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
     view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
     return view
+
+
+def _fixed_columns(view: QTreeView, *, stretch: int, widths: dict[int, str]) -> None:
+    """Columns sized once from sample texts, one stretching: never ResizeToContents, which reads
+    every row again on each change (with a few hundred rows, a progress update took 150 ms)."""
+    header = view.header()
+    header.setStretchLastSection(False)
+    metrics = view.fontMetrics()
+    for column, sample in widths.items():
+        header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
+        header.resizeSection(column, metrics.horizontalAdvance(sample) + 24)
+    header.setSectionResizeMode(stretch, QHeaderView.ResizeMode.Stretch)
 
 
 class RunWorkspace(QFrame):
@@ -108,11 +124,7 @@ class RunWorkspace(QFrame):
         progress_page = QSplitter(Qt.Orientation.Vertical, self.tabs)
         self.progress_view = _tree(progress_page, "runProgress")
         self.progress_view.setModel(self.progress_model)
-        header = self.progress_view.header()
-        header.setStretchLastSection(False)
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        for column in (1, 2):
-            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        _fixed_columns(self.progress_view, stretch=0, widths={1: "Agent name", 2: "decision"})
         decisions = QWidget(progress_page)
         self.decisions_title = QLabel(decisions)
         self.decisions_title.setObjectName("hint")
@@ -145,11 +157,7 @@ class RunWorkspace(QFrame):
         calls_page = QSplitter(Qt.Orientation.Vertical, self.tabs)
         self.calls_view = _tree(calls_page, "runToolCalls")
         self.calls_view.setModel(self.calls_model)
-        header = self.calls_view.header()
-        for column in (0, 1, 3, 4):
-            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
-        header.setStretchLastSection(False)
+        _fixed_columns(self.calls_view, stretch=2, widths={0: "00:00:00", 1: "fs.apply_patch", 3: "E_SCHEMA_VALID", 4: "99999 ms"})
         self.call_details = QPlainTextEdit(calls_page)
         self.call_details.setObjectName("runCallDetails")
         self.call_details.setReadOnly(True)
@@ -198,7 +206,6 @@ class RunWorkspace(QFrame):
         self.watcher = QFileSystemWatcher(self)
         self._reload_timer = QTimer(self)
         self._reload_timer.setSingleShot(True)
-        self._reload_timer.setInterval(RELOAD_DELAY_MS)
 
         self.rail.toggled.connect(self.set_expanded)
         self.tabs.currentChanged.connect(lambda _index: self._refresh_graph())
@@ -272,9 +279,13 @@ class RunWorkspace(QFrame):
         if self._project_id and self._conversation_id:
             self.load_requested.emit(self._project_id, self._conversation_id)
 
-    def schedule_reload(self) -> None:
-        if not self._reload_timer.isActive():
-            self._reload_timer.start()
+    def schedule_reload(self, delay_ms: int | None = None) -> None:
+        """Read the run again soon: after ``delay_ms`` (default: short when idle, longer during a turn)."""
+        if delay_ms is None:
+            delay_ms = BUSY_RELOAD_DELAY_MS if self._busy else RELOAD_DELAY_MS
+        if self._reload_timer.isActive() and self._reload_timer.remainingTime() <= delay_ms:
+            return
+        self._reload_timer.start(delay_ms)
 
     def _show(self, snapshot: RunSnapshot | None, layout: GraphLayout | None) -> None:
         had_run = self._snapshot is not None
@@ -392,7 +403,7 @@ class RunWorkspace(QFrame):
         if conversation_id == self._conversation_id:
             self._busy = False
             self._show_header()
-            self.schedule_reload()
+            self.schedule_reload(RELOAD_DELAY_MS)
 
     @Slot(str, object)
     def on_conversation_changed(self, project_id: str, summary: object) -> None:
