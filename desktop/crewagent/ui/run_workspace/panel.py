@@ -208,7 +208,7 @@ class RunWorkspace(QFrame):
         self._reload_timer.setSingleShot(True)
 
         self.rail.toggled.connect(self.set_expanded)
-        self.tabs.currentChanged.connect(lambda _index: self._refresh_graph())
+        self.tabs.currentChanged.connect(self._on_tab_changed)
         self.graph.node_clicked.connect(self._on_node_clicked)
         self.artifacts_view.doubleClicked.connect(self._on_artifact_activated)
         self.artifacts_view.activated.connect(self._on_artifact_activated)
@@ -288,8 +288,8 @@ class RunWorkspace(QFrame):
         self._reload_timer.start(delay_ms)
 
     def _show(self, snapshot: RunSnapshot | None, layout: GraphLayout | None) -> None:
-        had_run = self._snapshot is not None
-        same_run = had_run and snapshot is not None and self._snapshot.run_id == snapshot.run_id  # type: ignore[union-attr]
+        previous = self._snapshot
+        same_run = previous is not None and snapshot is not None and previous.run_id == snapshot.run_id
         self._snapshot, self._layout = snapshot, layout
         if snapshot is None:
             self.progress_model.set_steps(())
@@ -410,6 +410,10 @@ class RunWorkspace(QFrame):
         """A conversation's metadata changed: its ``activeRunId`` may name another run now."""
         if project_id == self._project_id and getattr(summary, "id", None) == self._conversation_id:
             self.schedule_reload()
+
+    @Slot(int)
+    def _on_tab_changed(self, index: int) -> None:
+        self._refresh_graph()
 
     @Slot()
     def _on_disk_changed(self) -> None:
