@@ -19,16 +19,14 @@ from crewagent.cli_chat import headless_routed, terminal_provider
 from crewagent.cli_output import listing_done
 from crewagent.core.messages import ConversationMeta
 from crewagent.core.packages import PackageStore, ensure_builtin_packages
-from crewagent.core.runs import RunIndex, RunMetadata, RunSetupError, create_run
-from crewagent.core.runs.engine import running_marker
+from crewagent.core.runs import RunIndex, RunMetadata, RunSetupError
+from crewagent.core.runs.conversation import CONTINUE_TEXT, START_TEXT, begin_run, live_phase
 from crewagent.core.routing import route_input
 from crewagent.core.runs.service import active_run, find_workflow, read_run_state
 from crewagent.core.settings import SettingsStore
 from crewagent.core.store import ProjectInfo, RuntimeStore
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-#: The user message of a turn started without one (the model reads it as USER_INPUT).
-START_TEXT, CONTINUE_TEXT = "start", "continue"
 
 
 def add_subcommands(subparsers: Any, common: argparse.ArgumentParser) -> None:
@@ -71,11 +69,11 @@ async def _run(args: argparse.Namespace) -> int:
         started = False
         if wanted is not None and (run is None or not _same_workflow(run, *wanted) or run.phase == "completed"):
             package, workflow_id = wanted
-            run = create_run(store, project, meta.id, package, workflow_id, agent_id=args.agent)
+            run = begin_run(store, project, meta.id, package, workflow_id, agent_id=args.agent)
             started = True
         if run is None:
             raise RunSetupError("This conversation has no workflow run; give --workflow [PKG:]WORKFLOW to start one.")
-        if meta.activeType != "run":
+        if not started and meta.activeType != "run":
             store.update_conversation(project.id, meta.id, activeType="run")
         print(meta.id, file=sys.stderr)
         print(f"run {run.runId} ({run.packageId}:{run.workflowId}){' started' if started else ''}", file=sys.stderr, flush=True)
@@ -125,19 +123,14 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 
 def _row(store: RuntimeStore, project: ProjectInfo, run: RunMetadata) -> dict[str, Any]:
-    """A run as listed: progress from its state file (the truth), the phase from the index.
-
-    A turn of the run leaves a marker while it runs: with the conversation's turn held by a
-    process the run is ``running``; without, the turn died and the run is ``idle`` (interrupted;
-    the next turn resumes it).
-    """
+    """A run as listed: progress from its state file (the truth), the phase as it is now
+    (core.runs.conversation.live_phase: a run whose turn died is ``idle`` and ``interrupted``)."""
     row = run.model_dump(mode="json")
     state = read_run_state(project, run)
     if state is not None:
         row["currentNodeId"] = state.current_node_id
         row["stepsCompleted"] = list(state.steps_completed)
-    if running_marker(project, run.runId).exists() or run.phase == "running":
-        alive = store.is_turn_running(project.id, run.conversationId)
-        row["phase"] = "running" if alive else "idle"
-        row["interrupted"] = not alive
+    phase, interrupted = live_phase(store, project, run)
+    if run.phase == "running" or (phase, interrupted) != (run.phase, False):  # a turn runs, or died
+        row["phase"], row["interrupted"] = phase, interrupted
     return row

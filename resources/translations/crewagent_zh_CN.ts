@@ -317,7 +317,7 @@
     <name>ConversationHeader</name>
     <message>
         <source>No agents available yet</source>
-        <extracomment>``(agent_id)``: the user picked an agent (not emitted by ``show_agent``).</extracomment>
+        <extracomment>``(agent_id)``: the user picked an agent (not emitted by ``show_agent``). Workflow mode: the workflow picker, Start Workflow, the conversation&apos;s runs and Resume.</extracomment>
         <translation>暂无可用的智能体</translation>
     </message>
     <message>
@@ -327,26 +327,6 @@
     <message>
         <source>Agent:</source>
         <translation>智能体：</translation>
-    </message>
-    <message>
-        <source>No workflows</source>
-        <translation>没有工作流</translation>
-    </message>
-    <message>
-        <source>No installed package provides workflows yet.</source>
-        <translation>已安装的包中还没有提供工作流。</translation>
-    </message>
-    <message>
-        <source>Start</source>
-        <translation>开始</translation>
-    </message>
-    <message>
-        <source>Resume</source>
-        <translation>继续</translation>
-    </message>
-    <message>
-        <source>Import a workflow package first.</source>
-        <translation>请先导入工作流包。</translation>
     </message>
     <message>
         <source>Plain chat with the model and the project&apos;s tools.</source>
@@ -361,7 +341,7 @@
     <name>ConversationView</name>
     <message>
         <source>Loading…</source>
-        <extracomment>``(project_id, conversation_id)``: load this conversation for the timeline. ``(project_id, conversation_id, text, mode)``: run a turn with this user message. ``(project_id, conversation_id, mode)``: go on after an error or a Stop. ``(project_id, conversation_id, mode)``: send the last user message again. ``(conversation_id)``: stop the running turn. ``(project_id, conversation_id, mode)``: switch the conversation&apos;s active mode in place. ``(project_id, conversation_id, agent_id)``: the agent Agent mode answers with (saved). ``(project_id, conversation_id, message_id)``: load an offloaded tool result in full. ``(request_id, payload)``: an ask-user widget&apos;s WIDGET_SUBMIT payload (None: dismissed). ``(project_id, conversation_id, session_id)``: open a subagent&apos;s conversation in its tab. ``(text)``: a short notice for the status bar.</extracomment>
+        <extracomment>``(project_id, conversation_id)``: load this conversation for the timeline. ``(project_id, conversation_id, text, mode)``: run a turn with this user message. ``(project_id, conversation_id, mode)``: go on after an error or a Stop. ``(project_id, conversation_id, mode)``: send the last user message again. ``(conversation_id)``: stop the running turn. ``(project_id, conversation_id, mode)``: switch the conversation&apos;s active mode in place. ``(project_id, conversation_id, agent_id)``: the agent Agent mode answers with (saved). ``(project_id, conversation_id, message_id)``: load an offloaded tool result in full. ``(request_id, payload)``: an ask-user widget&apos;s WIDGET_SUBMIT payload (None: dismissed). ``(project_id, conversation_id, session_id)``: open a subagent&apos;s conversation in its tab. ``(text)``: a short notice for the status bar. ``(project_id, conversation_id)``: list the conversation&apos;s runs (``load_runs``). ``(project_id, conversation_id, package_id, workflow_id)``: start a run here and its first turn. ``(project_id, conversation_id, run_id)``: make that run the active one and continue it. ``(package_label)``: the run&apos;s package is gone and the user wants to import it again. The open run (a ``RunOverview`` with its live phase) while the conversation is in Run mode, else None.</extracomment>
         <translation>正在加载…</translation>
     </message>
     <message>
@@ -764,7 +744,7 @@ Files the model writes will appear here.</source>
     <name>MainWindow</name>
     <message>
         <source>&amp;New Project…</source>
-        <extracomment>Milliseconds a close waits for running turns to stop and persist what they stopped. Ask the worker for the settings (once at start; ``settings_changed`` answers). Stop every running turn (the window is closing). Ask the turn worker which provider and model the next turn uses (``provider_changed``). Ask the worker for the agents Agent mode offers (``agents_loaded``).</extracomment>
+        <extracomment>Milliseconds a close waits for running turns to stop and persist what they stopped. Ask the worker for the settings (once at start; ``settings_changed`` answers). Stop every running turn (the window is closing). Ask the turn worker which provider and model the next turn uses (``provider_changed``). Ask the worker for the agents Agent mode offers (``agents_loaded``). Ask the worker for the installed workflow packages (``packages_loaded``). ``(path)``: install a ``.bmad`` file or a package folder (``Worker.import_package``).</extracomment>
         <translation>新建项目(&amp;N)…</translation>
     </message>
     <message>
@@ -828,6 +808,10 @@ Files the model writes will appear here.</source>
         <translation>{label}（未就绪）</translation>
     </message>
     <message>
+        <source>Workflow: {workflow}</source>
+        <translation>工作流：{workflow}</translation>
+    </message>
+    <message>
         <source>Stopping the running answer before closing…</source>
         <translation>正在停止当前回答，然后关闭…</translation>
     </message>
@@ -838,6 +822,30 @@ Files the model writes will appear here.</source>
         <source>Dismiss</source>
         <extracomment>The bar was closed by the user.</extracomment>
         <translation>关闭</translation>
+    </message>
+</context>
+<context>
+    <name>MissingPackageCard</name>
+    <message>
+        <source>The package of this run is not installed</source>
+        <extracomment>``(package_label)``: the user wants to import the package again (&quot;project-brief 1.0.0&quot;). The user goes back: the conversation leaves Run mode, the run is kept.</extracomment>
+        <translation>此运行所需的包未安装</translation>
+    </message>
+    <message>
+        <source>Run {run} of “{workflow}” needs the package {package}, which is no longer installed. Import it again to go on with the run, or go back and keep the conversation without it.</source>
+        <translation>“{workflow}”的运行 {run} 需要包 {package}，但该包已不再安装。请重新导入它以继续运行，或返回并在没有它的情况下保留此对话。</translation>
+    </message>
+    <message>
+        <source>Re-import Package…</source>
+        <translation>重新导入包…</translation>
+    </message>
+    <message>
+        <source>Back</source>
+        <translation>返回</translation>
+    </message>
+    <message>
+        <source>Leave Run mode; the run is kept and Resume comes back to it</source>
+        <translation>离开运行模式；运行会保留，点击“继续运行”可回到它</translation>
     </message>
 </context>
 <context>
@@ -891,7 +899,7 @@ Files the model writes will appear here.</source>
     <name>ProgressModel</name>
     <message>
         <source>Step</source>
-        <extracomment>The row&apos;s value (StepView, Decision, ToolCallView or ArtifactView). A step&apos;s status (completed, current, pending), or a node id. An artifact&apos;s absolute path (&quot;&quot; when it leaves the project).</extracomment>
+        <extracomment>The row&apos;s value (StepView, Decision, ToolCallView or ArtifactView). A step&apos;s status (completed, current, pending), or a node id. An artifact&apos;s absolute path (&quot;&quot; when it leaves the project). The number of columns (``headers()`` translates, so it is not called for each cell).</extracomment>
         <translation>步骤</translation>
     </message>
     <message>
@@ -921,12 +929,24 @@ Files the model writes will appear here.</source>
         <source>Open Project</source>
         <translation>打开项目</translation>
     </message>
+    <message>
+        <source>Import Package</source>
+        <translation>导入包</translation>
+    </message>
+    <message>
+        <source>Import the package {package}</source>
+        <translation>导入包 {package}</translation>
+    </message>
+    <message>
+        <source>Workflow packages (*.bmad *.zip)</source>
+        <translation>工作流包 (*.bmad *.zip)</translation>
+    </message>
 </context>
 <context>
     <name>ProjectView</name>
     <message>
         <source>Conversation</source>
-        <extracomment>``(text)``: a passing notice of the Conversation tab, for the status bar. ``(project_id, entry_type)``: create a conversation of that type (chat, agent, run). The user wants to leave the project and go back to the Start page. The user wants the Settings dialog (the sidebar&apos;s Settings button). ``(project_id, conversation_id, title)``: rename a conversation (``Worker.rename_conversation``). ``(project_id, conversation_id)``: delete a conversation, confirmed by the user. ``(project_id, query)``: search the message text of the project&apos;s conversations. ``path``: read a project file for its tab (``Worker.read_project_file``). ``message``: a notice for the message bar (e.g. an empty name was refused). ``(project_id, conversation_id)``: the selected conversation changed (&quot;&quot; when none).</extracomment>
+        <extracomment>``(text)``: a passing notice of the Conversation tab, for the status bar. ``(project_id, entry_type)``: create a conversation of that type (chat, agent, run). The user wants to leave the project and go back to the Start page. The user wants the Settings dialog (the sidebar&apos;s Settings button). ``(project_id, conversation_id, title)``: rename a conversation (``Worker.rename_conversation``). ``(project_id, conversation_id)``: delete a conversation, confirmed by the user. ``(project_id, query)``: search the message text of the project&apos;s conversations. ``path``: read a project file for its tab (``Worker.read_project_file``). ``message``: a notice for the message bar (e.g. an empty name was refused). ``(project_id, conversation_id)``: the selected conversation changed (&quot;&quot; when none). ``(project_id)``: create a Workflow conversation with the built-in example picked (``Worker.try_workflow``).</extracomment>
         <translation>对话</translation>
     </message>
     <message>
@@ -976,7 +996,7 @@ This folder is missing or is no longer a project.</source>
     <name>RunWorkspace</name>
     <message>
         <source>Progress</source>
-        <extracomment>Milliseconds events are gathered before the run is read again (a burst of writes is one read). ``(project_id, conversation_id)``: read this conversation&apos;s run (``Worker.load_run``). ``path``: open this file read-only in a file tab (an artifact, a step file). ``(bool)``: the user expanded (True) or collapsed the panel. ``(bool)``: the panel appeared (the conversation has a run) or went away.</extracomment>
+        <extracomment>Milliseconds events are gathered before the run is read again (a burst of writes is one read). The same while a turn of this conversation runs: the engine&apos;s progress reports update the steps at once, so the rest (tool calls, decisions, artifacts) can wait a little, and each tool call&apos;s own file events (state, audit) fold into one read instead of several. ``(project_id, conversation_id)``: read this conversation&apos;s run (``Worker.load_run``). ``path``: open this file read-only in a file tab (an artifact, a step file). ``(bool)``: the user expanded (True) or collapsed the panel. ``(bool)``: the panel appeared (the conversation has a run) or went away.</extracomment>
         <translation>进度</translation>
     </message>
     <message>
@@ -1428,7 +1448,7 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>Running</source>
-        <translation>运行</translation>
+        <translation>运行中</translation>
     </message>
     <message>
         <source>Tool timeout</source>
@@ -1460,6 +1480,78 @@ Create a project or open an existing one to see it here.</source>
     </message>
 </context>
 <context>
+    <name>WorkflowPanel</name>
+    <message>
+        <source>Idle</source>
+        <translation>空闲</translation>
+    </message>
+    <message>
+        <source>Running</source>
+        <translation>运行中</translation>
+    </message>
+    <message>
+        <source>Waiting for you</source>
+        <translation>等待你的输入</translation>
+    </message>
+    <message>
+        <source>Completed</source>
+        <translation>已完成</translation>
+    </message>
+    <message>
+        <source>Failed</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <source>Workflow:</source>
+        <extracomment>The package&apos;s name and version (&quot;project-brief 1.0.0&quot;). ``(package_id, workflow_id)``: start a run of that workflow in this conversation. ``(run_id)``: make that run the active one and continue it. The workflow to pick when the list is (re)filled: the conversation&apos;s own, or the user&apos;s pick.</extracomment>
+        <translation>工作流：</translation>
+    </message>
+    <message>
+        <source>No workflows installed</source>
+        <translation>未安装工作流</translation>
+    </message>
+    <message>
+        <source>Start Workflow</source>
+        <translation>开始工作流</translation>
+    </message>
+    <message>
+        <source>Start a new run of this workflow in this conversation</source>
+        <translation>在此对话中开始此工作流的新运行</translation>
+    </message>
+    <message>
+        <source>Runs:</source>
+        <translation>运行：</translation>
+    </message>
+    <message>
+        <source>No runs yet</source>
+        <translation>尚无运行</translation>
+    </message>
+    <message>
+        <source>Resume</source>
+        <translation>继续运行</translation>
+    </message>
+    <message>
+        <source>Continue this run where it stopped</source>
+        <translation>从停止处继续此运行</translation>
+    </message>
+    <message>
+        <source>No run started in this conversation yet</source>
+        <translation>此对话尚未开始任何运行</translation>
+    </message>
+    <message>
+        <source>1 run started in this conversation</source>
+        <translation>此对话已开始 1 次运行</translation>
+    </message>
+    <message>
+        <source>{count} runs started in this conversation</source>
+        <translation>此对话已开始 {count} 次运行</translation>
+    </message>
+    <message>
+        <source>No installed package provides workflows yet; import one in Settings.</source>
+        <translation>尚无已安装的包提供工作流；请在设置中导入一个。</translation>
+    </message>
+</context>
+<context>
     <name>WorksPanel</name>
     <message>
         <source>A plain conversation with the model</source>
@@ -1476,7 +1568,7 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>+ New</source>
-        <extracomment>``(conversation_id, title)``: the user finished renaming a row. The user tried to give a conversation an empty name. ``entry_type`` (chat, agent, run): create a conversation of that type. ``(conversation_id, title)``: rename that conversation (the title is not empty). ``conversation_id``: delete that conversation (the user has confirmed). ``query``: search the message text (debounced; &quot;&quot; clears the search). ``conversation_id``: the selected conversation changed (&quot;&quot; when none). ``message``: something the user should read (e.g. an empty name was refused).</extracomment>
+        <extracomment>``(conversation_id, title)``: the user finished renaming a row. The user tried to give a conversation an empty name. ``entry_type`` (chat, agent, run): create a conversation of that type. ``(conversation_id, title)``: rename that conversation (the title is not empty). ``conversation_id``: delete that conversation (the user has confirmed). ``query``: search the message text (debounced; &quot;&quot; clears the search). ``conversation_id``: the selected conversation changed (&quot;&quot; when none). ``message``: something the user should read (e.g. an empty name was refused). The empty list&apos;s &quot;Try a workflow&quot;: a Workflow conversation with the built-in example picked.</extracomment>
         <translation>+ 新建</translation>
     </message>
     <message>
@@ -1486,6 +1578,14 @@ Create a project or open an existing one to see it here.</source>
     <message>
         <source>Search titles and messages</source>
         <translation>搜索标题和消息</translation>
+    </message>
+    <message>
+        <source>Try a workflow</source>
+        <translation>试用工作流</translation>
+    </message>
+    <message>
+        <source>Start a Workflow conversation with the built-in Project brief example</source>
+        <translation>用内置的“项目简介”示例开始一个工作流对话</translation>
     </message>
     <message>
         <source>Delete conversation</source>

@@ -39,11 +39,12 @@ def no_leaked_top_level_widgets(qapp: QApplication) -> Iterator[None]:
 
 
 class ScriptedDialogs:
-    """Answers the Start page's questions from a script instead of showing modal dialogs."""
+    """Answers the window's questions (folders, names, a package file) from a script instead of showing modal dialogs."""
 
     def __init__(self) -> None:
         self.new_project: NewProjectAnswer | None = None
         self.folder: str | None = None
+        self.package_file: str | None = None
         self.asked: list[str] = []
 
     def ask_new_project(self, parent: QWidget) -> NewProjectAnswer | None:
@@ -53,6 +54,10 @@ class ScriptedDialogs:
     def ask_project_folder(self, parent: QWidget) -> str | None:
         self.asked.append("project_folder")
         return self.folder
+
+    def ask_package_file(self, parent: QWidget, package_label: str) -> str | None:
+        self.asked.append(f"package_file {package_label}")
+        return self.package_file
 
 
 @pytest.fixture

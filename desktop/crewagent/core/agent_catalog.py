@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from crewagent.core.agents import Agent, builtin_agents, effective_agent
 from crewagent.core.errors import CrewAgentError, RunSetupError
 from crewagent.core.packages import InstalledPackage, PackageError, PackageNotFound, PackageStore, ensure_builtin_packages
-from crewagent.core.runs import RunMetadata, create_run
+from crewagent.core.runs import RunMetadata
+from crewagent.core.runs.conversation import begin_run
 from crewagent.core.runs.service import find_workflow
 from crewagent.core.store import ProjectInfo, RuntimeStore
 
@@ -106,6 +107,4 @@ def start_menu_workflow(
         workflow_id = workflow.id
     else:
         package, workflow_id = find_workflow(PackageStore(store.data_dir), target)
-    run = create_run(store, project, conversation_id, package, workflow_id, agent_id=entry.local_id)
-    store.update_conversation(project.id, conversation_id, activeType="run")
-    return run
+    return begin_run(store, project, conversation_id, package, workflow_id, agent_id=entry.local_id)

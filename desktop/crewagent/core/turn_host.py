@@ -39,6 +39,7 @@ from crewagent.core.loop.factory import provider_config
 from crewagent.core.loop.session import recover_and_load
 from crewagent.core.messages import MODES, ConversationMessage, ConversationMeta, Mode
 from crewagent.core.routing import CommandDone, RunTurn, ShowAgentMenu, route_input
+from crewagent.core.runs.conversation import START_TEXT, RunOverview, begin_run, conversation_runs, select_run
 from crewagent.core.secrets import SecretStore
 from crewagent.core.settings import Settings, SettingsStore
 from crewagent.core.store import ProjectInfo, RuntimeStore
@@ -54,13 +55,15 @@ from crewagent.core.subagents.links import parent_status
 from crewagent.core.tools import ApprovalGate, Approver
 from crewagent.core.tools.registry import AskUser
 from crewagent.core.tuning import FIRST_PAGE_HEAD_START_S
-from crewagent.core.turns import TurnHooks, run_turn
+from crewagent.core.turns import TurnHooks, package_store, run_turn
 
 log = logging.getLogger(__name__)
 
 #: Messages of a long conversation sent ahead of the rest when it is opened (its last page and more).
 FIRST_PAGE = 150
 BUSY = "This conversation is still answering; stop it or wait for it."
+#: What Resume sends: the /resume command (core.commands) clears a pause and continues the run.
+RESUME_COMMAND = "/resume"
 
 #: How the caller shows a stored message (the desktop: a frozen TimelineMessage); applied off the
 #: loop where whole conversations are loaded.
@@ -157,8 +160,19 @@ class CommandHandled:
     done: CommandDone
 
 
+@dataclass(frozen=True)
+class RunsListed:
+    """The runs started in a conversation, oldest first, and the one its Run-mode turns continue."""
+
+    project_id: str
+    conversation_id: str
+    active_run_id: str | None
+    runs: tuple[RunOverview, ...]
+
+
 HostItem = (
     TurnBegan | TurnProgress[Any] | StreamEnded | TurnFailed | TurnEnded | ProviderChanged | ConversationChanged | MenuShown | CommandHandled
+    | RunsListed
 )
 
 
@@ -427,6 +441,41 @@ class TurnHost(Generic[M]):
             return list(ended)
         return [TurnProgress(cid, event)]
 
+    # -- workflow runs (the Workflow header) --------------------------------------------------
+
+    async def runs(self, project_id: str, conversation_id: str) -> RunsListed:
+        """The runs started in the conversation, with their phase as it is now."""
+        return await asyncio.to_thread(_runs_listed, self._store_of(), self.project(project_id), conversation_id)
+
+    def start_run(self, project_id: str, conversation_id: str, package_id: str, workflow_id: str) -> AsyncGenerator[HostItem, None]:
+        """Start a run of the package's workflow here (Run mode from now on) and run its first turn."""
+
+        def prepare(store: RuntimeStore, project: ProjectInfo) -> None:
+            begin_run(store, project, conversation_id, package_store(store.data_dir).get(package_id), workflow_id)
+
+        return self._run_request(project_id, conversation_id, prepare, START_TEXT)
+
+    def resume_run(self, project_id: str, conversation_id: str, run_id: str) -> AsyncGenerator[HostItem, None]:
+        """Make a run that is not complete the conversation's active run, and continue it."""
+
+        def prepare(store: RuntimeStore, project: ProjectInfo) -> None:
+            select_run(store, project, conversation_id, run_id, package_store(store.data_dir))
+
+        return self._run_request(project_id, conversation_id, prepare, RESUME_COMMAND)
+
+    async def _run_request(
+        self, project_id: str, conversation_id: str, prepare: Callable[[RuntimeStore, ProjectInfo], None], text: str
+    ) -> AsyncGenerator[HostItem, None]:
+        store, project = self._store_of(), self.project(project_id)
+        if conversation_id in self._turns:
+            raise CrewAgentError(BUSY)
+        await asyncio.to_thread(prepare, store, project)  # CrewAgentError: nothing was started
+        yield await self._summary(store, project_id, conversation_id)
+        yield await asyncio.to_thread(_runs_listed, store, project, conversation_id)
+        async with aclosing(self.send(project_id, conversation_id, text, "run")) as items:
+            async for item in items:
+                yield item
+
     # -- provider, conversation settings, outputs ------------------------------------------------
 
     async def _config(self, settings: Settings) -> ProviderConfig:
@@ -579,6 +628,12 @@ def _child_metas(store: RuntimeStore, project_id: str, conversation_id: str, par
     """The metas of the subagents ``parent_session_id`` started (the conversation, or a subagent)."""
     metas = store.sidechains(project_id, conversation_id).metas()
     return [meta for meta in metas if meta.parentSessionId == parent_session_id]
+
+
+def _runs_listed(store: RuntimeStore, project: ProjectInfo, conversation_id: str) -> RunsListed:
+    meta = store.get_conversation(project.id, conversation_id)
+    runs = conversation_runs(store, project, conversation_id, package_store(store.data_dir))
+    return RunsListed(project.id, conversation_id, meta.activeRunId, runs)
 
 
 def _read_full_output(store: RuntimeStore, project_id: str, conversation_id: str, message_id: str) -> str:

@@ -95,8 +95,8 @@ async def run_turn(
         run = await asyncio.to_thread(active_run, project, meta)
         if run is None:
             raise RunSetupError(
-                "This conversation has no workflow run; start one with `crewagent run --workflow ...` "
-                "(or an agent's workflow menu item)."
+                "This conversation has no workflow run; start one with Start Workflow in the Workflow header, "
+                "`crewagent run --workflow ...` or an agent's workflow menu item."
             )
         driver = await asyncio.to_thread(load_driver, project, run, packages or package_store(store.data_dir))
         agent = driver.effective_agent()

@@ -15,7 +15,6 @@ from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
     QLabel,
-    QPushButton,
     QStackedWidget,
     QToolButton,
     QVBoxLayout,
@@ -23,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from crewagent.ui import formatting
+from crewagent.ui.workflow_panel import WorkflowPanel
 
 #: The switcher's segments, in order (``run`` is shown as Workflow).
 SWITCHER_MODES = ("agent", "run", "chat")
@@ -105,25 +105,11 @@ class ConversationHeader(QFrame):
         agent_row.addWidget(self.agent_label)
         agent_row.addWidget(self.agent_selector)
         agent_row.addWidget(self.agent_description, 1)
-        workflow_panel = QWidget(self.details)
-        workflow_row = QHBoxLayout(workflow_panel)
-        workflow_row.setContentsMargins(0, 0, 0, 0)
-        self.workflow_selector = QComboBox(workflow_panel)
-        self.workflow_selector.setObjectName("workflowSelector")
-        self.workflow_selector.setEnabled(False)
-        self.workflow_note = QLabel(workflow_panel)
-        self.workflow_note.setObjectName("hint")
-        self.start_workflow = QPushButton(workflow_panel)
-        self.resume_workflow = QPushButton(workflow_panel)
-        for button in (self.start_workflow, self.resume_workflow):
-            button.setEnabled(False)
-        workflow_row.addWidget(self.workflow_selector)
-        workflow_row.addWidget(self.start_workflow)
-        workflow_row.addWidget(self.resume_workflow)
-        workflow_row.addWidget(self.workflow_note, 1)
+        #: Workflow mode: the workflow picker, Start Workflow, the conversation's runs and Resume.
+        self.workflow = WorkflowPanel(self.details)
         self.chat_note = QLabel(self.details)
         self.chat_note.setObjectName("hint")
-        self._panels = {"agent": agent_panel, "run": workflow_panel, "chat": self.chat_note}
+        self._panels = {"agent": agent_panel, "run": self.workflow, "chat": self.chat_note}
         for panel in self._panels.values():
             self.details.addWidget(panel)
 
@@ -146,12 +132,6 @@ class ConversationHeader(QFrame):
         self.agent_selector.setPlaceholderText(self.tr("No agents available yet"))
         self.agent_selector.setToolTip(self.tr("The agent persona Agent mode answers with; saved with the conversation"))
         self.agent_label.setText(self.tr("Agent:"))
-        self.workflow_selector.setPlaceholderText(self.tr("No workflows"))
-        self.workflow_note.setText(self.tr("No installed package provides workflows yet."))
-        self.start_workflow.setText(self.tr("Start"))
-        self.resume_workflow.setText(self.tr("Resume"))
-        for button in (self.start_workflow, self.resume_workflow):
-            button.setToolTip(self.tr("Import a workflow package first."))
         self.chat_note.setText(self.tr("Plain chat with the model and the project's tools."))
         if self._title_facts is not None:
             count, created = self._title_facts
@@ -171,8 +151,9 @@ class ConversationHeader(QFrame):
         super().changeEvent(event)
 
     def set_modes_enabled(self, enabled: bool) -> None:
-        """Let the user switch modes, or not (while a turn runs)."""
+        """Let the user switch modes and start or resume a run, or not (while a turn runs)."""
         self.switcher.set_enabled_modes(enabled)
+        self.workflow.set_busy(not enabled)
 
     def show_mode(self, mode: str) -> None:
         self.switcher.set_mode(mode)

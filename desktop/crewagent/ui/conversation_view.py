@@ -17,6 +17,8 @@ from crewagent.ui.agent_menu_panel import AgentMenuPanel
 from crewagent.ui.composer import Composer
 from crewagent.ui.conversation_header import ConversationHeader
 from crewagent.ui.conversation_parts import EmptyConversation, JumpToLatest
+from crewagent.ui.missing_package import MissingPackageCard
+from crewagent.ui.run_tracker import RunTracker
 from crewagent.ui.run_workspace.layout import RunWorkspaceLayout
 from crewagent.ui.timeline import TimelineModel, TimelineRole, TimelineView
 from crewagent.worker.turn_values import (
@@ -31,7 +33,7 @@ from crewagent.worker.turn_values import (
     ToolFinish,
     TurnError,
 )
-from crewagent.worker.values import ConversationSummary, ProjectRef
+from crewagent.worker.values import ConversationSummary, PackagesListing, ProjectRef
 
 class ConversationView(QFrame):
     """One conversation: header, timeline, composer (see the module docstring)."""
@@ -69,6 +71,18 @@ class ConversationView(QFrame):
     #: ``(text)``: a short notice for the status bar.
     notice = Signal(str)
 
+    # Run mode (issue 11, the Workflow header): requests to the TurnWorker, and what the window shows.
+    #: ``(project_id, conversation_id)``: list the conversation's runs (``load_runs``).
+    runs_requested = Signal(str, str)
+    #: ``(project_id, conversation_id, package_id, workflow_id)``: start a run here and its first turn.
+    start_run_requested = Signal(str, str, str, str)
+    #: ``(project_id, conversation_id, run_id)``: make that run the active one and continue it.
+    resume_run_requested = Signal(str, str, str)
+    #: ``(package_label)``: the run's package is gone and the user wants to import it again.
+    reimport_requested = Signal(str)
+    #: The open run (a ``RunOverview`` with its live phase) while the conversation is in Run mode, else None.
+    run_shown = Signal(object)
+
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.setObjectName("conversationView")
@@ -97,7 +111,10 @@ class ConversationView(QFrame):
         menu_row.setContentsMargins(20, 6, 20, 0)
         menu_row.addWidget(self.agent_menu)
         chat_column.addLayout(menu_row)
+        self.missing_package = MissingPackageCard(chat)
+        chat_column.addWidget(self.missing_package)
         chat_column.addWidget(self.composer)
+        self.runs = RunTracker(self)
         self.run_layout = RunWorkspaceLayout(chat, content)
         self.run_workspace, self.logs = self.run_layout.workspace, self.run_layout.logs
         column.addWidget(self.run_layout.root, 1)
@@ -128,6 +145,12 @@ class ConversationView(QFrame):
         self.timeline.action_requested.connect(self._on_action)
         self.timeline.widget_answered.connect(self._on_widget_answered)
         self.timeline.notice.connect(self.notice)
+        self.runs.load_requested.connect(self.runs_requested)
+        self.runs.changed.connect(self._show_runs)
+        self.header.workflow.start_requested.connect(self._on_start_run)
+        self.header.workflow.resume_requested.connect(self._on_resume_run)
+        self.missing_package.reimport_requested.connect(self.reimport_requested)
+        self.missing_package.back_requested.connect(lambda: self._on_mode_selected("agent"))
         self.show_summary(None, has_conversations=False)
         self.retranslate_ui()
 
@@ -182,6 +205,9 @@ class ConversationView(QFrame):
         self.model.clear()
         self.composer.set_usage(None)
         self.composer.set_project_root(project.root if project else "")
+        self.runs.show(project.id if project else None, summary.id if summary else None)
+        if summary is not None:
+            self.header.workflow.want_workflow(summary.package_id, summary.workflow_id)
         self.show_summary(summary, has_conversations=has_conversations)
         if summary is not None and project is not None:
             self.composer.set_hint(self.tr("Loading…"))
@@ -195,9 +221,13 @@ class ConversationView(QFrame):
                 self.pages.setCurrentWidget(self.empty)
                 self.empty.show_hint(has_conversations)
             return
-        self._summary = summary
+        previous, self._summary = self._summary, summary
         self.pages.setCurrentWidget(self._content)
         self.header.show_title(summary.title, summary.message_count, summary.created_at)
+        if summary != previous:  # a run started, a mode switched, a turn ended: the runs may have changed too
+            self.runs.refresh()
+            if previous is not None and (previous.package_id, previous.workflow_id) != (summary.package_id, summary.workflow_id):
+                self.header.workflow.want_workflow(summary.package_id, summary.workflow_id)
         self._set_mode(summary.active_type)
         self.header.show_agent(summary.agent_id)
         self._update_busy()
@@ -208,6 +238,7 @@ class ConversationView(QFrame):
         self.composer.set_accepts_empty(mode == "agent")
         if mode != "agent":
             self.agent_menu.dismiss()
+        self._show_runs()
 
     @Slot(object)
     def set_agents(self, agents: Iterable[Any]) -> None:
@@ -215,6 +246,12 @@ class ConversationView(QFrame):
         self.header.set_agents(agents)
         if self._summary is not None:
             self.header.show_agent(self._summary.agent_id)
+
+    @Slot(object)
+    def set_packages(self, listing: PackagesListing) -> None:
+        """The installed workflows (``packages_loaded``); a package imported again may let a run go on."""
+        self.header.workflow.set_listing(listing)
+        self.runs.refresh()
 
     @property
     def agent_id(self) -> str:
@@ -264,6 +301,33 @@ class ConversationView(QFrame):
         # The worker routes a number exactly as if it had been typed.
         if self._mode == "agent":
             self._on_submitted(str(number))
+
+    @Slot(str, str)
+    def _on_start_run(self, package_id: str, workflow_id: str) -> None:
+        ids = self._ids()
+        if ids is not None and not self.busy:
+            self._sending = True
+            self._update_busy()
+            self.start_run_requested.emit(*ids, package_id, workflow_id)
+
+    @Slot(str)
+    def _on_resume_run(self, run_id: str) -> None:
+        ids = self._ids()
+        if ids is not None and not self.busy:
+            self._sending = True
+            self._update_busy()
+            self.resume_run_requested.emit(*ids, run_id)
+
+    @Slot()
+    def _show_runs(self) -> None:
+        """The runs in the Workflow header; the missing-package card instead of the composer; the open run."""
+        active = self.runs.active if self._mode == "run" else None
+        count = self._summary.run_count if self._summary is not None else 0
+        self.header.workflow.set_runs(self.runs.runs, self.runs.active.run_id if self.runs.active else None, count)
+        missing = active if active is not None and not active.package_installed else None
+        self.missing_package.show_run(missing)
+        self.composer.setVisible(missing is None)
+        self.run_shown.emit(active)
 
     @Slot(str, str, str)
     def _on_action(self, action: str, key: str, message_id: str) -> None:
@@ -320,6 +384,7 @@ class ConversationView(QFrame):
 
     @Slot(str, str)
     def on_turn_started(self, conversation_id: str, mode: str) -> None:
+        self.runs.on_turn_started(conversation_id, mode)
         self._busy.add(conversation_id)
         if conversation_id == self.conversation_id:
             self._sending = False
@@ -349,6 +414,7 @@ class ConversationView(QFrame):
             if conversation_id == self.conversation_id:
                 self._sending = False
             self._update_busy()
+            self.runs.on_turn_finished(conversation_id)
 
     @Slot(object)
     def on_worker_error(self, error: TurnError) -> None:

@@ -1,4 +1,4 @@
-"""The questions the Start page asks (which folder, which name), behind a replaceable interface."""
+"""The questions the window asks (which folder, which name, which package file), behind a replaceable interface."""
 
 from __future__ import annotations
 
@@ -34,6 +34,8 @@ class ProjectDialogs(Protocol):
 
     def ask_project_folder(self, parent: QWidget) -> str | None: ...
 
+    def ask_package_file(self, parent: QWidget, package_label: str) -> str | None: ...
+
 
 class QtProjectDialogs:
     """The real dialogs. QFileDialog only browses: reading or creating the project is the worker's job."""
@@ -52,6 +54,16 @@ class QtProjectDialogs:
             QFileDialog.Option.ShowDirsOnly,
         )
         return folder or None
+
+    def ask_package_file(self, parent: QWidget, package_label: str) -> str | None:
+        """A ``.bmad`` package file to import (``package_label`` names the one wanted, "" for any)."""
+        title = QCoreApplication.translate("ProjectDialogs", "Import Package")
+        if package_label:
+            title = QCoreApplication.translate("ProjectDialogs", "Import the package {package}").format(package=package_label)
+        path, _filter = QFileDialog.getOpenFileName(
+            parent, title, str(Path.home()), QCoreApplication.translate("ProjectDialogs", "Workflow packages (*.bmad *.zip)")
+        )
+        return path or None
 
 
 class NewProjectDialog(QDialog):

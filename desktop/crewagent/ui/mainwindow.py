@@ -8,6 +8,7 @@ from PySide6.QtWidgets import QLabel, QMainWindow, QStackedWidget, QVBoxLayout, 
 
 from crewagent.core import paths
 from crewagent.core.settings import Settings
+from crewagent.core.runs.conversation import RunOverview
 from crewagent.ui.about import AboutDialog, AppFolders
 from crewagent.ui.approval import ApprovalController, ApprovalPrompter
 from crewagent.ui.dialogs import ProjectDialogs, QtProjectDialogs
@@ -18,6 +19,7 @@ from crewagent.ui.settings import SettingsDialog, provider_label
 from crewagent.ui.single_instance import ActivationRequest
 from crewagent.ui.start_page import StartPage
 from crewagent.ui.theme import ThemeManager
+from crewagent.ui.workflow_panel import phase_label
 from crewagent.ui.window_state import read_bytes
 from crewagent.worker import ProjectRef, Worker
 from crewagent.worker.turn_values import ProviderInfo, TurnError
@@ -50,6 +52,12 @@ class MainWindow(QMainWindow):
     #: Ask the worker for the agents Agent mode offers (``agents_loaded``).
     load_agents_requested = Signal()
 
+    #: Ask the worker for the installed workflow packages (``packages_loaded``).
+    load_packages_requested = Signal()
+
+    #: ``(path)``: install a ``.bmad`` file or a package folder (``Worker.import_package``).
+    import_package_requested = Signal(str)
+
     def __init__(
         self,
         worker: Worker,
@@ -73,7 +81,8 @@ class MainWindow(QMainWindow):
         self._settings: Settings | None = None
 
         self.message_bar = MessageBar(self)
-        self.start_page = StartPage(dialogs or QtProjectDialogs(), self)
+        self._dialogs = dialogs or QtProjectDialogs()
+        self.start_page = StartPage(self._dialogs, self)
         self.project_view = ProjectView(self)
         self.settings_dialog = SettingsDialog(self)
         self.stack = QStackedWidget(self)
@@ -92,7 +101,7 @@ class MainWindow(QMainWindow):
         self.status_provider = QLabel(self)
         self.status_provider.setObjectName("statusProvider")
         self.statusBar().addPermanentWidget(self.status_provider)
-        self.status_run = QLabel(self)  # the run id and phase, once Run mode exists
+        self.status_run = QLabel(self)  # the open run: its package, id and phase
         self.status_run.setObjectName("statusRun")
         self.status_run.hide()
         self.statusBar().addPermanentWidget(self.status_run)
@@ -105,6 +114,7 @@ class MainWindow(QMainWindow):
         self._close_timer.timeout.connect(self._close_now)
         self._restore_conversation = ""
         self._provider: ProviderInfo | None = None
+        self._open_run: RunOverview | None = None
 
         self._create_actions()
         self._create_menus()
@@ -169,6 +179,7 @@ class MainWindow(QMainWindow):
         self.help_menu.setTitle(self.tr("&Help"))
         self._update_title()
         self._show_provider()
+        self._show_run(self._open_run)
         if self._settings is not None:  # the provider's name is translated here, not by the page
             self.start_page.set_provider(provider_label(self._settings.llm.provider), self._settings.llm.model)
 
@@ -254,6 +265,20 @@ class MainWindow(QMainWindow):
         project.current_conversation_changed.connect(self._remember_conversation)
         self._worker.conversations_loaded.connect(self._reopen_conversation)
         self.load_agents_requested.emit()
+        self._connect_runs()
+
+    def _connect_runs(self) -> None:
+        """Run mode (issue 11, the Workflow header): the installed workflows, "Try a workflow", the open
+        run in the status bar, and Re-import Package for a run whose package is gone."""
+        worker, project = self._worker, self.project_view
+        queued = Qt.ConnectionType.QueuedConnection
+        self.load_packages_requested.connect(worker.load_packages, queued)
+        self.import_package_requested.connect(worker.import_package, queued)
+        project.try_workflow_requested.connect(worker.try_workflow, queued)
+        worker.packages_loaded.connect(project.conversation.set_packages)
+        project.conversation.run_shown.connect(self._show_run)
+        project.conversation.reimport_requested.connect(self._reimport_package)
+        self.load_packages_requested.emit()
 
     # -- navigation --------------------------------------------------------------------------
 
@@ -327,6 +352,22 @@ class MainWindow(QMainWindow):
         label = provider_label(info.provider) if info.provider == "demo" else info.label
         self.status_provider.setText(label if not info.problem else self.tr("{label} (not ready)").format(label=label))
         self.status_provider.setToolTip(info.problem or f"{info.provider} · {info.model}")
+
+    @Slot(object)
+    def _show_run(self, run: RunOverview | None) -> None:
+        """The open run in the status bar: its package name and version, its id and phase."""
+        self._open_run = run
+        self.status_run.setVisible(run is not None)
+        if run is not None:
+            self.status_run.setText(f"{run.package_name} {run.package_version} · {run.run_id} · {phase_label(run.phase)}")
+            self.status_run.setToolTip(self.tr("Workflow: {workflow}").format(workflow=run.workflow_name))
+
+    @Slot(str)
+    def _reimport_package(self, package_label: str) -> None:
+        """Ask for the package file (the worker imports it off this thread; ``packages_loaded`` follows)."""
+        path = self._dialogs.ask_package_file(self, package_label)
+        if path:
+            self.import_package_requested.emit(path)
 
     def _update_title(self) -> None:
         project = self.project_view.project if self.stack.currentWidget() is self.project_view else None

@@ -69,6 +69,9 @@ class ProjectView(QWidget):
     #: ``(project_id, conversation_id)``: the selected conversation changed ("" when none).
     current_conversation_changed = Signal(str, str)
 
+    #: ``(project_id)``: create a Workflow conversation with the built-in example picked (``Worker.try_workflow``).
+    try_workflow_requested = Signal(str)
+
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.setObjectName("projectView")
@@ -151,6 +154,7 @@ class ProjectView(QWidget):
         self.works.delete_requested.connect(self._on_delete)
         self.works.search_requested.connect(self._on_search)
         self.works.notice.connect(self.notice)
+        self.works.try_workflow_requested.connect(self._on_try_workflow)
         self.files.file_open_requested.connect(self.file_tabs.open_file)
         self.file_tabs.read_requested.connect(self.file_read_requested)
         self.conversation.subagent_open_requested.connect(self.subagent_tabs.open)
@@ -225,6 +229,12 @@ class ProjectView(QWidget):
         turns.subagent_status_changed.connect(subagents.on_status)
         turns.subagent_message_persisted.connect(subagents.on_message_persisted)
         turns.subagent_progress.connect(subagents.on_progress)
+        # Run mode (issue 11, the Workflow header): the conversation's runs, Start and Resume, live progress.
+        conversation.runs_requested.connect(turns.load_runs, queued)
+        conversation.start_run_requested.connect(turns.start_run, queued)
+        conversation.resume_run_requested.connect(turns.resume_run, queued)
+        turns.runs_loaded.connect(conversation.runs.on_loaded)
+        turns.run_progress.connect(conversation.runs.on_progress)
         # The Run workspace and the Logs panel (issue 11, part 2).
         conversation.run_layout.connect_turns(turns)
 
@@ -341,6 +351,11 @@ class ProjectView(QWidget):
     def _on_delete(self, conversation_id: str) -> None:
         if self._project is not None:
             self.delete_requested.emit(self._project.id, conversation_id)
+
+    @Slot()
+    def _on_try_workflow(self) -> None:
+        if self._project is not None:
+            self.try_workflow_requested.emit(self._project.id)
 
     @Slot(str)
     def _on_search(self, query: str) -> None:

@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
     QListView,
     QMenu,
     QMessageBox,
+    QPushButton,
     QStackedLayout,
     QStyleOptionViewItem,
     QToolButton,
@@ -181,6 +182,9 @@ class WorksPanel(QWidget):
     #: ``message``: something the user should read (e.g. an empty name was refused).
     notice = Signal(str)
 
+    #: The empty list's "Try a workflow": a Workflow conversation with the built-in example picked.
+    try_workflow_requested = Signal()
+
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.setObjectName("worksPanel")
@@ -234,8 +238,17 @@ class WorksPanel(QWidget):
         self.empty_label.setObjectName("emptyState")
         self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty_label.setWordWrap(True)
+        self.try_workflow_button = QPushButton(self)
+        self.try_workflow_button.setObjectName("tryWorkflow")
+        empty_page = QWidget(self)
+        empty_column = QVBoxLayout(empty_page)
+        empty_column.addStretch(1)
+        empty_column.addWidget(self.empty_label)
+        empty_column.addWidget(self.try_workflow_button, 0, Qt.AlignmentFlag.AlignHCenter)
+        empty_column.addStretch(1)
+        self._empty_page = empty_page
         self._list_stack = QStackedLayout()
-        self._list_stack.addWidget(self.empty_label)
+        self._list_stack.addWidget(empty_page)
         self._list_stack.addWidget(self.view)
 
         layout = QVBoxLayout(self)
@@ -252,6 +265,7 @@ class WorksPanel(QWidget):
         self._delete_shortcut.setContext(Qt.ShortcutContext.WidgetShortcut)
 
         self.type_menu.triggered.connect(self._on_type_chosen)
+        self.try_workflow_button.clicked.connect(self.try_workflow_requested)
         self.search.textChanged.connect(self._on_search_typed)
         self._debounce.timeout.connect(self._send_search)
         self.delegate.renamed.connect(self.rename_requested)
@@ -279,6 +293,8 @@ class WorksPanel(QWidget):
             action.setStatusTip(type_description(entry_type))
         self.type_menu.setToolTipsVisible(True)
         self.search.setPlaceholderText(self.tr("Search titles and messages"))
+        self.try_workflow_button.setText(self.tr("Try a workflow"))
+        self.try_workflow_button.setToolTip(self.tr("Start a Workflow conversation with the built-in Project brief example"))
         self._update_search_status()
         self._update_empty_state()
         self.view.viewport().update()
@@ -440,4 +456,5 @@ class WorksPanel(QWidget):
             self.empty_label.setText(self.tr("No conversation matches “{query}”.").format(query=self.search.text().strip()))
         else:
             self.empty_label.setText(self.tr("No conversations yet.\nStart one with “+ New”."))
-        self._list_stack.setCurrentWidget(self.view if self.proxy.rowCount() else self.empty_label)
+        self.try_workflow_button.setVisible(self._loaded and self._has_project and not self.model.rowCount())
+        self._list_stack.setCurrentWidget(self.view if self.proxy.rowCount() else self._empty_page)

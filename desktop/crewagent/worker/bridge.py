@@ -14,7 +14,7 @@ from PySide6.QtCore import QObject, Qt, Signal, Slot
 from crewagent.core import agent_catalog
 from crewagent.core.errors import CrewAgentError
 from crewagent.core.messages import MODES, Mode
-from crewagent.core.packages import PackageError, ensure_builtin_packages
+from crewagent.core.packages import PackageError, ensure_builtin_packages, example_package_id
 from crewagent.core.store import ProjectInfo, RuntimeStore
 from crewagent.core.turns import package_store
 from crewagent.worker.background import BackgroundJobs
@@ -67,7 +67,8 @@ class Worker(QObject):
     ``delete_conversation(project_id, id)``, ``search_conversations(project_id, query)``,
     ``read_project_file(path)``, ``load_settings()``, ``save_settings(changes)``,
     ``load_api_key_state(provider)``, ``set_api_key(provider, key)``, ``test_connection(draft)``,
-    ``list_models(draft)``, ``load_agents()``, ``load_packages()``, ``load_run(project_id, cid)``. Slow reads and network checks run in a small
+    ``list_models(draft)``, ``load_agents()``, ``load_packages()``, ``import_package(path)``,
+    ``try_workflow(project_id)``, ``load_run(project_id, cid)``. Slow reads and network checks run in a small
     background pool (:mod:`crewagent.worker.background`); their answers are still emitted from
     the worker thread.
     """
@@ -230,6 +231,17 @@ class Worker(QObject):
         meta = self._store.create_conversation(project_id, entry_type=cast(Mode, entry_type))
         self.conversation_created.emit(project_id, ConversationSummary.from_meta(meta))
 
+    @Slot(str)
+    @_request
+    def try_workflow(self, project_id: str) -> None:
+        """A Workflow conversation with the built-in example workflow picked, not started yet (the empty
+        Works list's "Try a workflow"); ``conversation_created`` answers."""
+        package_id = example_package_id(self._store.data_dir)
+        package = package_store(self._store.data_dir).get(package_id)
+        workflow_id = package.definition.default_workflow_id
+        meta = self._store.create_conversation(project_id, entry_type="run", packageId=package.id, workflowId=workflow_id)
+        self.conversation_created.emit(project_id, ConversationSummary.from_meta(meta))
+
     def _emit_conversations(self, project_id: str) -> None:
         metas = self._store.list_conversations(project_id)
         self.conversations_loaded.emit(project_id, tuple(ConversationSummary.from_meta(meta) for meta in metas))
@@ -371,6 +383,14 @@ class Worker(QObject):
     def load_packages(self) -> None:
         """The installed workflow packages (the built-in one is installed on first use)."""
         self._emit_packages()
+
+    @Slot(str)
+    @_request
+    def import_package(self, path: str) -> None:
+        """Install a ``.bmad`` file or a package folder, in the background (e.g. Re-import Package of a
+        run whose package is gone); ``packages_loaded`` follows, or ``error`` with every problem found."""
+        data_dir = self._store.data_dir
+        self._jobs.submit("import_package", lambda: package_store(data_dir).import_package(path), lambda _installed: self._emit_packages())
 
     def _emit_packages(self) -> None:
         data_dir = self._store.data_dir

@@ -70,6 +70,12 @@ class TurnSignals(QObject):
     subagent_notice = Signal(str, object)
     #: A :class:`LoadedSubagent`: a sidechain opened for its read-only tab.
     subagent_loaded = Signal(object)
+    #: A :class:`ConversationRuns` (worker.values): the runs started in a conversation, with their
+    #: phase; answers ``load_runs``, and ``start_run`` / ``resume_run`` before their turn.
+    runs_loaded = Signal(object)
+    #: ``(conversation_id, RunProgress)``: a Run-mode turn wrote the run's state (the core event:
+    #: ``run_id``, ``current_node_id``, ``steps_completed``, ``complete``; frozen).
+    run_progress = Signal(str, object)
     #: A :class:`TurnError`: a request failed for a reason the user can act on (no provider, the
     #: conversation is busy, a full disk), or a bug was reported; it names its conversation.
     error = Signal(object)

@@ -357,13 +357,16 @@ class TurnRequest(StrEnum):
     DESCRIBE_PROVIDER = "describe_provider"
     OPEN_SUBAGENT = "open_subagent"
     CANCEL_SUBAGENT = "cancel_subagent"
+    LOAD_RUNS = "load_runs"
+    START_RUN = "start_run"
+    RESUME_RUN = "resume_run"
     #: Not a request: the summary refresh after a background subagent's notice.
     SUBAGENT_NOTICE = "subagent_notice"
 
     @property
     def starts_turn(self) -> bool:
         """True for the requests the composer waits on (it is busy until the turn starts)."""
-        return self in (TurnRequest.SEND, TurnRequest.CONTINUE, TurnRequest.RETRY)
+        return self in (TurnRequest.SEND, TurnRequest.CONTINUE, TurnRequest.RETRY, TurnRequest.START_RUN, TurnRequest.RESUME_RUN)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,13 +1,13 @@
 """The TurnWorker: the UI's requests about conversations as calls to core's TurnHost, its items as signals.
 
-The host (:mod:`crewagent.core.turn_host`) and all it keeps live on an asyncio loop in a thread of
-its own (:class:`AsyncLoopThread`); every request becomes a task there, whose failure is reported
-as ``error``. The TurnWorker keeps no mutable state: its loop thread is made once, in ``__init__``.
+The host (:mod:`crewagent.core.turn_host`) and all it keeps live on an asyncio loop in a thread of its own
+(:class:`AsyncLoopThread`); every request becomes a task there, whose failure is reported as ``error``.
+The TurnWorker keeps no mutable state: its loop thread is made once, in ``__init__``.
 
-As the Worker's child it shares the Worker's QThread: its slots run there and hand the request to
-the loop. That hop is kept (one thread for every request the UI queues to the worker side); it
-costs ~0.06 ms at the median and ~0.2-3 ms at p95 on this shared 2-core machine
-(benchmarks/bench_turn_hop.py), before a request that then reads the disk or the network.
+As the Worker's child it shares the Worker's QThread: its slots run there and hand the request to the loop.
+That hop is kept (one thread for every request the UI queues to the worker side); it costs ~0.06 ms at the
+median and ~0.2-3 ms at p95 on this shared 2-core machine (benchmarks/bench_turn_hop.py), before a request
+that then reads the disk or the network.
 """
 
 from __future__ import annotations
@@ -29,14 +29,14 @@ from crewagent.core.settings import SettingsStore
 from crewagent.core.store import ProjectInfo, RuntimeStore
 from crewagent.core.subagents import SubagentActivity, SubagentEvent, SubagentNotice, SubagentStatusChanged
 from crewagent.core.turn_host import FIRST_PAGE, CommandHandled, ConversationChanged, HostItem, MenuShown, ProviderChanged, ProviderFactory
-from crewagent.core.turn_host import StreamEnded, TurnBegan, TurnEnded, TurnFailed, TurnHost, TurnProgress
+from crewagent.core.turn_host import RunsListed, StreamEnded, TurnBegan, TurnEnded, TurnFailed, TurnHost, TurnProgress
 from crewagent.worker import turn_events as to
 from crewagent.worker.asyncloop import AsyncLoopThread
 from crewagent.worker.prompts import PromptBroker
 from crewagent.worker.threads import on_own_thread
 from crewagent.worker.turn_signals import TurnSignals
 from crewagent.worker.turn_values import ContextUsage, SubagentInfo, TimelineMessage, TurnError, TurnRequest, frozen_json
-from crewagent.worker.values import ConversationSummary
+from crewagent.worker.values import ConversationRuns, ConversationSummary
 
 __all__ = ["FIRST_PAGE", "SHUTDOWN_TIMEOUT_S", "ProviderFactory", "TurnWorker"]
 
@@ -51,15 +51,14 @@ _V = TypeVar("_V")
 class TurnWorker(TurnSignals):
     """Runs turns and answers conversation requests; the UI talks to it only through signals.
 
-    Requests (slots): ``open_conversation(project_id, cid)`` (recovered first; a long one's newest
-    page first), ``send(project_id, cid, text, mode)``, ``continue_turn(project_id, cid, mode)``
-    (go on after an error or a Stop), ``retry(project_id, cid, mode)`` (the last user message
-    again), ``stop(cid)``, ``stop_all()``, ``set_mode(project_id, cid, mode)``,
-    ``set_agent(project_id, cid, agent_id)``, ``load_full_output(project_id, cid, message_id)``,
-    ``answer_approval(request_id, decision)`` (allow_once, allow_conversation, allow_always or
-    deny), ``answer_ask_user(request_id, payload)`` (None: dismissed), ``describe_provider()``,
-    ``open_subagent(project_id, cid, session_id)``, ``cancel_subagent(session_id)``.
-
+    Requests (slots): ``open_conversation(project_id, cid)`` (recovered first; a long one's newest page first),
+    ``send(project_id, cid, text, mode)``, ``continue_turn(project_id, cid, mode)`` (go on after an error or a Stop),
+    ``retry(project_id, cid, mode)`` (the last user message again), ``stop(cid)``, ``stop_all()``,
+    ``set_mode(project_id, cid, mode)``, ``set_agent(project_id, cid, agent_id)``, ``load_full_output(project_id, cid,
+    message_id)``, ``answer_approval(request_id, decision)`` (allow_once, allow_conversation, allow_always or deny),
+    ``answer_ask_user(request_id, payload)`` (None: dismissed), ``describe_provider()``, ``open_subagent(project_id,
+    cid, session_id)``, ``cancel_subagent(session_id)``; Run mode: ``load_runs(project_id, cid)``,
+    ``start_run(project_id, cid, package_id, workflow_id)``, ``resume_run(project_id, cid, run_id)``.
     Its reports are the signals of :class:`TurnSignals`.
     """
 
@@ -209,6 +208,21 @@ class TurnWorker(TurnSignals):
     def cancel_subagent(self, session_id: str) -> None:
         self._start(TurnRequest.CANCEL_SUBAGENT, "", lambda: self._host.cancel_subagent(session_id))
 
+    @Slot(str, str)
+    @on_own_thread
+    def load_runs(self, project_id: str, conversation_id: str) -> None:
+        self._answer(TurnRequest.LOAD_RUNS, conversation_id, lambda: self._host.runs(project_id, conversation_id))
+
+    @Slot(str, str, str, str)
+    @on_own_thread
+    def start_run(self, project_id: str, conversation_id: str, package_id: str, workflow_id: str) -> None:
+        self._relay(TurnRequest.START_RUN, conversation_id, lambda: self._host.start_run(project_id, conversation_id, package_id, workflow_id))
+
+    @Slot(str, str, str)
+    @on_own_thread
+    def resume_run(self, project_id: str, conversation_id: str, run_id: str) -> None:
+        self._relay(TurnRequest.RESUME_RUN, conversation_id, lambda: self._host.resume_run(project_id, conversation_id, run_id))
+
     # -- core items as signals (on the loop's thread) ---------------------------------------------
 
     def _emit(self, request: TurnRequest, item: HostItem | None) -> None:
@@ -230,6 +244,8 @@ class TurnWorker(TurnSignals):
             self.agent_menu.emit(to.agent_menu_of(item.conversation_id, item.menu))
         elif isinstance(item, CommandHandled):
             self.command_done.emit(item.conversation_id, item.done.command, item.done.message)
+        elif isinstance(item, RunsListed):
+            self.runs_loaded.emit(ConversationRuns(item.project_id, item.conversation_id, item.runs, item.active_run_id))
 
     def _progress(self, item: TurnProgress[Any]) -> None:
         cid, event = item.conversation_id, item.event
@@ -267,9 +283,8 @@ class TurnWorker(TurnSignals):
     # -- shutdown ---------------------------------------------------------------------------------
 
     def shutdown(self, timeout: float = SHUTDOWN_TIMEOUT_S) -> bool:
-        """Stop every turn and subagent, let them persist what they stopped, then end the loop and
-        the demo server. Callable from any thread but the loop's; blocks for about ``timeout`` s at
-        most. Returns False when a turn had to be cancelled instead of stopping cleanly."""
+        """Stop every turn and subagent, let them persist what they stopped, then end the loop and the demo server.
+        Callable from any thread but the loop's; blocks for about ``timeout`` s at most; False when a turn had to be cancelled."""
         deadline = time.monotonic() + timeout
         if not self._async.refuse_new():
             return True  # shut down already

@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 
 from crewagent.core.messages import ConversationMeta, Mode
 from crewagent.core.packages import InstalledPackage, PackageError, Workflow
+from crewagent.core.runs.conversation import RunOverview
 from crewagent.core.store import ProjectInfo, RecentProject
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -81,6 +82,10 @@ class ConversationSummary:
     message_count: int
     agent_id: str | None = None
     workflow_id: str | None = None
+    #: Run mode: the run its turns continue, and how many runs it has started.
+    active_run_id: str | None = None
+    run_count: int = 0
+    package_id: str | None = None
 
     @classmethod
     def from_meta(cls, meta: ConversationMeta) -> ConversationSummary:
@@ -94,6 +99,9 @@ class ConversationSummary:
             message_count=meta.messageCount,
             agent_id=meta.agentId,
             workflow_id=meta.workflowId,
+            active_run_id=meta.activeRunId,
+            run_count=len(meta.workflowRuns or ()),
+            package_id=meta.packageId,
         )
 
 
@@ -195,6 +203,21 @@ class PackagesListing:
     def workflows(self) -> tuple[tuple[InstalledPackage, Workflow], ...]:
         """Every workflow of every package, in package order, as ``(package, workflow)``."""
         return tuple((package, workflow) for package in self.packages for workflow in package.workflows)
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationRuns:
+    """The runs started in a conversation (``runs_loaded``), oldest first, each with its phase as it
+    is now, and ``active_run_id``: the run its Run-mode turns continue."""
+
+    project_id: str
+    conversation_id: str
+    runs: tuple[RunOverview, ...] = ()
+    active_run_id: str | None = None
+
+    @property
+    def active(self) -> RunOverview | None:
+        return next((run for run in self.runs if run.run_id == self.active_run_id), None)
 
 
 @dataclass(frozen=True, slots=True)

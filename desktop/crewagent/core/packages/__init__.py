@@ -5,7 +5,7 @@ workflows (each with its graph and step files) and its agents. See PACKAGE-FORMA
 """
 
 from crewagent.core.packages.archive import MAX_ENTRIES, MAX_UNPACKED_BYTES
-from crewagent.core.packages.builtin import builtin_package_ids, ensure_builtin_packages
+from crewagent.core.packages.builtin import builtin_package_ids, ensure_builtin_packages, example_package_id
 from crewagent.core.packages.model import (
     GraphEdge,
     GraphNode,
@@ -33,5 +33,6 @@ __all__ = [
     "WorkflowGraph",
     "builtin_package_ids",
     "ensure_builtin_packages",
+    "example_package_id",
     "package_id",
 ]

@@ -7,6 +7,7 @@ import os
 from importlib.resources import as_file, files
 from pathlib import Path
 
+from crewagent.core.errors import CrewAgentError
 from crewagent.core.packages.archive import FolderSource
 from crewagent.core.packages.model import package_id
 from crewagent.core.packages.store import PackageStore
@@ -49,6 +50,18 @@ def ensure_builtin_packages(data_root: str | os.PathLike[str] | None = None) -> 
             installed.append(pid)
         atomic_write_json(marker, {"installed": done})
     return installed
+
+
+def example_package_id(data_root: str | os.PathLike[str] | None = None) -> str:
+    """The id of the built-in example package ("Try a workflow"), installed on first use.
+
+    Raises CrewAgentError when the user has removed it (it is not installed again behind their back).
+    """
+    ensure_builtin_packages(data_root)
+    wanted = builtin_package_ids()[0]
+    if wanted not in PackageStore(data_root).ids():
+        raise CrewAgentError("The example workflow package was removed; import a workflow package to try one.")
+    return wanted
 
 
 def _installed(marker: Path) -> list[str]:
