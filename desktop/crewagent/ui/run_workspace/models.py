@@ -13,14 +13,34 @@ from enum import IntEnum
 from typing import Any, Generic, TypeVar
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
-from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtGui import QBrush, QColor, QFont, QIcon, QPainter, QPen, QPixmap
 
 from crewagent.core.runs.snapshot import ArtifactView, Decision, StepView, ToolCallView
 
 _Index = QModelIndex | QPersistentModelIndex
 _T = TypeVar("_T")
 
-STATUS_MARKS = {"completed": "🟢", "current": "🔵", "pending": "⚪"}
+#: The status marks (🟢 completed, 🔵 current, ⚪ pending), drawn rather than typed: an emoji font
+#: is not on every desktop, and a missing one shows empty boxes.
+STATUS_COLORS = {"completed": QColor("#2ea043"), "current": QColor("#2f81f7"), "pending": QColor("#8a8a8a")}
+_MARKS: dict[str, QIcon] = {}
+
+
+def status_mark(status: str) -> QIcon:
+    """A small filled circle (completed, current) or ring (pending) in the status's colour."""
+    icon = _MARKS.get(status)
+    if icon is None:
+        pixmap = QPixmap(14, 14)
+        pixmap.fill(Qt.GlobalColor.transparent)
+        painter = QPainter(pixmap)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        color = STATUS_COLORS.get(status, STATUS_COLORS["pending"])
+        painter.setPen(QPen(color, 1.6))
+        painter.setBrush(QBrush(color) if status != "pending" else Qt.BrushStyle.NoBrush)
+        painter.drawEllipse(2, 2, 10, 10)
+        painter.end()
+        icon = _MARKS[status] = QIcon(pixmap)
+    return icon
 ERROR_COLOR = QColor("#d64545")
 
 
@@ -115,10 +135,12 @@ class ProgressModel(_RowsModel[StepView]):
     def cell(self, step: StepView, column: int, role: int) -> Any:
         if role == Qt.ItemDataRole.DisplayRole:
             if column == 0:
-                return f"{STATUS_MARKS.get(step.status, '⚪')}  {step.title}"
+                return step.title
             if column == 1:
                 return step.agent_name or step.agent_id
             return step.type
+        if role == Qt.ItemDataRole.DecorationRole and column == 0:
+            return status_mark(step.status)
         if role == Qt.ItemDataRole.ToolTipRole:
             status = {"completed": self.tr("completed"), "current": self.tr("current"), "pending": self.tr("pending")}.get(step.status, step.status)
             return f"{step.node_id} · {status}" + (f"\n{step.description}" if step.description else "")
