@@ -35,6 +35,10 @@ fresh child process, so that its memory figures are its own.
    paint of the Works list showing them (``CREWAGENT_STARTUP_PROBE``, see
    ``crewagent/ui/startup_probe.py``). Median over several runs.
 
+4. **Run workspace** (issue 11): a 200-node workflow laid out off the GUI thread, a state write's way
+   to the Progress tab, and the GUI event loop while a run streams and writes its state every second
+   (see ``benchmarks/_bench_run_ui.py``). ``--only run`` runs this section alone.
+
 Nothing here is a timed test (the machine is shared); tests/ui/test_bench_ui_smoke.py only checks
 that ``--quick`` runs and prints its tables.
 """
@@ -64,6 +68,7 @@ try:
     import crewagent  # noqa: F401
 except ImportError:  # running from a checkout without `pip install -e .`
     sys.path.insert(0, str(ROOT / "desktop"))
+import _bench_run_ui  # noqa: E402  (section 4, beside this file)
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -955,7 +960,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="small sizes, a smoke run")
     parser.add_argument("--json", action="store_true", help="also print the raw results as JSON at the end")
-    parser.add_argument("--only", choices=("open", "latency", "cold"), action="append", help="run only these sections")
+    parser.add_argument("--only", choices=("open", "latency", "cold", "run"), action="append", help="run only these sections")
     parser.add_argument("--diagnose", action="store_true", help="section 2: sample the GUI thread's stack, show it for the worst stalls")
     parser.add_argument("--_child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -964,12 +969,18 @@ def main(argv: list[str] | None = None) -> int:
         if kind == "serve":
             child_serve(payload)
             return 0
+        if kind == "serve_run":
+            _bench_run_ui.serve(payload)
+            return 0
+        if kind == "run":
+            print(json.dumps(_bench_run_ui.child(payload, _Gui, PROBE_INTERVAL_MS)))
+            return 0
         result = {"open": child_open, "latency": child_latency}[kind](payload)
         print(json.dumps(result))
         return 0
 
     cfg = QUICK if args.quick else Config()
-    sections = args.only or ["open", "latency", "cold"]
+    sections = args.only or ["open", "latency", "cold", "run"]
     print("# Desktop UI benchmark" + (" (--quick)" if args.quick else ""))
     print()
     print(table(["machine", ""], [[k, v] for k, v in machine()]))
@@ -987,6 +998,9 @@ def main(argv: list[str] | None = None) -> int:
                     section_latency(cfg, data, results, variant, args.diagnose)
         if "cold" in sections:
             section_cold(cfg, scratch / "cold", results)
+        if "run" in sections:
+            _bench_run_ui.section(scratch, results, quick=cfg.quick, env_of=child_env, run_child=run_child, table=table,
+                                  percentile=percentile, script=__file__, probe_ms=PROBE_INTERVAL_MS)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     if args.json:

@@ -125,6 +125,37 @@
     </message>
 </context>
 <context>
+    <name>ArtifactsModel</name>
+    <message>
+        <source>File</source>
+        <translation>文件</translation>
+    </message>
+    <message>
+        <source>From</source>
+        <translation>来源</translation>
+    </message>
+    <message>
+        <source>Status</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <source>state</source>
+        <translation>状态文件</translation>
+    </message>
+    <message>
+        <source>outside the project</source>
+        <translation>在项目之外</translation>
+    </message>
+    <message>
+        <source>written</source>
+        <translation>已写入</translation>
+    </message>
+    <message>
+        <source>not written yet</source>
+        <translation>尚未写入</translation>
+    </message>
+</context>
+<context>
     <name>AskUserForm</name>
     <message>
         <source>The assistant asks</source>
@@ -317,6 +348,25 @@
     <message>
         <source>{n} damaged line(s) of this conversation were skipped.</source>
         <translation>已跳过此对话中 {n} 行损坏的记录。</translation>
+    </message>
+</context>
+<context>
+    <name>DecisionModel</name>
+    <message>
+        <source>From</source>
+        <translation>从</translation>
+    </message>
+    <message>
+        <source>To</source>
+        <translation>到</translation>
+    </message>
+    <message>
+        <source>Edge</source>
+        <translation>分支</translation>
+    </message>
+    <message>
+        <source>Reason</source>
+        <translation>原因</translation>
     </message>
 </context>
 <context>
@@ -589,6 +639,106 @@ Files the model writes will appear here.</source>
     <message>
         <source>No answer. Check the base URL and your network, then try again.</source>
         <translation>没有响应。请检查基础 URL 和网络后重试。</translation>
+    </message>
+</context>
+<context>
+    <name>LogModel</name>
+    <message>
+        <source>Time</source>
+        <extracomment>Characters of a thinking entry (the timeline shows the reasoning in full).</extracomment>
+        <translation>时间</translation>
+    </message>
+    <message>
+        <source>Level</source>
+        <translation>级别</translation>
+    </message>
+    <message>
+        <source>Message</source>
+        <translation>消息</translation>
+    </message>
+    <message>
+        <source>thinking</source>
+        <translation>思考</translation>
+    </message>
+    <message>
+        <source>tool</source>
+        <translation>工具</translation>
+    </message>
+    <message>
+        <source>info</source>
+        <translation>信息</translation>
+    </message>
+    <message>
+        <source>warn</source>
+        <translation>警告</translation>
+    </message>
+    <message>
+        <source>error</source>
+        <translation>错误</translation>
+    </message>
+</context>
+<context>
+    <name>LogPanel</name>
+    <message>
+        <source>Logs</source>
+        <extracomment>The user closed the panel (its close button).</extracomment>
+        <translation>日志</translation>
+    </message>
+    <message>
+        <source>Clear</source>
+        <translation>清空</translation>
+    </message>
+    <message>
+        <source>Clear the log (Ctrl+K while the log has the focus)</source>
+        <translation>清空日志（日志获得焦点时按 Ctrl+K）</translation>
+    </message>
+    <message>
+        <source>Hide</source>
+        <translation>隐藏</translation>
+    </message>
+    <message>
+        <source>Hide the log (Ctrl+L)</source>
+        <translation>隐藏日志（Ctrl+L）</translation>
+    </message>
+    <message>
+        <source>Turn started ({mode} mode)</source>
+        <translation>回合开始（{mode} 模式）</translation>
+    </message>
+    <message>
+        <source>Model call {step} ({model})</source>
+        <translation>第 {step} 次模型调用（{model}）</translation>
+    </message>
+    <message>
+        <source>✓ {tool} ok ({ms} ms)</source>
+        <translation>✓ {tool} 成功（{ms} 毫秒）</translation>
+    </message>
+    <message>
+        <source>✗ {tool} failed: {code}</source>
+        <translation>✗ {tool} 失败：{code}</translation>
+    </message>
+    <message>
+        <source>The workflow is complete.</source>
+        <translation>工作流已完成。</translation>
+    </message>
+    <message>
+        <source>Run state saved: now on {node}, {count} step(s) done.</source>
+        <translation>运行状态已保存：当前在 {node}，已完成 {count} 步。</translation>
+    </message>
+    <message>
+        <source>Turn failed: {message}</source>
+        <translation>回合失败：{message}</translation>
+    </message>
+    <message>
+        <source>Turn stopped.</source>
+        <translation>回合已停止。</translation>
+    </message>
+    <message>
+        <source>Turn ended: waiting for your answer.</source>
+        <translation>回合结束：等待你的回答。</translation>
+    </message>
+    <message>
+        <source>Turn completed.</source>
+        <translation>回合完成。</translation>
     </message>
 </context>
 <context>
@@ -962,6 +1112,34 @@ Files the model writes will appear here.</source>
     </message>
 </context>
 <context>
+    <name>ProgressModel</name>
+    <message>
+        <source>Step</source>
+        <extracomment>The status marks (🟢 completed, 🔵 current, ⚪ pending), drawn rather than typed: an emoji font is not on every desktop, and a missing one shows empty boxes. The row&apos;s value (StepView, Decision, ToolCallView or ArtifactView). A step&apos;s status (completed, current, pending), or a node id. An artifact&apos;s absolute path (&quot;&quot; when it leaves the project). The number of columns (``headers()`` translates, so it is not called for each cell).</extracomment>
+        <translation>步骤</translation>
+    </message>
+    <message>
+        <source>Agent</source>
+        <translation>智能体</translation>
+    </message>
+    <message>
+        <source>Type</source>
+        <translation>类型</translation>
+    </message>
+    <message>
+        <source>completed</source>
+        <translation>已完成</translation>
+    </message>
+    <message>
+        <source>current</source>
+        <translation>进行中</translation>
+    </message>
+    <message>
+        <source>pending</source>
+        <translation>待处理</translation>
+    </message>
+</context>
+<context>
     <name>ProjectDialogs</name>
     <message>
         <source>Open Project</source>
@@ -1093,6 +1271,89 @@ This folder is missing or is no longer a project.</source>
         <extracomment>the whole RecentProjectEntry False when the folder (or its .crewagent.json) has gone missing the whole ConversationSummary</extracomment>
         <translation>{root}
 此文件夹已丢失或不再是项目。</translation>
+    </message>
+</context>
+<context>
+    <name>RunWorkspace</name>
+    <message>
+        <source>Progress</source>
+        <extracomment>Milliseconds events are gathered before the run is read again (a burst of writes is one read). The same while a turn of this conversation runs: the engine&apos;s progress reports update the steps at once, so the rest (tool calls, decisions, artifacts) can wait a little, and each tool call&apos;s own file events (state, audit) fold into one read instead of several. ``(project_id, conversation_id)``: read this conversation&apos;s run (``Worker.load_run``). ``path``: open this file read-only in a file tab (an artifact, a step file). ``(bool)``: the user expanded (True) or collapsed the panel. ``(bool)``: the panel appeared (the conversation has a run) or went away.</extracomment>
+        <translation>进度</translation>
+    </message>
+    <message>
+        <source>Graph</source>
+        <translation>流程图</translation>
+    </message>
+    <message>
+        <source>Tool Calls</source>
+        <translation>工具调用</translation>
+    </message>
+    <message>
+        <source>Artifacts</source>
+        <translation>产出文件</translation>
+    </message>
+    <message>
+        <source>Decision log</source>
+        <translation>决策记录</translation>
+    </message>
+    <message>
+        <source>Ctrl+wheel or +/− to zoom, drag to pan; click a step to open its file.</source>
+        <translation>Ctrl+滚轮或 +/− 缩放，拖动平移；点击步骤可打开其文件。</translation>
+    </message>
+    <message>
+        <source>Double-click a file to open it in a tab.</source>
+        <translation>双击文件可在标签页中打开。</translation>
+    </message>
+    <message>
+        <source>Hide the Run workspace</source>
+        <translation>隐藏运行工作区</translation>
+    </message>
+    <message>
+        <source>Show the Run workspace</source>
+        <translation>显示运行工作区</translation>
+    </message>
+    <message>
+        <source>idle</source>
+        <translation>空闲</translation>
+    </message>
+    <message>
+        <source>running</source>
+        <translation>运行中</translation>
+    </message>
+    <message>
+        <source>waiting for you</source>
+        <translation>等待你的输入</translation>
+    </message>
+    <message>
+        <source>completed</source>
+        <translation>已完成</translation>
+    </message>
+    <message>
+        <source>failed</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <source>ok</source>
+        <translation>成功</translation>
+    </message>
+    <message>
+        <source>Result: {result}</source>
+        <translation>结果：{result}</translation>
+    </message>
+    <message>
+        <source>Call id: {id}</source>
+        <translation>调用 ID：{id}</translation>
+    </message>
+    <message>
+        <source>Approval: {approval}</source>
+        <translation>批准：{approval}</translation>
+    </message>
+</context>
+<context>
+    <name>RunWorkspaceLayout</name>
+    <message>
+        <source>Show or hide the logs</source>
+        <translation>显示或隐藏日志</translation>
     </message>
 </context>
 <context>
@@ -1394,6 +1655,37 @@ Create a project or open an existing one to see it here.</source>
     </message>
 </context>
 <context>
+    <name>ToolCallsModel</name>
+    <message>
+        <source>Time</source>
+        <translation>时间</translation>
+    </message>
+    <message>
+        <source>Tool</source>
+        <translation>工具</translation>
+    </message>
+    <message>
+        <source>Arguments</source>
+        <translation>参数</translation>
+    </message>
+    <message>
+        <source>Result</source>
+        <translation>结果</translation>
+    </message>
+    <message>
+        <source>Duration</source>
+        <translation>耗时</translation>
+    </message>
+    <message>
+        <source>ok</source>
+        <translation>成功</translation>
+    </message>
+    <message>
+        <source>error</source>
+        <translation>错误</translation>
+    </message>
+</context>
+<context>
     <name>ToolsPage</name>
     <message>
         <source>Tools</source>
@@ -1549,7 +1841,7 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>+ New</source>
-        <extracomment>``(conversation_id, title)``: the user finished renaming a row. The user tried to give a conversation an empty name. ``entry_type`` (chat, agent, run): create a conversation of that type. ``(conversation_id, title)``: rename that conversation (the title is not empty). ``conversation_id``: delete that conversation (the user has confirmed). ``query``: search the message text (debounced; &quot;&quot; clears the search). ``conversation_id``: the selected conversation changed (&quot;&quot; when none). ``message``: something the user should read (e.g. an empty name was refused). The empty list&apos;s &quot;Try a workflow&quot;: a Workflow conversation with the built-in example picked.</extracomment>
+        <extracomment>``(conversation_id, title)``: the user finished renaming a row. The user tried to give a conversation an empty name. ``entry_type`` (chat, agent, run): create a conversation of that type. ``(conversation_id, title)``: rename that conversation (the title is not empty). ``conversation_id``: delete that conversation (the user has confirmed). ``query``: search the message text (debounced; &quot;&quot; clears the search). ``conversation_id``: the selected conversation changed (&quot;&quot; when none). ``(conversation_id, message_id, query)``: the user picked a conversation that the search found in its messages: show it at that message with the query marked. The search was cleared (no message should stay marked). ``message``: something the user should read (e.g. an empty name was refused). The empty list&apos;s &quot;Try a workflow&quot;: a Workflow conversation with the built-in example picked.</extracomment>
         <translation>+ 新建</translation>
     </message>
     <message>

@@ -23,10 +23,11 @@ def test_quick_run_prints_every_section(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = proc.stdout
     for heading in ("## 1. Open a 600-message conversation", "## 2a. GUI event-loop latency", "## 2b. GUI event-loop latency",
-                    "## 3. Cold start"):
+                    "## 3. Cold start", "## 4. Run workspace"):
         assert heading in out
     for goal in ("last page in under 300 ms", "process memory under 400 MB", "never blocks longer than 50 ms",
-                 "cold start under 1.5 s"):
+                 "cold start under 1.5 s", "layout under 200 ms, off the GUI thread",
+                 "progress reaches the panel within 100 ms", "GUI p99 latency under 50 ms while a run streams"):
         assert goal in out
     assert "| CPUs (nproc)" in out and "| Qt / PySide6" in out
     results = json.loads(out.strip().splitlines()[-1])
@@ -37,6 +38,9 @@ def test_quick_run_prints_every_section(tmp_path: Path) -> None:
         assert results["latency"][variant]["chunks"] > 0 and results["latency"][variant]["lateness_ms"]
     assert results["latency"]["tool"]["outcomes"] == {"visible": "completed", "other": "completed"}
     assert results["cold"] and results["cold"][0]["works_rows"] == 40
+    run = results["run"]
+    assert run["engine_writes"] == 3 and len(run["engine_delays"]) == 3 and len(run["external_delays"]) == 4
+    assert run["loader_layouts"] and all(thread != "MainThread" for _ms, thread in run["loader_layouts"])
     # Scratch data is removed afterwards.
     assert not any(tmp_path.glob("crewagent-bench-ui-*"))
 

@@ -20,6 +20,7 @@ from crewagent.ui.conversation_parts import EmptyConversation, JumpToLatest
 from crewagent.ui.missing_package import MissingPackageCard
 from crewagent.ui.output_viewer import OutputViewers
 from crewagent.ui.run_tracker import RunTracker
+from crewagent.ui.run_workspace.layout import RunWorkspaceLayout
 from crewagent.ui.timeline import TimelineModel, TimelineRole, TimelineView
 from crewagent.worker.turn_values import (
     AgentMenu,
@@ -102,15 +103,24 @@ class ConversationView(QFrame):
         column.setContentsMargins(0, 0, 0, 0)
         column.setSpacing(0)
         column.addWidget(self.header)
-        column.addWidget(self.timeline, 1)
+        # The Run workspace (issue 11, part 2): the run panel beside the timeline and composer,
+        # the Logs panel under both (see run_workspace/layout.py).
+        chat = QWidget(content)
+        chat_column = QVBoxLayout(chat)
+        chat_column.setContentsMargins(0, 0, 0, 0)
+        chat_column.setSpacing(0)
+        chat_column.addWidget(self.timeline, 1)
         menu_row = QHBoxLayout()
         menu_row.setContentsMargins(20, 6, 20, 0)
         menu_row.addWidget(self.agent_menu)
-        column.addLayout(menu_row)
-        self.missing_package = MissingPackageCard(content)
-        column.addWidget(self.missing_package)
-        column.addWidget(self.composer)
+        chat_column.addLayout(menu_row)
+        self.missing_package = MissingPackageCard(chat)
+        chat_column.addWidget(self.missing_package)
+        chat_column.addWidget(self.composer)
         self.runs = RunTracker(self)
+        self.run_layout = RunWorkspaceLayout(chat, content)
+        self.run_workspace, self.logs = self.run_layout.workspace, self.run_layout.logs
+        column.addWidget(self.run_layout.root, 1)
 
         self.empty = EmptyConversation(self)
         self.empty_title = self.empty.title
@@ -187,6 +197,7 @@ class ConversationView(QFrame):
         """Show a conversation (its messages follow ``open_requested``), or the empty state."""
         same = summary is not None and self._summary is not None and summary.id == self._summary.id
         self._project = project
+        self.run_layout.show_conversation(project.id if project and summary else "", summary.id if summary else "")
         if same:
             self.show_summary(summary, has_conversations=has_conversations)
             return

@@ -225,6 +225,7 @@ class MainWindow(QMainWindow):
         # The full-output viewers' Save as…: the worker writes the file.
         project.conversation.outputs.save_requested.connect(worker.save_text, queued)
         worker.text_saved.connect(project.conversation.outputs.saved)
+        project.connect_runs(worker)  # the Run workspace (issue 11, part 2)
 
         # Settings: the dialog asks, the worker validates, saves and announces; all of it applies live.
         dialog = self.settings_dialog
@@ -473,6 +474,7 @@ class MainWindow(QMainWindow):
         splitter = read_bytes(self._state, "projectView/splitter")
         if splitter is not None:
             self.project_view.splitter.restoreState(splitter)
+        self.project_view.conversation.run_layout.restore_state(self._state)  # Run workspace, issue 11
 
     @Slot(str, str, object)
     def _on_turn_finished(self, conversation_id: str, reason: str, error: object) -> None:
@@ -501,5 +503,6 @@ class MainWindow(QMainWindow):
         if self._state is not None:
             self._state.setValue("window/geometry", self.saveGeometry())
             self._state.setValue("projectView/splitter", self.project_view.splitter.saveState())
+            self.project_view.conversation.run_layout.save_state(self._state)  # Run workspace, issue 11
             self._state.sync()
         super().closeEvent(event)

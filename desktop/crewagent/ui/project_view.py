@@ -25,6 +25,7 @@ from crewagent.ui.file_tabs import FileTabs
 from crewagent.ui.files_panel import FilesPanel
 from crewagent.ui.subagent_view import SubagentTabs
 from crewagent.ui.works_panel import CONVERSATION_TYPES, WorksPanel
+from crewagent.worker.bridge import Worker
 from crewagent.worker.turns import TurnWorker
 from crewagent.worker.values import ConversationSummary, FilePreview, ProjectRef, SearchHit
 
@@ -237,6 +238,13 @@ class ProjectView(QWidget):
         conversation.resume_run_requested.connect(turns.resume_run, queued)
         turns.runs_loaded.connect(conversation.runs.on_loaded)
         turns.run_progress.connect(conversation.runs.on_progress)
+        # The Run workspace and the Logs panel (issue 11, part 2).
+        conversation.run_layout.connect_turns(turns)
+
+    def connect_runs(self, worker: Worker) -> None:
+        """The Run workspace (issue 11, part 2): runs read by the worker, artifacts and step files in file tabs."""
+        self.conversation.run_layout.connect_worker(worker)
+        self.conversation.run_workspace.file_open_requested.connect(self.file_tabs.open_file)
 
     @Slot(object)
     def set_agents(self, agents: Iterable[Any]) -> None:

@@ -19,10 +19,12 @@ from crewagent.core.packages import example_package_id
 from crewagent.core.store._fsutil import atomic_write_bytes
 from crewagent.core.store.runtime import DEFAULT_TITLE
 from crewagent.core.search import MessageSearch
+from crewagent.core.store import ProjectInfo
 from crewagent.core.turns import package_store
 from crewagent.core.store import RuntimeStore
 from crewagent.worker.background import BackgroundJobs
 from crewagent.worker.package_ops import PackageOps
+from crewagent.worker.runs import LoadedRun, RunLoader
 from crewagent.worker.search import read_preview, search_messages, warm_search_index
 from crewagent.worker.settings_ops import SettingsInvalid, SettingsOps
 from crewagent.worker.threads import require_own_thread
@@ -81,7 +83,7 @@ class Worker(QObject):
     ``read_project_file(path)``, ``load_settings()``, ``refresh_settings()``, ``save_settings(changes)``,
     ``load_api_key_state(provider)``, ``set_api_key(provider, key)``, ``test_connection(draft)``,
     ``list_models(draft)``, ``load_agents()``, ``load_packages()``, ``import_package(path)``,
-    ``remove_package(package_id, confirmed)``, ``try_workflow(project_id)``. Slow reads and network checks run in a small
+    ``remove_package(package_id, confirmed)``, ``try_workflow(project_id)``, ``load_run(project_id, cid)``. Slow reads and network checks run in a small
     background pool (:mod:`crewagent.worker.background`); their answers are still emitted from
     the worker thread.
     """
@@ -162,6 +164,10 @@ class Worker(QObject):
     #: ``SavedFile``: a text written where the user chose (``save_text``), or why it was not.
     text_saved = Signal(object)
 
+    #: ``LoadedRun``: a conversation's active run for the Run workspace (``load_run``): its snapshot
+    #: (steps, decisions, artifacts, tool calls) and its graph laid out; ``snapshot`` None when it has none.
+    run_loaded = Signal(object)
+
     #: Internal: a background job's result, to be handled on the worker thread.
     _delivered = Signal(object)
 
@@ -186,6 +192,9 @@ class Worker(QObject):
         self._search_project = ""  # the project whose search index is being warmed (issue 18)
         self._delivered.connect(self._run_delivered, Qt.ConnectionType.QueuedConnection)
         self._jobs = BackgroundJobs(self._delivered.emit, self._job_failed)
+        # The Run workspace (issue 11): the opened projects, by id, and the run reads.
+        self._projects: dict[str, ProjectInfo] = {}
+        self._runs = RunLoader(lambda: self._store, lambda: package_store(self._store.data_dir), self._jobs.submit, self.run_loaded.emit)
 
     @property
     def _store(self) -> RuntimeStore:
@@ -224,6 +233,7 @@ class Worker(QObject):
         """
         info = self._store.create_project(root, name.strip() or None)
         self.turns.add_project(info)
+        self._projects[info.id] = info
         self._opened(ProjectRef.from_info(info))
 
     @Slot(str)
@@ -239,6 +249,7 @@ class Worker(QObject):
             self.project_unavailable.emit(root, "not_a_project")
             return
         self.turns.add_project(info)
+        self._projects[info.id] = info
         self._opened(ProjectRef.from_info(info))
 
     @Slot(str)
@@ -514,6 +525,18 @@ class Worker(QObject):
 
     def _emit_packages(self) -> None:
         self.packages_loaded.emit(self._package_ops().listing())
+
+    # -- the Run workspace -----------------------------------------------------------------------
+
+    @Slot(str, str)
+    @_request
+    def load_run(self, project_id: str, conversation_id: str) -> None:
+        """Read the conversation's active run (in the background); answers with ``run_loaded``."""
+        project = self._projects.get(project_id)
+        if project is None:
+            self.run_loaded.emit(LoadedRun(project_id, conversation_id, None))
+            return
+        self._runs.request(project, conversation_id)
 
     # -- background jobs ----------------------------------------------------------------------
 

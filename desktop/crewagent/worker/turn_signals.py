@@ -36,6 +36,9 @@ class TurnSignals(QObject):
     tool_finished = Signal(str, object)
     #: ``(conversation_id, TimelineMessage)``: a message is durable in the log.
     message_persisted = Signal(str, object)
+    #: ``(conversation_id, RunProgress)``: Run mode wrote the run's state and re-read it (the node
+    #: the run is on, the steps completed, whether it is complete); the Run workspace follows it.
+    run_progress = Signal(str, object)
     #: ``(conversation_id, ContextUsage)``: how full the next model call's context is.
     context_usage = Signal(str, object)
     #: ``(conversation_id, reason, error)``: the turn is over; reason is completed, stopped, error or
