@@ -9,7 +9,7 @@ import stat
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from crewagent import __version__, gui_deps
 from crewagent.cli_output import listing_done
@@ -21,25 +21,16 @@ from crewagent.core.errors import (
     RunSetupError,
     SetupError,
 )
-from crewagent.core.export import (
-    OpenAIExport,
-    app_tool_names,
-    check_import_chain,
-    decode_tool_names,
-    export_jsonl,
-    export_markdown,
-    export_openai,
-    export_openai_with_subagents,
-    parse_openai_messages,
-)
-from crewagent.core.jsonparse import parse_json
-from crewagent.core.llm.config import LlmConfigError
-from crewagent.core.protocol import repaired_chain
 from crewagent.core.redact import install_log_redaction
-from crewagent.core.settings import SettingsStore
-from crewagent.core.store import RuntimeStore
-from crewagent.core.store.index import title_from_text
-from crewagent.core.subagents.export import subagent_tree
+
+if TYPE_CHECKING:
+    from crewagent.core.export import OpenAIExport
+    from crewagent.core.store import RuntimeStore
+
+# Building the parser imports only light modules (the standard library, errors, the light
+# cli_* modules): `crewagent --help` and `crewagent packages list` must not pay for the store,
+# the export, the loop, the tools or the LLM client. Each command's handler imports what it needs
+# when it runs (see cli_commands.py for chat, run and runs; tests/cli/test_cli_startup.py).
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -102,15 +93,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     exp.set_defaults(handler=cmd_export)
 
-    from crewagent import cli_chat
+    from crewagent import cli_commands, cli_packages
 
-    cli_chat.add_subcommand(sub, common)
-    from crewagent import cli_packages
-
+    cli_commands.add_chat_subcommand(sub, common)
     cli_packages.add_subcommand(sub, common)
-    from crewagent import cli_run
-
-    cli_run.add_subcommands(sub, common)
+    cli_commands.add_run_subcommands(sub, common)
     try:
         from crewagent import cli_protocol
     except ImportError:  # pragma: no cover - the protocol commands arrive with their own module
@@ -121,6 +108,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _store(args: argparse.Namespace) -> RuntimeStore:
+    from crewagent.core.store import RuntimeStore
+
     return RuntimeStore(getattr(args, "data_dir", None))
 
 
@@ -149,6 +138,9 @@ def _check_gui_setup(args: argparse.Namespace) -> None:
     project = getattr(args, "project", None)
     if project is not None and not project.strip():
         raise ProjectError("The project path is empty; give the project folder.")
+    from crewagent.core.settings import SettingsStore
+    from crewagent.core.store import RuntimeStore
+
     RuntimeStore(getattr(args, "data_dir", None))  # raises SetupError for a data folder that is a file
     if not getattr(args, "self_test", False):  # the self-test uses throwaway settings
         SettingsStore().load()
@@ -160,6 +152,7 @@ def _gui_self_test(args: argparse.Namespace, run_gui: Callable[..., int]) -> int
     import tempfile
 
     from crewagent.core.self_check import check_demo_turn
+    from crewagent.core.store import RuntimeStore
 
     with tempfile.TemporaryDirectory(prefix="crewagent-self-test-") as scratch:
         root = Path(scratch)
@@ -209,6 +202,11 @@ def _read_input(source: str) -> bytes:
 
 def cmd_import(args: argparse.Namespace) -> int:
     """Check everything first (JSON, messages, the tool-call chain, storable text); then create the conversation."""
+    from crewagent.core.export import app_tool_names, check_import_chain, decode_tool_names, parse_openai_messages
+    from crewagent.core.jsonparse import parse_json
+    from crewagent.core.protocol import repaired_chain
+    from crewagent.core.store.index import title_from_text
+
     raw = _read_input(args.file)
     try:
         data = parse_json(raw)
@@ -269,6 +267,15 @@ def _output_problem(output: str) -> str | None:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    from crewagent.core.export import (
+        app_tool_names,
+        export_jsonl,
+        export_markdown,
+        export_openai,
+        export_openai_with_subagents,
+    )
+    from crewagent.core.subagents.export import subagent_tree
+
     problem = _output_problem(args.output) if args.output else None
     if problem is not None:
         print(f"crewagent: cannot write {args.output}: {problem}", file=sys.stderr)
@@ -352,14 +359,21 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(handler: Handler, args: argparse.Namespace) -> int:
     try:
         return handler(args)
-    except (ImportFormatError, ProjectError, ConversationNotFound, SetupError, RunSetupError, LlmConfigError, ValueError) as exc:
+    except (ImportFormatError, ProjectError, ConversationNotFound, SetupError, RunSetupError, ValueError) as exc:
         print(f"crewagent: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except CrewAgentError as exc:
         print(f"crewagent: {exc}", file=sys.stderr)
-        return EXIT_FAILED
+        return EXIT_USAGE if _is_config_error(exc) else EXIT_FAILED
     except BrokenPipeError:
         return EXIT_OK
+
+
+def _is_config_error(exc: CrewAgentError) -> bool:
+    """A bad provider setting is bad input (exit 2); its module (pydantic) is imported only on this path."""
+    from crewagent.core.llm.config import LlmConfigError
+
+    return isinstance(exc, LlmConfigError)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -22,7 +22,7 @@ from crewagent.core.loop import (
     TurnFinished,
 )
 from crewagent.core.loop.factory import provider_config
-from crewagent.core.messages import MODES, ConversationMeta, Mode
+from crewagent.core.messages import ConversationMeta, Mode
 from crewagent.core.secrets import SecretStore
 from crewagent.core.settings import Settings, SettingsStore
 from crewagent.core.runs import RunSetupError
@@ -35,20 +35,6 @@ from crewagent.core.tools.registry import AskUser
 from crewagent.core.turns import TurnHooks, run_turn
 
 EXIT_OK, EXIT_FAILED = 0, 1
-
-
-def add_subcommand(subparsers: Any, common: argparse.ArgumentParser) -> None:
-    chat = subparsers.add_parser("chat", parents=[common], help="run one user turn headless")
-    chat.add_argument("--project", required=True)
-    target = chat.add_mutually_exclusive_group()
-    target.add_argument("--conversation", help="continue this conversation (default: the most recent one)")
-    target.add_argument("--new", action="store_true", help="start a new conversation")
-    chat.add_argument("--mode", choices=MODES, help="chat, agent or run (default: the conversation's mode)")
-    chat.add_argument("--provider", choices=("demo", "openai", "openai-compatible"))
-    chat.add_argument("--model")
-    chat.add_argument("--yes", action="store_true", help="approve write tools without asking")
-    chat.add_argument("message", help="the user message")
-    chat.set_defaults(handler=cmd_chat)
 
 
 class _TerminalApprover:

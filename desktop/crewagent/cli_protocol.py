@@ -7,11 +7,13 @@ import json
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from crewagent.core.context import ContextBudget, build_llm_messages
-from crewagent.core.jsonparse import parse_json
-from crewagent.core.protocol import DOTTED_FUNCTION_NAME, OPENAI_FUNCTION_NAME, log_order, validate_messages
+if TYPE_CHECKING:
+    from crewagent.core.context import ContextBudget
+
+# The context builder and the validator (pydantic, the tokenizer ...) are imported by the handlers,
+# not here: building the parser must stay light for every command (see cli.py).
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -66,6 +68,8 @@ def add_subcommands(subparsers: Any, common_parent: argparse.ArgumentParser) -> 
 
 def _read_messages(source: str) -> Any:
     """The messages[] of FILE; raises ValueError/OSError when it cannot be read as JSON."""
+    from crewagent.core.jsonparse import parse_json
+
     raw = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
     if source.endswith(".jsonl"):
         return [parse_json(line) for line in raw.splitlines() if line.strip()]
@@ -77,6 +81,8 @@ def _read_messages(source: str) -> Any:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     """``crewagent validate FILE [--all] [--json]``."""
+    from crewagent.core.protocol import DOTTED_FUNCTION_NAME, OPENAI_FUNCTION_NAME, log_order, validate_messages
+
     try:
         messages = _read_messages(args.file)
     except (OSError, UnicodeDecodeError, ValueError) as exc:
@@ -108,6 +114,7 @@ def _context_with_store(args: argparse.Namespace) -> int:
 def _budget(args: argparse.Namespace) -> ContextBudget:
     """The budget a turn would use (the model's window, from the settings), with the flags applied;
     ``--max-chars`` holds the request to the character budget instead of the window."""
+    from crewagent.core.context import ContextBudget
     from crewagent.core.loop.factory import settings_window
     from crewagent.core.settings import SettingsStore
 
@@ -129,6 +136,8 @@ def cmd_context(args: argparse.Namespace, store: Any) -> int:
     would persist before the real call. Without ``--json`` the messages[] go to stdout and a
     one-line summary to stderr; exit 1 when no valid request fits the budget.
     """
+    from crewagent.core.context import build_llm_messages
+
     project = store.open_project(args.project, create=True)
     meta = store.get_conversation(project.id, args.conversation)
     loaded = store.load_messages(project.id, meta.id)

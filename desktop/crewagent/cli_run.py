@@ -29,25 +29,6 @@ from crewagent.core.store import ProjectInfo, RuntimeStore
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
-def add_subcommands(subparsers: Any, common: argparse.ArgumentParser) -> None:
-    run = subparsers.add_parser("run", parents=[common], help="start or continue a workflow run (one turn)")
-    run.add_argument("--project", required=True)
-    run.add_argument("--workflow", help="[PKG:]WORKFLOW to run (default: the conversation's active run)")
-    target = run.add_mutually_exclusive_group()
-    target.add_argument("--conversation", help="run in this conversation")
-    target.add_argument("--new", action="store_true", help="start a new conversation")
-    run.add_argument("--agent", help="the run's agent (a package agent id; default: the entry node's)")
-    run.add_argument("--provider", choices=("demo", "openai", "openai-compatible"))
-    run.add_argument("--model")
-    run.add_argument("--yes", action="store_true", help="approve write tools and answer questions with their defaults")
-    run.add_argument("message", nargs="?", help="the user message (default: start / continue)")
-    run.set_defaults(handler=cmd_run)
-
-    runs = subparsers.add_parser("runs", parents=[common], help="list a project's workflow runs")
-    runs.add_argument("--project", required=True)
-    runs.set_defaults(handler=cmd_runs)
-
-
 def cmd_run(args: argparse.Namespace) -> int:
     return asyncio.run(_run(args))
 

@@ -31,11 +31,17 @@ from types import TracebackType
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-#: What a command would import or load anyway; done once, in the zygote.
+#: What a command would import or load anyway; done once, in the zygote. Named one by one: the
+#: CLI imports each command's modules only when it runs (crewagent.cli_commands), so importing
+#: crewagent.cli alone would leave the forked commands to import the app each time.
 PRELOAD = (
     "crewagent.cli",
     "crewagent.cli_chat",
     "crewagent.cli_run",
+    "crewagent.core.export",
+    "crewagent.core.store",
+    "crewagent.core.packages",
+    "crewagent.core.turns",
     "crewagent.core.llm",
     "crewagent.core.runs",
     "openai",
