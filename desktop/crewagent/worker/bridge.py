@@ -18,14 +18,13 @@ from crewagent.core.messages import MODES, ConversationMeta, Mode
 from crewagent.core.packages import example_package_id
 from crewagent.core.store._fsutil import atomic_write_bytes
 from crewagent.core.store.runtime import DEFAULT_TITLE
-from crewagent.core.search import MessageSearch
 from crewagent.core.store import ProjectInfo
 from crewagent.core.turns import package_store
 from crewagent.core.store import RuntimeStore
 from crewagent.worker.background import BackgroundJobs
 from crewagent.worker.package_ops import PackageOps
 from crewagent.worker.runs import LoadedRun, RunLoader
-from crewagent.worker.search import read_preview, search_messages, warm_search_index
+from crewagent.worker.search import SearchRequests, read_preview
 from crewagent.worker.settings_ops import SettingsInvalid, SettingsOps
 from crewagent.worker.threads import require_own_thread
 from crewagent.worker.turns import ProviderFactory, TurnWorker
@@ -39,6 +38,7 @@ from crewagent.worker.values import (
     RecentProjectEntry,
     SavedFile,
 )
+from crewagent.worker.worker_signals import WorkerSignals
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +65,7 @@ def _request(method: Callable[Concatenate[_W, _P], None]) -> Callable[Concatenat
     return wrapper
 
 
-class Worker(QObject):
+class Worker(WorkerSignals):
     """The UI's only way to the store (and, later, to the tool loop).
 
     Lives in its own QThread (see :func:`crewagent.worker.host.start_worker`). The UI connects its
@@ -88,86 +88,6 @@ class Worker(QObject):
     the worker thread.
     """
 
-    #: The recent-projects list, most recent first: ``tuple[RecentProjectEntry, ...]``.
-    #: Emitted after ``load_recent_projects`` and after every request that changes the list.
-    recent_projects_changed = Signal(object)
-
-    #: A project was opened or created: the ``ProjectRef``. ``conversations_loaded`` follows.
-    project_opened = Signal(object)
-
-    #: ``(project_id, tuple[ConversationSummary, ...])``: a project's conversations, most recently
-    #: active first.
-    conversations_loaded = Signal(str, object)
-
-    #: ``(project_id, ConversationSummary)``: a conversation was created in that project.
-    conversation_created = Signal(str, object)
-
-    #: ``(request, message)``: a request failed for a reason the user can act on (a folder that
-    #: is not a project, a damaged project file, a full disk). ``request`` is the slot's name;
-    #: ``message`` is a complete sentence meant for the user. Nothing was changed.
-    error = Signal(str, str)
-
-    # -- settings, agents, Works and Files (see the requests of the same name) -------------------
-
-    #: The settings in force changed (or were loaded): a ``Settings`` copy the receiver owns.
-    settings_changed = Signal(object)
-
-    #: ``Settings``: ``save_settings`` saved the changes (after ``settings_changed``): the answer to
-    #: that request, as opposed to a change noticed on disk (``refresh_settings``).
-    settings_saved = Signal(object)
-
-    #: ``tuple[SettingsProblem, ...]``: ``save_settings`` refused the changes; nothing was saved.
-    settings_invalid = Signal(object)
-
-    #: ``ApiKeyState``: whether a provider has a key, and where keys are kept. Never the key.
-    api_key_changed = Signal(object)
-
-    #: ``ConnectionReport``: the result of ``test_connection`` (ok, or what is wrong).
-    connection_tested = Signal(object)
-
-    #: ``ModelList``: the provider's models (``GET /v1/models``), or why there are none.
-    models_listed = Signal(object)
-
-    #: ``tuple[AgentSummary, ...]``: the agents Agent mode offers (built-in ones first).
-    agents_loaded = Signal(object)
-
-    #: ``PackagesListing``: the installed workflow packages. Emitted after ``load_packages`` and
-    #: after every request that installs or removes a package.
-    packages_loaded = Signal(object)
-
-    #: ``PackageImport``: the answer to ``import_package`` (installed, or every problem found).
-    #: After an install, ``packages_loaded`` and ``agents_loaded`` follow.
-    package_imported = Signal(object)
-
-    #: ``PackageRemoval``: the answer to ``remove_package`` (removed, in use by runs, or failed).
-    #: After a removal, ``packages_loaded`` and ``agents_loaded`` follow.
-    package_removal = Signal(object)
-
-    #: ``(project_id, ConversationSummary)``: a conversation's metadata changed (e.g. renamed).
-    conversation_changed = Signal(str, object)
-
-    #: ``(project_id, conversation_id)``: a conversation and all its files were deleted.
-    conversation_deleted = Signal(str, str)
-
-    #: ``(project_id, query, tuple[SearchHit, ...])``: conversations whose messages contain
-    #: ``query``. Only the latest query is answered; superseded searches are dropped.
-    search_results = Signal(str, str, object)
-
-    #: ``FilePreview``: a project file read for a workspace tab.
-    file_read = Signal(object)
-
-    #: ``(folder, reason)``: ``open_project(folder)`` found no project there: ``reason`` is
-    #: ``"missing"`` (no such folder) or ``"not_a_project"`` (no .crewagent.json yet: the UI may
-    #: offer to make it one, with ``create_project``).
-    project_unavailable = Signal(str, str)
-
-    #: ``SavedFile``: a text written where the user chose (``save_text``), or why it was not.
-    text_saved = Signal(object)
-
-    #: ``LoadedRun``: a conversation's active run for the Run workspace (``load_run``): its snapshot
-    #: (steps, decisions, artifacts, tool calls) and its graph laid out; ``snapshot`` None when it has none.
-    run_loaded = Signal(object)
-
     #: Internal: a background job's result, to be handled on the worker thread.
     _delivered = Signal(object)
 
@@ -182,16 +102,14 @@ class Worker(QObject):
         self.setObjectName("crewagent-worker")
         self._data_dir = data_dir
         self._store_instance: RuntimeStore | None = None
-        self._search_instance: MessageSearch | None = None
         self._store_lock = threading.Lock()
         #: Conversation turns (a child: it moves to the worker thread with this object and
         #: shares its store). ``provider_factory`` replaces the settings' provider in tests.
         self.turns = TurnWorker(lambda: self._store, self, provider_factory=provider_factory)
         self._settings = SettingsOps()
-        self._search_generation = 0
-        self._search_project = ""  # the project whose search index is being warmed (issue 18)
         self._delivered.connect(self._run_delivered, Qt.ConnectionType.QueuedConnection)
         self._jobs = BackgroundJobs(self._delivered.emit, self._job_failed)
+        self._searches = SearchRequests(lambda: self._store, self._store_lock, self._jobs.submit)
         # The Run workspace (issue 11): the opened projects, by id, and the run reads.
         self._projects: dict[str, ProjectInfo] = {}
         self._runs = RunLoader(lambda: self._store, lambda: package_store(self._store.data_dir), self._jobs.submit, self.run_loaded.emit)
@@ -204,15 +122,6 @@ class Worker(QObject):
             if self._store_instance is None:
                 self._store_instance = RuntimeStore(self._data_dir)
             return self._store_instance
-
-    @property
-    def _search(self) -> MessageSearch:
-        """Message search over the store (it keeps each project's search index open)."""
-        store = self._store
-        with self._store_lock:
-            if self._search_instance is None:
-                self._search_instance = MessageSearch(store)
-            return self._search_instance
 
     def _check_thread(self, request: str) -> None:
         require_own_thread(self, f"Worker.{request}")
@@ -263,18 +172,7 @@ class Worker(QObject):
         self.project_opened.emit(project)
         self._emit_conversations(project.id)
         self._emit_recent()
-        self._warm_search(project.id)
-
-    def _warm_search(self, project_id: str) -> None:
-        """Bring the project's search index up to its logs in the background (the first build of a
-        large project takes a while; searches meanwhile scan the logs). Opening another project stops it."""
-        self._search_project = project_id
-        search = self._search
-
-        def superseded() -> bool:
-            return self._search_project != project_id
-
-        self._jobs.submit("warm_search_index", lambda: warm_search_index(search, project_id, superseded), lambda _none: None)
+        self._searches.warm(project.id)
 
     def _emit_recent(self) -> None:
         entries = tuple(RecentProjectEntry.from_recent(recent) for recent in self._store.recent_projects())
@@ -366,21 +264,7 @@ class Worker(QObject):
     @_request
     def search_conversations(self, project_id: str, query: str) -> None:
         """Search the message text of a project's conversations; a newer search cancels this one."""
-        self._search_generation += 1
-        generation = self._search_generation
-        if not query.strip():
-            self.search_results.emit(project_id, query, ())
-            return
-        search = self._search
-
-        def superseded() -> bool:
-            return generation != self._search_generation
-
-        def done(hits: object) -> None:
-            if not superseded():
-                self.search_results.emit(project_id, query, hits)
-
-        self._jobs.submit("search_conversations", lambda: search_messages(search, project_id, query, superseded), done)
+        self._searches.search(project_id, query, self.search_results.emit)
 
     # -- project files ------------------------------------------------------------------------
 
@@ -554,11 +438,9 @@ class Worker(QObject):
 
     def close_background(self) -> None:
         """Stop the background jobs (searches, network checks); call after the thread stopped."""
-        self._search_generation += 1  # a running search or index build stops at its next check
-        self._search_project = ""
+        self._searches.stop()
         self._jobs.close()
-        if self._search_instance is not None:
-            self._search_instance.close()
+        self._searches.close()
 
 
 def _save_text(path: str, text: str) -> SavedFile:
