@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QLabel, QMainWindow, QStackedWidget, QVBoxLayout, 
 from crewagent.core import paths
 from crewagent.core.settings import Settings
 from crewagent.core.runs.conversation import RunOverview
-from crewagent.ui import shortcuts
+from crewagent.ui import shortcuts, wiring
 from crewagent.ui.about import AboutDialog, AppFolders
 from crewagent.ui.approval import ApprovalController, ApprovalPrompter
 from crewagent.ui.dialogs import ProjectDialogs, QtProjectDialogs
@@ -35,7 +35,7 @@ class MainWindow(QMainWindow):
     """Builds the Start page, the project view, the actions and the message bar, and wires them.
 
     It owns no store and no business rule: requests go from the pages to the worker's slots
-    and results come back from the worker's signals, all connected in ``_connect_signals``.
+    and results come back from the worker's signals, all connected in :func:`crewagent.ui.wiring.connect_signals`.
     The pages never reference each other.
 
     ``theme`` and ``languages`` apply the Appearance settings to the application; without them
@@ -122,7 +122,7 @@ class MainWindow(QMainWindow):
         self._create_actions()
         self._create_menus()
         self.retranslate_ui()
-        self._connect_signals()
+        wiring.connect_signals(self)
         self.resize(1120, 720)
         self._restore_state()
         self.show_start_page()
@@ -194,115 +194,6 @@ class MainWindow(QMainWindow):
         if event.type() == QEvent.Type.LanguageChange:
             self.retranslate_ui()
         super().changeEvent(event)
-
-    def _connect_signals(self) -> None:
-        worker, start, project = self._worker, self.start_page, self.project_view
-        # UI -> worker: always queued, so the slot runs on the worker thread, never here.
-        queued = Qt.ConnectionType.QueuedConnection
-        start.refresh_requested.connect(worker.load_recent_projects, queued)
-        start.new_project_requested.connect(worker.create_project, queued)
-        start.open_project_requested.connect(worker.open_project, queued)
-        start.forget_project_requested.connect(worker.forget_project, queued)
-        project.new_conversation_requested.connect(worker.create_conversation, queued)
-        project.rename_requested.connect(worker.rename_conversation, queued)
-        project.delete_requested.connect(worker.delete_conversation, queued)
-        project.search_requested.connect(worker.search_conversations, queued)
-        project.file_read_requested.connect(worker.read_project_file, queued)
-
-        # worker -> UI (queued by Qt: the receivers live on the GUI thread).
-        worker.recent_projects_changed.connect(start.set_recent_projects)
-        worker.project_opened.connect(self._on_project_opened)
-        worker.project_unavailable.connect(self._on_project_unavailable)
-        worker.conversations_loaded.connect(project.set_conversations)
-        worker.conversation_created.connect(project.show_new_conversation)
-        worker.conversation_changed.connect(project.update_conversation)
-        worker.conversation_deleted.connect(project.remove_conversation)
-        worker.search_results.connect(project.set_search_results)
-        worker.file_read.connect(project.show_file_preview)
-        project.notice.connect(self.message_bar.show_info)
-        self.search_action.triggered.connect(self._focus_search)
-        worker.error.connect(self._on_worker_error)
-        # The full-output viewers' Save as…: the worker writes the file.
-        project.conversation.outputs.save_requested.connect(worker.save_text, queued)
-        worker.text_saved.connect(project.conversation.outputs.saved)
-        project.connect_runs(worker)  # the Run workspace (issue 11, part 2)
-
-        # Settings: the dialog asks, the worker validates, saves and announces; all of it applies live.
-        dialog = self.settings_dialog
-        self.load_settings_requested.connect(worker.load_settings, queued)
-        dialog.save_requested.connect(worker.save_settings, queued)
-        dialog.refresh_requested.connect(worker.refresh_settings, queued)
-        dialog.api_key_submitted.connect(worker.set_api_key, queued)
-        dialog.key_state_requested.connect(worker.load_api_key_state, queued)
-        dialog.connection_test_requested.connect(worker.test_connection, queued)
-        dialog.models_requested.connect(worker.list_models, queued)
-        worker.settings_changed.connect(self._on_settings_changed)
-        worker.settings_invalid.connect(dialog.show_problems)
-        worker.settings_saved.connect(dialog.confirm_saved)
-        worker.api_key_changed.connect(dialog.set_key_state)
-        worker.connection_tested.connect(dialog.show_connection_report)
-        worker.models_listed.connect(dialog.set_model_list)
-        self.settings_action.triggered.connect(self.show_settings)
-        start.settings_requested.connect(self.show_settings)
-        project.settings_requested.connect(self.show_settings)
-        # Settings → Packages (issue 11, part 4): install and remove; the new listing reaches every view.
-        packages = dialog.packages_page
-        packages.listing_requested.connect(worker.load_packages, queued)
-        packages.import_requested.connect(worker.import_package, queued)
-        packages.removal_requested.connect(worker.remove_package, queued)
-        worker.packages_loaded.connect(packages.set_listing)
-        worker.package_imported.connect(packages.show_import)
-        worker.package_removal.connect(packages.show_removal)
-
-        # Page navigation and actions.
-        project.exit_requested.connect(self.show_start_page)
-        self.new_project_action.triggered.connect(start.prompt_new_project)
-        self.open_project_action.triggered.connect(start.prompt_open_project)
-        self.new_conversation_action.triggered.connect(project.ask_new_conversation)
-        self.exit_project_action.triggered.connect(self.show_start_page)
-        self.quit_action.triggered.connect(self.close)
-        self.about_action.triggered.connect(self._show_about)
-        self._connect_turns()
-        self.load_settings_requested.emit()
-        self.describe_provider_requested.emit()
-
-    def _connect_turns(self) -> None:
-        """The Conversation tab, the approval dialog and the status bar, wired to the turn worker."""
-        turns, project = self._worker.turns, self.project_view
-        queued = Qt.ConnectionType.QueuedConnection
-        project.connect_turns(turns)
-        self.approvals.answered.connect(turns.answer_approval, queued)
-        self.stop_all_requested.connect(turns.stop_all, queued)
-        self.describe_provider_requested.connect(turns.describe_provider, queued)
-        self.load_agents_requested.connect(self._worker.load_agents, queued)
-        # Signal to signal: a lambda would run on the worker's thread (PySide calls a plain function there).
-        self._worker.settings_changed.connect(self.describe_provider_requested)
-
-        turns.turn_finished.connect(self._on_turn_finished)
-        turns.prompt_withdrawn.connect(self.approvals.withdraw)
-        turns.approval_requested.connect(self.approvals.ask)
-        turns.provider_changed.connect(self._on_provider_changed)
-        turns.error.connect(self._on_turn_error)
-        self._worker.agents_loaded.connect(project.set_agents)
-        project.conversation_notice.connect(lambda text: self.statusBar().showMessage(text, 5000))
-        project.current_conversation_changed.connect(self._remember_conversation)
-        self._worker.conversations_loaded.connect(self._reopen_conversation)
-        self.load_agents_requested.emit()
-        self._connect_runs()
-
-    def _connect_runs(self) -> None:
-        """Run mode (issue 11, the Workflow header): the installed workflows, "Try a workflow", the open
-        run in the status bar, and Re-import Package for a run whose package is gone."""
-        worker, project = self._worker, self.project_view
-        queued = Qt.ConnectionType.QueuedConnection
-        self.load_packages_requested.connect(worker.load_packages, queued)
-        self.import_package_requested.connect(worker.import_package, queued)
-        project.try_workflow_requested.connect(worker.try_workflow, queued)
-        worker.packages_loaded.connect(project.conversation.set_packages)
-        project.conversation.run_shown.connect(self._show_run)
-        project.conversation.reimport_requested.connect(self._reimport_package)
-        worker.package_imported.connect(self._on_package_imported)
-        self.load_packages_requested.emit()
 
     # -- navigation --------------------------------------------------------------------------
 

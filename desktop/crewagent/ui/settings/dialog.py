@@ -44,7 +44,7 @@ class SettingsDialog(QDialog):
     """Non-modal: it never blocks the window (or a test). It asks; the worker validates and saves.
 
     Fed by the worker through ``set_settings``, ``confirm_saved``, ``show_problems``, ``set_key_state``,
-    ``show_connection_report`` and ``set_model_list`` (wired in MainWindow._connect_signals).
+    ``show_connection_report`` and ``set_model_list`` (wired in ui.wiring.connect_signals).
     """
 
     #: ``{section: {key: value}}``: save these settings (``Worker.save_settings``).

@@ -1,0 +1,128 @@
+"""The main window's wiring: its pages, dialogs and menus connected to the worker and the turn worker.
+
+Functions of the window (the composition root builds; these connect what it built). UI -> worker
+connections are queued, so the slot runs on the worker thread; worker -> UI ones are queued by Qt
+because the receivers live on the GUI thread.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt
+
+if TYPE_CHECKING:
+    from crewagent.ui.mainwindow import MainWindow
+
+
+def connect_signals(window: MainWindow) -> None:
+    """The pages, the settings dialog and the menus, wired to the worker."""
+    worker, start, project = window._worker, window.start_page, window.project_view
+    # UI -> worker: always queued, so the slot runs on the worker thread, never here.
+    queued = Qt.ConnectionType.QueuedConnection
+    start.refresh_requested.connect(worker.load_recent_projects, queued)
+    start.new_project_requested.connect(worker.create_project, queued)
+    start.open_project_requested.connect(worker.open_project, queued)
+    start.forget_project_requested.connect(worker.forget_project, queued)
+    project.new_conversation_requested.connect(worker.create_conversation, queued)
+    project.rename_requested.connect(worker.rename_conversation, queued)
+    project.delete_requested.connect(worker.delete_conversation, queued)
+    project.search_requested.connect(worker.search_conversations, queued)
+    project.file_read_requested.connect(worker.read_project_file, queued)
+
+    # worker -> UI (queued by Qt: the receivers live on the GUI thread).
+    worker.recent_projects_changed.connect(start.set_recent_projects)
+    worker.project_opened.connect(window._on_project_opened)
+    worker.project_unavailable.connect(window._on_project_unavailable)
+    worker.conversations_loaded.connect(project.set_conversations)
+    worker.conversation_created.connect(project.show_new_conversation)
+    worker.conversation_changed.connect(project.update_conversation)
+    worker.conversation_deleted.connect(project.remove_conversation)
+    worker.search_results.connect(project.set_search_results)
+    worker.file_read.connect(project.show_file_preview)
+    project.notice.connect(window.message_bar.show_info)
+    window.search_action.triggered.connect(window._focus_search)
+    worker.error.connect(window._on_worker_error)
+    # The full-output viewers' Save as…: the worker writes the file.
+    project.conversation.outputs.save_requested.connect(worker.save_text, queued)
+    worker.text_saved.connect(project.conversation.outputs.saved)
+    project.connect_runs(worker)  # the Run workspace (issue 11, part 2)
+
+    # Settings: the dialog asks, the worker validates, saves and announces; all of it applies live.
+    dialog = window.settings_dialog
+    window.load_settings_requested.connect(worker.load_settings, queued)
+    dialog.save_requested.connect(worker.save_settings, queued)
+    dialog.refresh_requested.connect(worker.refresh_settings, queued)
+    dialog.api_key_submitted.connect(worker.set_api_key, queued)
+    dialog.key_state_requested.connect(worker.load_api_key_state, queued)
+    dialog.connection_test_requested.connect(worker.test_connection, queued)
+    dialog.models_requested.connect(worker.list_models, queued)
+    worker.settings_changed.connect(window._on_settings_changed)
+    worker.settings_invalid.connect(dialog.show_problems)
+    worker.settings_saved.connect(dialog.confirm_saved)
+    worker.api_key_changed.connect(dialog.set_key_state)
+    worker.connection_tested.connect(dialog.show_connection_report)
+    worker.models_listed.connect(dialog.set_model_list)
+    window.settings_action.triggered.connect(window.show_settings)
+    start.settings_requested.connect(window.show_settings)
+    project.settings_requested.connect(window.show_settings)
+    # Settings → Packages (issue 11, part 4): install and remove; the new listing reaches every view.
+    packages = dialog.packages_page
+    packages.listing_requested.connect(worker.load_packages, queued)
+    packages.import_requested.connect(worker.import_package, queued)
+    packages.removal_requested.connect(worker.remove_package, queued)
+    worker.packages_loaded.connect(packages.set_listing)
+    worker.package_imported.connect(packages.show_import)
+    worker.package_removal.connect(packages.show_removal)
+
+    # Page navigation and actions.
+    project.exit_requested.connect(window.show_start_page)
+    window.new_project_action.triggered.connect(start.prompt_new_project)
+    window.open_project_action.triggered.connect(start.prompt_open_project)
+    window.new_conversation_action.triggered.connect(project.ask_new_conversation)
+    window.exit_project_action.triggered.connect(window.show_start_page)
+    window.quit_action.triggered.connect(window.close)
+    window.about_action.triggered.connect(window._show_about)
+    connect_turns(window)
+    window.load_settings_requested.emit()
+    window.describe_provider_requested.emit()
+
+
+def connect_turns(window: MainWindow) -> None:
+    """The Conversation tab, the approval dialog and the status bar, wired to the turn worker."""
+    turns, project = window._worker.turns, window.project_view
+    queued = Qt.ConnectionType.QueuedConnection
+    project.connect_turns(turns)
+    window.approvals.answered.connect(turns.answer_approval, queued)
+    window.stop_all_requested.connect(turns.stop_all, queued)
+    window.describe_provider_requested.connect(turns.describe_provider, queued)
+    window.load_agents_requested.connect(window._worker.load_agents, queued)
+    # Signal to signal: a lambda would run on the worker's thread (PySide calls a plain function there).
+    window._worker.settings_changed.connect(window.describe_provider_requested)
+
+    turns.turn_finished.connect(window._on_turn_finished)
+    turns.prompt_withdrawn.connect(window.approvals.withdraw)
+    turns.approval_requested.connect(window.approvals.ask)
+    turns.provider_changed.connect(window._on_provider_changed)
+    turns.error.connect(window._on_turn_error)
+    window._worker.agents_loaded.connect(project.set_agents)
+    project.conversation_notice.connect(lambda text: window.statusBar().showMessage(text, 5000))
+    project.current_conversation_changed.connect(window._remember_conversation)
+    window._worker.conversations_loaded.connect(window._reopen_conversation)
+    window.load_agents_requested.emit()
+    connect_runs(window)
+
+
+def connect_runs(window: MainWindow) -> None:
+    """Run mode (issue 11, the Workflow header): the installed workflows, "Try a workflow", the open
+    run in the status bar, and Re-import Package for a run whose package is gone."""
+    worker, project = window._worker, window.project_view
+    queued = Qt.ConnectionType.QueuedConnection
+    window.load_packages_requested.connect(worker.load_packages, queued)
+    window.import_package_requested.connect(worker.import_package, queued)
+    project.try_workflow_requested.connect(worker.try_workflow, queued)
+    worker.packages_loaded.connect(project.conversation.set_packages)
+    project.conversation.run_shown.connect(window._show_run)
+    project.conversation.reimport_requested.connect(window._reimport_package)
+    worker.package_imported.connect(window._on_package_imported)
+    window.load_packages_requested.emit()
