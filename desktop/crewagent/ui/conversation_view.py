@@ -10,79 +10,33 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from PySide6.QtCore import QEvent, Signal, Slot
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QStackedWidget, QVBoxLayout, QWidget
+from PySide6.QtCore import QEvent, Slot
+from PySide6.QtWidgets import QHBoxLayout, QStackedWidget, QVBoxLayout, QWidget
 
 from crewagent.ui.agent_menu_panel import AgentMenuPanel
 from crewagent.ui.composer import Composer
 from crewagent.ui.conversation_header import ConversationHeader
 from crewagent.ui.conversation_parts import EmptyConversation, JumpToLatest
+from crewagent.ui.conversation_runs import RunControls
+from crewagent.ui.conversation_signals import ConversationSignals
 from crewagent.ui.missing_package import MissingPackageCard
 from crewagent.ui.output_viewer import OutputViewers
 from crewagent.ui.run_tracker import RunTracker
 from crewagent.ui.run_workspace.layout import RunWorkspaceLayout
 from crewagent.ui.timeline import TimelineModel, TimelineRole, TimelineView
+from crewagent.ui.timeline_feed import TimelineFeed
 from crewagent.worker.turn_values import (
     AgentMenu,
     AskUserPrompt,
     ContextUsage,
     FullOutput,
     LoadedConversation,
-    SubagentInfo,
-    TimelineMessage,
-    ToolCallRef,
-    ToolFinish,
     TurnError,
 )
 from crewagent.worker.values import ConversationSummary, PackagesListing, ProjectRef
 
-class ConversationView(QFrame):
+class ConversationView(ConversationSignals):
     """One conversation: header, timeline, composer (see the module docstring)."""
-
-    #: ``(project_id, conversation_id)``: load this conversation for the timeline.
-    open_requested = Signal(str, str)
-
-    #: ``(project_id, conversation_id, text, mode)``: run a turn with this user message.
-    send_requested = Signal(str, str, str, str)
-
-    #: ``(project_id, conversation_id, mode)``: go on after an error or a Stop.
-    continue_requested = Signal(str, str, str)
-
-    #: ``(project_id, conversation_id, mode)``: send the last user message again.
-    retry_requested = Signal(str, str, str)
-
-    #: ``(conversation_id)``: stop the running turn.
-    stop_requested = Signal(str)
-
-    #: ``(project_id, conversation_id, mode)``: switch the conversation's active mode in place.
-    mode_change_requested = Signal(str, str, str)
-
-    #: ``(project_id, conversation_id, agent_id)``: the agent Agent mode answers with (saved).
-    agent_change_requested = Signal(str, str, str)
-
-    #: ``(project_id, conversation_id, message_id)``: load a tool result in full, for its viewer.
-    full_output_requested = Signal(str, str, str)
-
-    #: ``(request_id, payload)``: an ask-user widget's WIDGET_SUBMIT payload (None: dismissed).
-    ask_user_answered = Signal(str, object)
-
-    #: ``(project_id, conversation_id, session_id)``: open a subagent's conversation in its tab.
-    subagent_open_requested = Signal(str, str, str)
-
-    #: ``(text)``: a short notice for the status bar.
-    notice = Signal(str)
-
-    # Run mode (issue 11, the Workflow header): requests to the TurnWorker, and what the window shows.
-    #: ``(project_id, conversation_id)``: list the conversation's runs (``load_runs``).
-    runs_requested = Signal(str, str)
-    #: ``(project_id, conversation_id, package_id, workflow_id)``: start a run here and its first turn.
-    start_run_requested = Signal(str, str, str, str)
-    #: ``(project_id, conversation_id, run_id)``: make that run the active one and continue it.
-    resume_run_requested = Signal(str, str, str)
-    #: ``(package_label)``: the run's package is gone and the user wants to import it again.
-    reimport_requested = Signal(str)
-    #: The open run (a ``RunOverview`` with its live phase) while the conversation is in Run mode, else None.
-    run_shown = Signal(object)
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -96,6 +50,8 @@ class ConversationView(QFrame):
         self.jump_button = JumpToLatest(self.timeline, self.model)
         #: "Open full output" opens a viewer window per tool result (issue 18).
         self.outputs = OutputViewers(self)
+        #: The TurnWorker's streamed text, tool calls and messages, into the timeline of the shown conversation.
+        self.feed = TimelineFeed(self)
 
         content = QWidget(self)
         self._content = content
@@ -149,12 +105,8 @@ class ConversationView(QFrame):
         self.timeline.action_requested.connect(self._on_action)
         self.timeline.widget_answered.connect(self._on_widget_answered)
         self.timeline.notice.connect(self.notice)
-        self.runs.load_requested.connect(self.runs_requested)
-        self.runs.changed.connect(self._show_runs)
-        self.header.workflow.start_requested.connect(self._on_start_run)
-        self.header.workflow.resume_requested.connect(self._on_resume_run)
-        self.missing_package.reimport_requested.connect(self.reimport_requested)
-        self.missing_package.back_requested.connect(lambda: self._on_mode_selected("agent"))
+        #: Run mode: the Workflow header's runs, starting or resuming one, the missing-package card.
+        self.run_controls = RunControls(self)
         self.show_summary(None, has_conversations=False)
         self.retranslate_ui()
 
@@ -243,7 +195,7 @@ class ConversationView(QFrame):
         self.composer.set_accepts_empty(mode == "agent")
         if mode != "agent":
             self.agent_menu.dismiss()
-        self._show_runs()
+        self.run_controls.show_runs()
 
     @Slot(object)
     def set_agents(self, agents: Iterable[Any]) -> None:
@@ -329,33 +281,6 @@ class ConversationView(QFrame):
         # The worker routes a number exactly as if it had been typed.
         if self._mode == "agent":
             self._on_submitted(str(number))
-
-    @Slot(str, str)
-    def _on_start_run(self, package_id: str, workflow_id: str) -> None:
-        ids = self._ids()
-        if ids is not None and not self.busy:
-            self._sending = True
-            self._update_busy()
-            self.start_run_requested.emit(*ids, package_id, workflow_id)
-
-    @Slot(str)
-    def _on_resume_run(self, run_id: str) -> None:
-        ids = self._ids()
-        if ids is not None and not self.busy:
-            self._sending = True
-            self._update_busy()
-            self.resume_run_requested.emit(*ids, run_id)
-
-    @Slot()
-    def _show_runs(self) -> None:
-        """The runs in the Workflow header; the missing-package card instead of the composer; the open run."""
-        active = self.runs.active if self._mode == "run" else None
-        count = self._summary.run_count if self._summary is not None else 0
-        self.header.workflow.set_runs(self.runs.runs, self.runs.active.run_id if self.runs.active else None, count)
-        missing = active if active is not None and not active.package_installed else None
-        self.missing_package.show_run(missing)
-        self.composer.setVisible(missing is None)
-        self.run_shown.emit(active)
 
     @Slot(str, str, str)
     def _on_action(self, action: str, key: str, message_id: str) -> None:
@@ -454,48 +379,6 @@ class ConversationView(QFrame):
         if error.request.starts_turn and error.conversation_id == self.conversation_id and self._sending:
             self._sending = False
             self._update_busy()
-
-    @Slot(str, int, str)
-    def on_stream_started(self, conversation_id: str, step: int, model: str) -> None:
-        if self._mine(conversation_id):
-            self.model.begin_stream()
-
-    @Slot(str, str)
-    def on_stream_chunk(self, conversation_id: str, text: str) -> None:
-        if self._mine(conversation_id):
-            self.model.append_text(text)
-
-    @Slot(str, str)
-    def on_reasoning_chunk(self, conversation_id: str, text: str) -> None:
-        if self._mine(conversation_id):
-            self.model.append_reasoning(text)
-
-    @Slot(str)
-    def on_stream_ended(self, conversation_id: str) -> None:
-        if self._mine(conversation_id):
-            self.model.end_stream()
-
-    @Slot(str, object)
-    def on_message_persisted(self, conversation_id: str, message: TimelineMessage) -> None:
-        """A message is in the log: a turn's, or a finished background subagent's notice."""
-        if self._mine(conversation_id):
-            self.model.add_message(message)
-
-    @Slot(object)
-    def on_subagent_status(self, info: SubagentInfo) -> None:
-        """A subagent of this conversation started or ended: its Task part shows it."""
-        if self._mine(info.conversation_id):
-            self.model.subagent_status(info)
-
-    @Slot(str, object)
-    def on_tool_started(self, conversation_id: str, call: ToolCallRef) -> None:
-        if self._mine(conversation_id):
-            self.model.tool_started(call)
-
-    @Slot(str, object)
-    def on_tool_finished(self, conversation_id: str, finish: ToolFinish) -> None:
-        if self._mine(conversation_id):
-            self.model.tool_finished(finish)
 
     @Slot(str, object)
     def on_context_usage(self, conversation_id: str, usage: ContextUsage) -> None:
