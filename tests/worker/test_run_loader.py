@@ -12,6 +12,7 @@ from PySide6.QtCore import QObject, Qt, Signal, Slot
 from crewagent.worker import WorkerThread, start_worker
 from crewagent.worker.runs import LoadedRun
 from tests.core.run_helpers import install_notes, start_run
+from tests.worker.gui_thread import wait_signal
 
 
 class RunClient(QObject):
@@ -46,7 +47,7 @@ def test_load_run_answers_with_the_snapshot_and_one_layout_per_workflow(
     run = start_run(store, project, package)
     chat = store.create_conversation(project.id, title="chat")
     client = RunClient(host)
-    with qtbot.waitSignal(host.worker.project_opened):
+    with wait_signal(qtbot, host.worker.project_opened):
         client.open_project.emit(str(project.root))
 
     client.load_run.emit(project.id, run.conversationId)
@@ -76,7 +77,7 @@ def test_a_burst_of_requests_is_folded_into_at_most_two_reads(
     package = install_notes(isolated_dirs["data"], tmp_path)
     run = start_run(store, project, package)
     client = RunClient(host)
-    with qtbot.waitSignal(host.worker.project_opened):
+    with wait_signal(qtbot, host.worker.project_opened):
         client.open_project.emit(str(project.root))
     for _ in range(30):
         client.load_run.emit(project.id, run.conversationId)
