@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from crewagent.core.context.window import DEMO_MODEL, ContextWindow, resolve_window
-from crewagent.core.settings import Settings
+from crewagent.core.settings import LlmSettings, ProviderProfile, Settings
 from crewagent.ui.settings.form import set_hint
 from crewagent.ui.settings.labels import PROVIDERS, provider_label
 from crewagent.ui.settings.page import SettingsPage
@@ -52,6 +52,10 @@ class LlmPage(SettingsPage):
         self._busy: str = ""  # "", "test" or "models"
         #: Model id -> the window the provider's last model list reported (this base URL).
         self._reported: dict[str, int] = {}
+        #: Each provider's base URL and model as last shown, so a switch restores the provider's own.
+        self._llm = LlmSettings()
+        self._profiles: dict[str, ProviderProfile] = {}
+        self._shown: str = "demo"
 
         provider_group = self.add_group()
         self.provider = QComboBox(provider_group)
@@ -180,10 +184,12 @@ class LlmPage(SettingsPage):
 
     def load(self, settings: Settings) -> None:
         llm = settings.llm
+        self._llm = llm
         index = self.provider.findData(llm.provider)
         self.provider.setCurrentIndex(max(0, index))
-        self.base_url.setText(llm.baseUrl)
-        self.model.setEditText(llm.model)
+        self._profiles = {}  # what the switch above kept came from the page's previous settings
+        self._shown = self.current_provider()
+        self._show_profile(llm.profile(self._shown))
         self.timeout.setValue(llm.timeoutSeconds)
         self.context_window.setValue(llm.contextWindow or AUTOMATIC_WINDOW)
         self._reported = {}
@@ -193,11 +199,14 @@ class LlmPage(SettingsPage):
 
     def changes(self) -> dict[str, Any]:
         window = self.context_window.value()
+        self._keep_profile()
+        providers = {name: profile.model_dump(mode="json") for name, profile in self._profiles.items()}
         return {
             "llm": {
                 "provider": self.current_provider(),
                 "baseUrl": self.base_url.text().strip(),
                 "model": self.model.currentText().strip(),
+                "providers": providers,
                 "timeoutSeconds": self.timeout.value(),
                 "contextWindow": window if window != AUTOMATIC_WINDOW else None,
             }
@@ -282,8 +291,19 @@ class LlmPage(SettingsPage):
 
     # -- provider-dependent fields -----------------------------------------------------------
 
+    def _keep_profile(self) -> None:
+        self._profiles[self._shown] = ProviderProfile(baseUrl=self.base_url.text().strip(), model=self.model.currentText().strip())
+
+    def _show_profile(self, profile: ProviderProfile) -> None:
+        self.base_url.setText(profile.baseUrl)
+        self.model.setEditText(profile.model)
+
     @Slot(int)
     def _on_provider_changed(self, _index: int) -> None:
+        # Item 7 of issue 18: each provider keeps its own base URL and model.
+        self._keep_profile()
+        self._shown = self.current_provider()
+        self._show_profile(self._profiles.get(self._shown) or self._llm.profile(self._shown))
         self._key_state = None
         self._reported = {}
         self._clear_result()
