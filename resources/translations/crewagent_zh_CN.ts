@@ -283,6 +283,30 @@
     </message>
 </context>
 <context>
+    <name>ConversationExporter</name>
+    <message>
+        <source>&amp;Export Conversation…</source>
+        <extracomment>``(project_id, conversation_id, format, path)``: write the export (``Worker.export_conversation``).</extracomment>
+        <translation>导出会话(&amp;E)…</translation>
+    </message>
+    <message>
+        <source>Save the open conversation as Markdown, OpenAI JSON or JSON Lines</source>
+        <translation>将当前会话保存为 Markdown、OpenAI JSON 或 JSON Lines</translation>
+    </message>
+    <message>
+        <source>Open a conversation to export it.</source>
+        <translation>请先打开一个会话再导出。</translation>
+    </message>
+    <message>
+        <source>Exported to {path}, but: {problems}</source>
+        <translation>已导出到 {path}，但：{problems}</translation>
+    </message>
+    <message>
+        <source>Exported to {path}.</source>
+        <translation>已导出到 {path}。</translation>
+    </message>
+</context>
+<context>
     <name>ConversationHeader</name>
     <message>
         <source>No agents available yet</source>
@@ -406,7 +430,7 @@ Files the model writes will appear here.</source>
     <name>LlmPage</name>
     <message>
         <source>Model</source>
-        <extracomment>How long the page waits for an answer before it gives up on a check (the worker bounds its own wait at 20 s; this only guards against an answer that never comes). The context window spin box&apos;s value for &quot;automatic&quot; (the provider&apos;s list, else known models). ``LlmDraft``: test the connection described by the fields as typed. ``LlmDraft``: fetch the provider&apos;s models (``GET /v1/models``). ``provider``: the key state of this provider is wanted (the provider choice changed). ``(provider, &quot;&quot;)``: remove the stored key of that provider. Model id -&gt; the window the provider&apos;s last model list reported (this base URL).</extracomment>
+        <extracomment>How long the page waits for an answer before it gives up on a check (the worker bounds its own wait at 20 s; this only guards against an answer that never comes). The context window spin box&apos;s value for &quot;automatic&quot; (the provider&apos;s list, else known models). ``LlmDraft``: test the connection described by the fields as typed. ``LlmDraft``: fetch the provider&apos;s models (``GET /v1/models``). ``provider``: the key state of this provider is wanted (the provider choice changed). ``(provider, &quot;&quot;)``: remove the stored key of that provider. Model id -&gt; the window the provider&apos;s last model list reported (this base URL). Each provider&apos;s base URL and model as last shown, so a switch restores the provider&apos;s own.</extracomment>
         <translation>模型</translation>
     </message>
     <message>
@@ -762,6 +786,22 @@ Files the model writes will appear here.</source>
     <message>
         <source>Workflow packages (*.bmad *.zip)</source>
         <translation>工作流包 (*.bmad *.zip)</translation>
+    </message>
+    <message>
+        <source>Markdown (*.md)</source>
+        <translation>Markdown (*.md)</translation>
+    </message>
+    <message>
+        <source>OpenAI messages JSON (*.json)</source>
+        <translation>OpenAI messages JSON (*.json)</translation>
+    </message>
+    <message>
+        <source>JSON Lines log (*.jsonl)</source>
+        <translation>JSON Lines 日志 (*.jsonl)</translation>
+    </message>
+    <message>
+        <source>Export Conversation</source>
+        <translation>导出会话</translation>
     </message>
 </context>
 <context>

@@ -11,7 +11,7 @@ import shiboken6
 from PySide6.QtCore import QEvent
 from PySide6.QtWidgets import QApplication, QWidget
 
-from crewagent.ui.dialogs import NewProjectAnswer
+from crewagent.ui.dialogs import ExportAnswer, NewProjectAnswer
 from crewagent.ui.mainwindow import MainWindow
 from crewagent.worker import WorkerThread
 from tests.worker.conftest import worker_thread  # noqa: F401  (a fixture shared with tests/worker)
@@ -45,6 +45,7 @@ class ScriptedDialogs:
         self.new_project: NewProjectAnswer | None = None
         self.folder: str | None = None
         self.package_file: str | None = None
+        self.export: ExportAnswer | None = None
         self.asked: list[str] = []
 
     def ask_new_project(self, parent: QWidget) -> NewProjectAnswer | None:
@@ -58,6 +59,10 @@ class ScriptedDialogs:
     def ask_package_file(self, parent: QWidget, package_label: str) -> str | None:
         self.asked.append(f"package_file {package_label}")
         return self.package_file
+
+    def ask_export_file(self, parent: QWidget, suggested_name: str) -> ExportAnswer | None:
+        self.asked.append(f"export_file {suggested_name}")
+        return self.export
 
 
 @pytest.fixture

@@ -27,6 +27,14 @@ class NewProjectAnswer:
     name: str
 
 
+@dataclass(frozen=True, slots=True)
+class ExportAnswer:
+    """Where to export a conversation, and in which format (openai, markdown or jsonl)."""
+
+    path: str
+    format: str
+
+
 class ProjectDialogs(Protocol):
     """Asks the user; tests pass a scripted implementation so that nothing modal blocks them."""
 
@@ -35,6 +43,8 @@ class ProjectDialogs(Protocol):
     def ask_project_folder(self, parent: QWidget) -> str | None: ...
 
     def ask_package_file(self, parent: QWidget, package_label: str) -> str | None: ...
+
+    def ask_export_file(self, parent: QWidget, suggested_name: str) -> ExportAnswer | None: ...
 
 
 class QtProjectDialogs:
@@ -64,6 +74,21 @@ class QtProjectDialogs:
             parent, title, str(Path.home()), QCoreApplication.translate("ProjectDialogs", "Workflow packages (*.bmad *.zip)")
         )
         return path or None
+
+
+    def ask_export_file(self, parent: QWidget, suggested_name: str) -> ExportAnswer | None:
+        """A file to export a conversation to; the chosen file type is the format."""
+        filters = {
+            QCoreApplication.translate("ProjectDialogs", "Markdown (*.md)"): ("markdown", ".md"),
+            QCoreApplication.translate("ProjectDialogs", "OpenAI messages JSON (*.json)"): ("openai", ".json"),
+            QCoreApplication.translate("ProjectDialogs", "JSON Lines log (*.jsonl)"): ("jsonl", ".jsonl"),
+        }
+        title = QCoreApplication.translate("ProjectDialogs", "Export Conversation")
+        path, chosen = QFileDialog.getSaveFileName(parent, title, str(Path.home() / (suggested_name + ".md")), ";;".join(filters))
+        if not path:
+            return None
+        fmt, suffix = filters.get(chosen, ("markdown", ".md"))
+        return ExportAnswer(path if Path(path).suffix else path + suffix, fmt)
 
 
 class NewProjectDialog(QDialog):

@@ -7,12 +7,14 @@ import logging
 import os
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Concatenate, ParamSpec, TypeVar, cast
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 
 from crewagent.core import agent_catalog
 from crewagent.core.errors import CrewAgentError
+from crewagent.core.export import export_conversation
 from crewagent.core.messages import MODES, Mode
 from crewagent.core.packages import PackageError, ensure_builtin_packages, example_package_id
 from crewagent.core.store import RuntimeStore
@@ -127,6 +129,10 @@ class Worker(QObject):
 
     #: ``FilePreview``: a project file read for a workspace tab.
     file_read = Signal(object)
+
+    #: ``(path, warnings)``: ``export_conversation`` wrote the file; ``warnings`` is a tuple of
+    #: sentences (output that could not be completed, a damaged log), empty when all went well.
+    conversation_exported = Signal(str, object)
 
     #: Internal: a background job's result, to be handled on the worker thread.
     _delivered = Signal(object)
@@ -249,6 +255,21 @@ class Worker(QObject):
             return
         meta = self._store.rename_conversation(project_id, conversation_id, title)
         self.conversation_changed.emit(project_id, ConversationSummary.from_meta(meta))
+
+    @Slot(str, str, str, str)
+    @_request
+    def export_conversation(self, project_id: str, conversation_id: str, fmt: str, path: str) -> None:
+        """Write a conversation to ``path`` as ``crewagent export`` does (issue 18, item 15)."""
+        result = export_conversation(self._store, project_id, conversation_id, fmt)
+        if result.error is not None:
+            self.error.emit("export_conversation", "The exported chain would not be valid; nothing was written.")
+            return
+        try:
+            Path(path).write_text(result.text, encoding="utf-8")  # as the command line writes -o FILE
+        except OSError as exc:
+            self.error.emit("export_conversation", f"Cannot write {path}: {exc.strerror or exc}")
+            return
+        self.conversation_exported.emit(path, result.warnings)
 
     @Slot(str, str)
     @_request
