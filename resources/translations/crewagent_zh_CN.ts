@@ -731,6 +731,18 @@ Files the model writes will appear here.</source>
     </message>
 </context>
 <context>
+    <name>ModelPicker</name>
+    <message>
+        <source>Model for the next message</source>
+        <extracomment>``LlmDraft``: list the active provider&apos;s models (``Worker.list_models``). ``{&quot;llm&quot;: {&quot;model&quot;: id}}``: save the model the user picked (``Worker.save_settings``).</extracomment>
+        <translation>下一条消息使用的模型</translation>
+    </message>
+    <message>
+        <source>The provider&apos;s model list could not be read: {error}</source>
+        <translation>无法读取提供方的模型列表：{error}</translation>
+    </message>
+</context>
+<context>
     <name>NewProjectDialog</name>
     <message>
         <source>New Project</source>
