@@ -25,8 +25,14 @@ lint-imports: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# Bytecode caches on, whatever the shell says (PYTHONDONTWRITEBYTECODE=1 made every xdist worker
+# and every `python -m crewagent` the tests start compile the app and re-rewrite the test modules:
+# about 7 CPU-seconds per worker plus 0.1-0.3 s per process; docs/benchmarks.md, "Test suite").
+TEST_ENV := env -u PYTHONDONTWRITEBYTECODE QT_QPA_PLATFORM=offscreen
+
 test: $(STAMP) lint-imports typecheck
-	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -n auto --dist loadgroup $(PYTEST_ARGS)
+	$(TEST_ENV) $(BIN)/python -m compileall -q desktop tests benchmarks
+	$(TEST_ENV) $(BIN)/python -m pytest -n auto --dist loadgroup $(PYTEST_ARGS)
 
 $(VENV)/.bench-installed: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from crewagent import __version__
+from crewagent import __version__, gui_deps
 from crewagent.cli_output import listing_done
 from crewagent.core.errors import (
     ConversationNotFound,
@@ -135,8 +135,12 @@ def cmd_gui(args: argparse.Namespace) -> int:
 def _check_gui_setup(args: argparse.Namespace) -> None:
     """What would stop the window later, less clearly, refused before Qt starts (exit 2, one line).
 
-    An empty ``--project``, a data folder that is a file, a settings folder that cannot be read.
+    An empty ``--project``, a data folder that is a file, a settings folder that cannot be read,
+    and on Linux/X11 the system libraries Qt's platform plugin lacks (Qt would abort, naming none).
     """
+    problem = gui_deps.platform_problem()
+    if problem is not None:
+        raise SetupError(problem)
     project = getattr(args, "project", None)
     if project is not None and not project.strip():
         raise ProjectError("The project path is empty; give the project folder.")

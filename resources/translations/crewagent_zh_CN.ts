@@ -72,6 +72,7 @@
     <name>AppearancePage</name>
     <message>
         <source>Appearance</source>
+        <extracomment>The user picked a theme or a language (not emitted by ``load``): apply it now.</extracomment>
         <translation>外观</translation>
     </message>
     <message>
@@ -334,7 +335,7 @@
     <name>ConversationView</name>
     <message>
         <source>Loading…</source>
-        <extracomment>``(project_id, conversation_id)``: load this conversation for the timeline. ``(project_id, conversation_id, text, mode)``: run a turn with this user message. ``(project_id, conversation_id, mode)``: go on after an error or a Stop. ``(project_id, conversation_id, mode)``: send the last user message again. ``(conversation_id)``: stop the running turn. ``(project_id, conversation_id, mode)``: switch the conversation&apos;s active mode in place. ``(project_id, conversation_id, agent_id)``: the agent Agent mode answers with (saved). ``(project_id, conversation_id, message_id)``: load an offloaded tool result in full. ``(request_id, payload)``: an ask-user widget&apos;s WIDGET_SUBMIT payload (None: dismissed). ``(project_id, conversation_id, session_id)``: open a subagent&apos;s conversation in its tab. ``(text)``: a short notice for the status bar. ``(project_id, conversation_id)``: list the conversation&apos;s runs (``load_runs``). ``(project_id, conversation_id, package_id, workflow_id)``: start a run here and its first turn. ``(project_id, conversation_id, run_id)``: make that run the active one and continue it. ``(package_label)``: the run&apos;s package is gone and the user wants to import it again. The open run (a ``RunOverview`` with its live phase) while the conversation is in Run mode, else None.</extracomment>
+        <extracomment>``(project_id, conversation_id)``: load this conversation for the timeline. ``(project_id, conversation_id, text, mode)``: run a turn with this user message. ``(project_id, conversation_id, mode)``: go on after an error or a Stop. ``(project_id, conversation_id, mode)``: send the last user message again. ``(conversation_id)``: stop the running turn. ``(project_id, conversation_id, mode)``: switch the conversation&apos;s active mode in place. ``(project_id, conversation_id, agent_id)``: the agent Agent mode answers with (saved). ``(project_id, conversation_id, message_id)``: load a tool result in full, for its viewer. ``(request_id, payload)``: an ask-user widget&apos;s WIDGET_SUBMIT payload (None: dismissed). ``(project_id, conversation_id, session_id)``: open a subagent&apos;s conversation in its tab. ``(text)``: a short notice for the status bar. ``(project_id, conversation_id)``: list the conversation&apos;s runs (``load_runs``). ``(project_id, conversation_id, package_id, workflow_id)``: start a run here and its first turn. ``(project_id, conversation_id, run_id)``: make that run the active one and continue it. ``(package_label)``: the run&apos;s package is gone and the user wants to import it again. The open run (a ``RunOverview`` with its live phase) while the conversation is in Run mode, else None. &quot;Open full output&quot; opens a viewer window per tool result (issue 18).</extracomment>
         <translation>正在加载…</translation>
     </message>
     <message>
@@ -678,12 +679,28 @@ Files the model writes will appear here.</source>
         <translation>帮助(&amp;H)</translation>
     </message>
     <message>
+        <source>The folder {folder} does not exist.</source>
+        <translation>文件夹 {folder} 不存在。</translation>
+    </message>
+    <message>
+        <source>{folder} is not a CrewAgent project: it has no .crewagent.json. Choose it with Open Project to make it one.</source>
+        <translation>{folder} 不是 CrewAgent 项目：其中没有 .crewagent.json。请通过“打开项目”选择它，即可将其设为项目。</translation>
+    </message>
+    <message>
         <source>{label} (not ready)</source>
         <translation>{label}（未就绪）</translation>
     </message>
     <message>
         <source>Workflow: {workflow}</source>
         <translation>工作流：{workflow}</translation>
+    </message>
+    <message>
+        <source> (and {count} more problems)</source>
+        <translation>（另有 {count} 个问题）</translation>
+    </message>
+    <message>
+        <source>{path} was not imported: {problem}{more}</source>
+        <translation>{path} 未导入：{problem}{more}</translation>
     </message>
     <message>
         <source>Stopping the running answer before closing…</source>
@@ -782,22 +799,286 @@ Files the model writes will appear here.</source>
     </message>
 </context>
 <context>
+    <name>OutputViewer</name>
+    <message>
+        <source>Output of {tool}</source>
+        <extracomment>Characters appended per step (cut after a newline where there is one, so lines arrive whole). A feeding tick stops once it has used this long, and lets the event loop run. Characters lower-cased and counted per step of a match count. Typing in the find field waits this long for the next key before searching. ``(path, text)``: write the text there (``Worker.save_text``); ``saved`` answers. The whole text is in the editor. Counting the matches of ``_count_query`` from ``_count_at`` on (None: not counting).</extracomment>
+        <translation>{tool} 的输出</translation>
+    </message>
+    <message>
+        <source>Find (Ctrl+F)</source>
+        <translation>查找 (Ctrl+F)</translation>
+    </message>
+    <message>
+        <source>Previous</source>
+        <translation>上一个</translation>
+    </message>
+    <message>
+        <source>Previous match (Shift+Enter)</source>
+        <translation>上一个匹配 (Shift+Enter)</translation>
+    </message>
+    <message>
+        <source>Next</source>
+        <translation>下一个</translation>
+    </message>
+    <message>
+        <source>Next match (Enter)</source>
+        <translation>下一个匹配 (Enter)</translation>
+    </message>
+    <message>
+        <source>Wrap lines</source>
+        <translation>自动换行</translation>
+    </message>
+    <message>
+        <source>Copy</source>
+        <translation>复制</translation>
+    </message>
+    <message>
+        <source>Copy the selection, or the whole output when nothing is selected</source>
+        <translation>复制选中的文本；未选中时复制全部输出</translation>
+    </message>
+    <message>
+        <source>Save as…</source>
+        <translation>另存为…</translation>
+    </message>
+    <message>
+        <source>Saving to {path}…</source>
+        <translation>正在保存到 {path}…</translation>
+    </message>
+    <message>
+        <source>Loading the full output…</source>
+        <translation>正在加载完整输出…</translation>
+    </message>
+    <message>
+        <source>Loading… {percent}%</source>
+        <translation>正在加载… {percent}%</translation>
+    </message>
+    <message>
+        <source>{chars} characters · {lines} lines</source>
+        <translation>{chars} 个字符 · {lines} 行</translation>
+    </message>
+    <message>
+        <source>Save the output as</source>
+        <translation>将输出另存为</translation>
+    </message>
+    <message>
+        <source>Saved to {path}</source>
+        <translation>已保存到 {path}</translation>
+    </message>
+    <message>
+        <source>Counting…</source>
+        <translation>正在计数…</translation>
+    </message>
+    <message>
+        <source>No matches</source>
+        <translation>无匹配</translation>
+    </message>
+    <message>
+        <source>{current} of {total}</source>
+        <translation>第 {current} 个，共 {total} 个</translation>
+    </message>
+    <message>
+        <source>{total} matches</source>
+        <translation>{total} 个匹配</translation>
+    </message>
+</context>
+<context>
+    <name>PackageModels</name>
+    <message>
+        <source>(the whole file)</source>
+        <translation>（整个文件）</translation>
+    </message>
+    <message>
+        <source>File</source>
+        <translation>文件</translation>
+    </message>
+    <message>
+        <source>Field</source>
+        <translation>字段</translation>
+    </message>
+    <message>
+        <source>Problem</source>
+        <translation>问题</translation>
+    </message>
+    <message>
+        <source>Package</source>
+        <translation>工作流包</translation>
+    </message>
+    <message>
+        <source>Details</source>
+        <translation>详情</translation>
+    </message>
+    <message>
+        <source>Workflow: {name}</source>
+        <translation>工作流：{name}</translation>
+    </message>
+    <message>
+        <source>Agent: {name}</source>
+        <translation>智能体：{name}</translation>
+    </message>
+    <message>
+        <source>{name} (cannot be loaded)</source>
+        <translation>{name}（无法加载）</translation>
+    </message>
+    <message>
+        <source>{count} problem(s)</source>
+        <translation>{count} 个问题</translation>
+    </message>
+</context>
+<context>
+    <name>PackagesPage</name>
+    <message>
+        <source>Packages</source>
+        <extracomment>``path``: install this .bmad file or package folder (``Worker.import_package``). ``(package_id, confirmed)``: uninstall this package (``Worker.remove_package``). The installed packages are wanted (``Worker.load_packages``).</extracomment>
+        <translation>工作流包</translation>
+    </message>
+    <message>
+        <source>Workflow packages bring workflows for Run mode and agents for Agent mode. Installing or removing one takes effect at once.</source>
+        <translation>工作流包为运行模式提供工作流，为智能体模式提供智能体。安装或移除后立即生效。</translation>
+    </message>
+    <message>
+        <source>Import</source>
+        <translation>导入</translation>
+    </message>
+    <message>
+        <source>Import .bmad File…</source>
+        <translation>导入 .bmad 文件…</translation>
+    </message>
+    <message>
+        <source>Import Folder…</source>
+        <translation>导入文件夹…</translation>
+    </message>
+    <message>
+        <source>Copy</source>
+        <translation>复制</translation>
+    </message>
+    <message>
+        <source>Copy the selected problems (all when none is selected)</source>
+        <translation>复制选中的问题（未选中时复制全部）</translation>
+    </message>
+    <message>
+        <source>Installed</source>
+        <translation>已安装</translation>
+    </message>
+    <message>
+        <source>Remove…</source>
+        <translation>移除…</translation>
+    </message>
+    <message>
+        <source>Importing {name}…</source>
+        <translation>正在导入 {name}…</translation>
+    </message>
+    <message>
+        <source>✓ Installed {name} {version}: {workflows} workflow(s), {agents} agent(s).</source>
+        <translation>✓ 已安装 {name} {version}：{workflows} 个工作流，{agents} 个智能体。</translation>
+    </message>
+    <message>
+        <source>✕ {name} was not installed. Fix these {count} problem(s) and import it again:</source>
+        <translation>✕ 未安装 {name}。请修正以下 {count} 个问题后重新导入：</translation>
+    </message>
+    <message>
+        <source>{name} was not installed: {reason}</source>
+        <translation>未安装 {name}：{reason}</translation>
+    </message>
+    <message>
+        <source>Removing {name}…</source>
+        <translation>正在移除 {name}…</translation>
+    </message>
+    <message>
+        <source>{project}: workflow {workflow} (run {run}, {phase})</source>
+        <translation>{project}：工作流 {workflow}（运行 {run}，{phase}）</translation>
+    </message>
+    <message>
+        <source>{name} was kept.</source>
+        <translation>已保留 {name}。</translation>
+    </message>
+    <message>
+        <source>Removed {name}.</source>
+        <translation>已移除 {name}。</translation>
+    </message>
+</context>
+<context>
     <name>ProjectDialogs</name>
     <message>
         <source>Open Project</source>
+        <extracomment>What to do with unsaved settings when the dialog closes. The runs a removal confirmation lists by name (the rest are counted, and listed under Details). The window-state key of the folder the last project was created in.</extracomment>
         <translation>打开项目</translation>
     </message>
     <message>
-        <source>Import Package</source>
-        <translation>导入包</translation>
+        <source>{folder} is not a CrewAgent project yet.</source>
+        <translation>{folder} 还不是 CrewAgent 项目。</translation>
+    </message>
+    <message>
+        <source>Make it one? CrewAgent adds a small .crewagent.json file and an artifacts folder; nothing else changes.</source>
+        <translation>要将其设为项目吗？CrewAgent 会添加一个小的 .crewagent.json 文件和一个 artifacts 文件夹，其他内容不会改动。</translation>
+    </message>
+    <message>
+        <source>Make It a Project</source>
+        <translation>设为项目</translation>
+    </message>
+    <message>
+        <source>Import a Workflow Package</source>
+        <translation>导入工作流包</translation>
     </message>
     <message>
         <source>Import the package {package}</source>
         <translation>导入包 {package}</translation>
     </message>
     <message>
-        <source>Workflow packages (*.bmad *.zip)</source>
-        <translation>工作流包 (*.bmad *.zip)</translation>
+        <source>Workflow packages (*.bmad *.zip);;All files (*)</source>
+        <translation>工作流包 (*.bmad *.zip);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Import a Package Folder</source>
+        <translation>导入工作流包文件夹</translation>
+    </message>
+    <message>
+        <source>Remove Package</source>
+        <translation>移除工作流包</translation>
+    </message>
+    <message>
+        <source>{count} run(s) use {package}. Remove it anyway?</source>
+        <translation>有 {count} 个运行使用 {package}。仍要移除吗？</translation>
+    </message>
+    <message>
+        <source>… and {more} more</source>
+        <translation>… 以及另外 {more} 个</translation>
+    </message>
+    <message>
+        <source>These runs cannot continue until the package is imported again. Their conversations and files are kept.</source>
+        <translation>在重新导入该工作流包之前，这些运行无法继续。它们的会话和文件会保留。</translation>
+    </message>
+    <message>
+        <source>Remove</source>
+        <translation>移除</translation>
+    </message>
+    <message>
+        <source>Keep</source>
+        <translation>保留</translation>
+    </message>
+    <message>
+        <source>Unsaved Settings</source>
+        <translation>未保存的设置</translation>
+    </message>
+    <message>
+        <source>Save the changes you made in Settings?</source>
+        <translation>要保存你在设置中所做的更改吗？</translation>
+    </message>
+    <message>
+        <source>If you discard them, the settings stay as they were.</source>
+        <translation>如果放弃，设置将保持原样。</translation>
+    </message>
+    <message>
+        <source>Save</source>
+        <translation>保存</translation>
+    </message>
+    <message>
+        <source>Discard</source>
+        <translation>放弃</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
     </message>
     <message>
         <source>Markdown (*.md)</source>
@@ -870,7 +1151,7 @@ This folder is missing or is no longer a project.</source>
     <name>SettingsDialog</name>
     <message>
         <source>Saved. The changes are in effect.</source>
-        <extracomment>``{section: {key: value}}``: save these settings (``Worker.save_settings``). ``(provider, key)``: keep this API key (&quot;&quot; removes it) (``Worker.set_api_key``). ``provider``: tell whether that provider has a key stored (``Worker.load_api_key_state``). ``LlmDraft``: test the connection as typed (``Worker.test_connection``). ``LlmDraft``: fetch the model list (``Worker.list_models``).</extracomment>
+        <extracomment>While the dialog is open, how often it asks whether settings.json changed on disk (&quot;Always allow&quot; in an approval, another process, a hand edit): a stat on the worker thread, nothing more. ``{section: {key: value}}``: save these settings (``Worker.save_settings``). ``(provider, key)``: keep this API key (&quot;&quot; removes it) (``Worker.set_api_key``). ``provider``: tell whether that provider has a key stored (``Worker.load_api_key_state``). ``LlmDraft``: test the connection as typed (``Worker.test_connection``). ``LlmDraft``: fetch the model list (``Worker.list_models``). Re-read settings.json if it changed on disk (``Worker.refresh_settings``). The settings the pages were loaded from (a JSON dump): edits are what differs from it. Installs and removes packages itself (its signals are wired to the worker by MainWindow).</extracomment>
         <translation>已保存，更改已生效。</translation>
     </message>
     <message>
@@ -902,7 +1183,7 @@ This folder is missing or is no longer a project.</source>
     <name>StartPage</name>
     <message>
         <source>A workbench for LLM agents. Pick a project folder to begin.</source>
-        <extracomment>``(folder, name)``: create a project there (an existing project is opened). An empty name means &quot;use the folder&apos;s name&quot;. ``folder``: open the existing project in that folder. ``project_id``: remove that project from the recent list (its files are kept). The recent list should be read again (the page is being shown). The user wants the Settings dialog (the provider line&apos;s link).</extracomment>
+        <extracomment>``(folder, name)``: create a project there (an existing project is opened). An empty name means &quot;use the folder&apos;s name&quot;. ``folder``: open the existing project in that folder. ``project_id``: remove that project from the recent list (its files are kept). The recent list should be read again (the page is being shown). The user wants the Settings dialog (the provider line&apos;s link). The folder the user last picked with Open Project (offered to become a project).</extracomment>
         <translation>大模型智能体工作台。选择一个项目文件夹开始。</translation>
     </message>
     <message>
@@ -1092,7 +1373,7 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>Arguments</source>
-        <extracomment>Characters of a tool result shown expanded (the rest: &quot;Open full output&quot; or &quot;… more&quot;). A Task part&apos;s subagent type and description (from its subagent, else from its arguments). Read only when the part is expanded (a tool&apos;s arguments may be megabytes). The result shown is the complete output the user opened (not the stored preview). Bytes of an offloaded result (None: the result is stored whole). Expanded only: the line under the header, the Arguments and Result sections, the offload row.</extracomment>
+        <extracomment>Characters of a tool result shown expanded (the rest: &quot;… more&quot;, and &quot;Open full output&quot; opens the viewer). A Task part&apos;s subagent type and description (from its subagent, else from its arguments). Read only when the part is expanded (a tool&apos;s arguments may be megabytes). Bytes of an offloaded result (None: the result is stored whole). Expanded only: the line under the header, the Arguments and Result sections, the row with &quot;Open full output&quot; (an offloaded result, or one cut at MAX_RESULT_CHARS).</extracomment>
         <translation>参数</translation>
     </message>
     <message>
@@ -1106,14 +1387,6 @@ Create a project or open an existing one to see it here.</source>
     <message>
         <source>Subagent</source>
         <translation>子代理</translation>
-    </message>
-    <message>
-        <source>Showing the full output ({size}).</source>
-        <translation>正在显示完整输出（{size}）。</translation>
-    </message>
-    <message>
-        <source>Loading the full output…</source>
-        <translation>正在加载完整输出…</translation>
     </message>
     <message>
         <source>Open full output</source>
@@ -1328,7 +1601,7 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>+ New</source>
-        <extracomment>``(conversation_id, title)``: the user finished renaming a row. The user tried to give a conversation an empty name. ``entry_type`` (chat, agent, run): create a conversation of that type. ``(conversation_id, title)``: rename that conversation (the title is not empty). ``conversation_id``: delete that conversation (the user has confirmed). ``query``: search the message text (debounced; &quot;&quot; clears the search). ``conversation_id``: the selected conversation changed (&quot;&quot; when none). ``message``: something the user should read (e.g. an empty name was refused). The empty list&apos;s &quot;Try a workflow&quot;: a Workflow conversation with the built-in example picked.</extracomment>
+        <extracomment>``(conversation_id, title)``: the user finished renaming a row. The user tried to give a conversation an empty name. ``entry_type`` (chat, agent, run): create a conversation of that type. ``(conversation_id, title)``: rename that conversation (the title is not empty). ``conversation_id``: delete that conversation (the user has confirmed). ``query``: search the message text (debounced; &quot;&quot; clears the search). ``conversation_id``: the selected conversation changed (&quot;&quot; when none). ``(conversation_id, message_id, query)``: the user picked a conversation that the search found in its messages: show it at that message with the query marked. The search was cleared (no message should stay marked). ``message``: something the user should read (e.g. an empty name was refused). The empty list&apos;s &quot;Try a workflow&quot;: a Workflow conversation with the built-in example picked.</extracomment>
         <translation>+ 新建</translation>
     </message>
     <message>
@@ -1477,7 +1750,7 @@ Start one with “+ New”.</source>
     <name>markdown</name>
     <message>
         <source>Copy</source>
-        <extracomment>The href prefix of a code block&apos;s Copy link; the rest is the block&apos;s index. Link schemes a click may open; anything else is shown as text. The Pygments style of highlighted code. By theme name, from the theme&apos;s tokens.</extracomment>
+        <extracomment>The href prefix of a code block&apos;s Copy link; the rest is the block&apos;s index. Link schemes a click may open; anything else is shown as text. The Pygments style of highlighted code. Table rules and the header row&apos;s background (tables get borders and padding, as on GitHub). By theme name, from the theme&apos;s tokens.</extracomment>
         <translation>复制</translation>
     </message>
 </context>

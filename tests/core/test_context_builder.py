@@ -257,3 +257,17 @@ def test_a_long_text_is_counted_in_pieces_with_the_same_result() -> None:
     text = line * (3 * PIECE_CHARS // len(line))
     assert len(text) > 2 * PIECE_CHARS
     assert counter.count(text) == counter.count(line) * (len(text) // len(line))
+
+
+def test_a_retried_failed_attempt_is_left_out_and_a_continued_one_stays() -> None:
+    question, failed = msg("user", "explain"), msg("assistant", "Partial ", partType="error", error={"code": "LLM_HTTP_ERROR"})
+    # The retry's own request: the failed attempt is the last message; the question goes again.
+    retry = build_llm_messages([question, failed], counter=EST)
+    assert history(retry.messages) == [{"role": "user", "content": "explain"}]
+    assert failed.id in retry.debug["excluded"]["skippedMessageIds"]
+    # After the retry's answer: the attempt it replaced is still not sent.
+    answered = build_llm_messages([question, failed, msg("assistant", "Whole answer."), msg("user", "thanks")], counter=EST)
+    assert [m["content"] for m in history(answered.messages)] == ["explain", "Whole answer.", "thanks"]
+    # "continue" resumes from the cut-off answer: it stays.
+    continued = build_llm_messages([question, failed, msg("user", "continue")], counter=EST)
+    assert [m["content"] for m in history(continued.messages)] == ["explain", "Partial ", "continue"]

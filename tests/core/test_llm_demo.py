@@ -114,6 +114,19 @@ def test_fail_mid_stream_keeps_the_partial_text_and_continue_finishes_it(demo_ll
     assert partial[-15:] not in content  # it picks up after the cut, it does not repeat
 
 
+def test_continue_after_a_stop_finishes_the_answer_that_was_cut_off(demo_llm: LocalServer) -> None:
+    config = demo_config(demo_llm.base_url)
+    full, _ = collect(config, LlmRequest([user("hello")]))
+    answer = _done(full).content or ""
+    # What a Stop keeps: the part of the answer streamed so far (partType content, interrupted).
+    stopped = {"role": "assistant", "content": answer[:60]}
+
+    resumed, error = collect(config, LlmRequest([user("hello"), stopped, user("continue")]))
+
+    assert error is None
+    assert _done(resumed).content == f"[demo] (continuing) …{answer[60:]}"
+
+
 def test_continue_after_a_plain_failure(demo_llm: LocalServer) -> None:
     error_message = {"role": "assistant", "content": 'LLM_ERROR {"code": "LLM_HTTP_ERROR", "status": 500}'}
 

@@ -7,7 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_loop.py"
+
+pytestmark = pytest.mark.slow  # a benchmark in a subprocess: started first under xdist
 
 
 def _run(*extra: str) -> str:

@@ -6,7 +6,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_packages.py"
+
+pytestmark = pytest.mark.slow  # a benchmark in a subprocess: started first under xdist
 
 
 def test_quick_run_prints_every_row() -> None:

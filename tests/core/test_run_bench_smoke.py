@@ -7,7 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_run.py"
+
+pytestmark = pytest.mark.slow  # a benchmark in a subprocess: started first under xdist
 
 
 def test_quick_run_prints_the_side_by_side_table() -> None:
@@ -15,6 +19,10 @@ def test_quick_run_prints_the_side_by_side_table() -> None:
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert set(data["turns"]) == {"text", "state write"}
-    for rows in data["turns"].values():
-        assert rows["chat"]["n"] == rows["run"]["n"] == 3
-        assert "overhead_p50_ms" in rows
+    for per_turn in data["turns"].values():
+        assert set(per_turn) == {"first", "next"}
+        for rows in per_turn.values():
+            assert rows["chat"]["n"] == rows["run"]["n"] == 3
+            assert "overhead_p50_ms" in rows
+    # the run's steps ran in the timed turns: the state was read and parsed in every one
+    assert all(steps["p50_ms"]["prepare_run"] > 0 for steps in data["run_steps"].values())

@@ -160,6 +160,38 @@ def test_a_refused_write_leaves_the_file_as_it_was_and_the_run_goes_on(
     assert_log_valid(store, project.id, run.conversationId)
 
 
+def test_a_turn_that_keeps_the_phase_leaves_the_runs_index_as_it_was(
+    store: RuntimeStore, project: ProjectInfo, tmp_path: Path, isolated_dirs: dict[str, Path], scripted_llm: ScriptedServer
+) -> None:
+    # The index's progress is a copy of the state file's: a turn that moves the run on but ends
+    # in the same phase does not replace the index for it; the next phase change refreshes it.
+    package = install_notes(isolated_dirs["data"], tmp_path)
+    run = start_run(store, project, package)
+    shown, index = run.state_alias, RunIndex(project.runtime_dir)
+    scripted_llm.script(text("What should the note say?"))
+    _turn(store, project, run, scripted_llm, "start")
+    assert index.get(run.runId).phase == "waiting-user"
+    written = index.path.stat()
+
+    scripted_llm.script(_patch(1, shown, {"currentNodeId": "check", "stepsCompleted": ["write"]}), text("Written."))
+    events = _turn(store, project, run, scripted_llm, "a short note")
+
+    assert isinstance(events[-1], TurnFinished) and events[-1].reason == "waiting_user"
+    after = index.path.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (written.st_ino, written.st_mtime_ns)  # not replaced
+    assert read_run_state(project, run).current_node_id == "check"  # type: ignore[union-attr]
+    assert not (index.folder / f"{run.runId}.running").exists()  # the turn ended
+
+    scripted_llm.script(
+        _patch(2, shown, {"currentNodeId": "done", "stepsCompleted": ["write", "check"]}),
+        _patch(3, shown, {"stepsCompleted": ["write", "check", "done"], "variables": {"workflowStatus": "complete"}}),
+        text("Complete."),
+    )
+    _turn(store, project, run, scripted_llm, "fine")
+    final = index.get(run.runId)
+    assert (final.phase, final.currentNodeId, final.stepsCompleted) == ("completed", "done", ["write", "check", "done"])
+
+
 def test_runs_keep_their_package_version_and_a_conversation_holds_several(
     store: RuntimeStore, project: ProjectInfo, tmp_path: Path, isolated_dirs: dict[str, Path]
 ) -> None:

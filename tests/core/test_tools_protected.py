@@ -20,6 +20,7 @@ import pytest
 from crewagent.core import paths
 from crewagent.core.loop.factory import tool_context
 from crewagent.core.messages import ConversationMessage
+from crewagent.core.search import MessageSearch
 from crewagent.core.secrets import SecretStore
 from crewagent.core.settings import Settings, SettingsStore
 from crewagent.core.store import ProjectInfo, RuntimeStore
@@ -40,6 +41,8 @@ class App:
     other: ProjectInfo
     other_log: Path
     other_index: Path
+    #: The other project's search index (issue 18): a copy of its logs' text.
+    other_search_index: Path
     own_log: Path
     config: Path
     secrets: Path
@@ -64,12 +67,16 @@ def make_app(data: Path | None, config: Path | None, project_root: Path, other_r
     settings_store = SettingsStore(config)
     settings_store.save(Settings())
     other_log = store.log_path(other.id, other_conv.id)
+    search = MessageSearch(store)
+    search.warm(other.id)
+    search.close()  # SQLite's last checkpoint writes the file: done before the tools' turn
     return App(
         store=store,
         project=project,
         other=other,
         other_log=other_log,
         other_index=other_log.parent.parent / "index.json",
+        other_search_index=paths.search_index_file(paths.project_runtime_dir(store.data_dir, other.id)),
         own_log=store.log_path(project.id, own_conv.id),
         config=settings_store.dir,
         secrets=paths.secrets_file(settings_store.dir),
@@ -128,6 +135,7 @@ def protected_files(app: App) -> list[tuple[Path, str]]:
         (app.settings, SETTINGS),
         (app.other_log, LOGS),
         (app.other_index, LOGS),
+        (app.other_search_index, LOGS),
         (app.own_log, LOGS),
         (app.store.data_dir / "projects.json", DATA),
         (app.other_log.parent.parent.parent / "state" / "notes.md", DATA),  # another project's @state

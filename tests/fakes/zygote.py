@@ -39,6 +39,8 @@ PRELOAD = (
     "crewagent.core.llm",
     "crewagent.core.runs",
     "openai",
+    "httpcore2",  # imported by the first HTTP client a command makes
+    "httpx2",
 )
 
 
@@ -208,6 +210,22 @@ def _serve() -> None:
     from crewagent.core.context.tokens import default_counter
 
     default_counter()  # the tokenizer's tables: the slowest part of a command's start
+    # What every command does again on its first request: the CA store (~100 ms; the app keeps one
+    # context per process) and keyring's plugin scan (entry points, backend imports). Only the scan
+    # is shared: each command still picks its backend from its own environment. Half a command's
+    # CPU before this (0.5 s -> 0.22 s per forked `crewagent chat`, docs/benchmarks.md "Test suite").
+    import keyring.backend
+
+    from crewagent.core.llm._client import _shared_ssl_context
+
+    _shared_ssl_context()
+    keyring.backend.get_all_keyring()
+    # A `crewagent run` checks the package against the app's JSON Schemas; the checked validators
+    # are cached per process (0.2 s of each run's CPU).
+    from crewagent.core.packages.schemas import SchemaKind, validator
+
+    for kind in SchemaKind:
+        validator(kind)
 
     wakeup = os.pipe()
     for fd in wakeup:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +11,7 @@ import shiboken6
 from PySide6.QtCore import QEvent
 from PySide6.QtWidgets import QApplication, QWidget
 
-from crewagent.ui.dialogs import ExportAnswer, NewProjectAnswer
+from crewagent.ui.dialogs import ExportAnswer, NewProjectAnswer, UnsavedAnswer
 from crewagent.ui.mainwindow import MainWindow
 from crewagent.worker import WorkerThread
 from tests.worker.conftest import worker_thread  # noqa: F401  (a fixture shared with tests/worker)
@@ -39,14 +39,18 @@ def no_leaked_top_level_widgets(qapp: QApplication) -> Iterator[None]:
 
 
 class ScriptedDialogs:
-    """Answers the window's questions (folders, names, a package file) from a script instead of showing modal dialogs."""
+    """Answers the app's questions (folders, names, a package file, where to save) from a script instead of showing modal dialogs."""
 
     def __init__(self) -> None:
         self.new_project: NewProjectAnswer | None = None
         self.folder: str | None = None
-        self.package_file: str | None = None
+        #: The answer of a Save dialog (None: cancelled).
+        self.save_path: str | None = None
+        #: The answer to "make this folder a project?".
+        self.make_project = False
         self.export: ExportAnswer | None = None
         self.asked: list[str] = []
+        self.removal_questions = []
 
     def ask_new_project(self, parent: QWidget) -> NewProjectAnswer | None:
         self.asked.append("new_project")
@@ -56,9 +60,39 @@ class ScriptedDialogs:
         self.asked.append("project_folder")
         return self.folder
 
-    def ask_package_file(self, parent: QWidget, package_label: str) -> str | None:
-        self.asked.append(f"package_file {package_label}")
+    # The Packages page of Settings: what to import, and whether to remove a package runs use.
+    package_file: str | None = None
+    package_folder: str | None = None
+    remove_package_anyway = False
+    removal_questions: list[tuple[str, list[str]]]
+
+    def ask_package_file(self, parent: QWidget, package_label: str = "") -> str | None:
+        self.asked.append(f"package_file {package_label}" if package_label else "package_file")
         return self.package_file
+
+    def ask_package_folder(self, parent: QWidget) -> str | None:
+        self.asked.append("package_folder")
+        return self.package_folder
+
+    def confirm_remove_package(self, parent: QWidget, package: str, runs: Sequence[str]) -> bool:
+        self.asked.append("confirm_remove_package")
+        self.removal_questions.append((package, list(runs)))
+        return self.remove_package_anyway
+
+    #: Closing Settings with unsaved changes: "save", "discard" or "cancel".
+    unsaved_settings_answer: UnsavedAnswer = "cancel"
+
+    def ask_unsaved_settings(self, parent: QWidget) -> UnsavedAnswer:
+        self.asked.append("unsaved_settings")
+        return self.unsaved_settings_answer
+
+    def confirm_make_project(self, parent: QWidget, folder: str) -> bool:
+        self.asked.append(f"make_project:{folder}")
+        return self.make_project
+
+    def ask_save_path(self, parent: QWidget, title: str, suggested_name: str) -> str | None:
+        self.asked.append(f"save_path:{suggested_name}")
+        return self.save_path
 
     def ask_export_file(self, parent: QWidget, suggested_name: str) -> ExportAnswer | None:
         self.asked.append(f"export_file {suggested_name}")

@@ -8,7 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_ui.py"
+
+pytestmark = pytest.mark.slow  # a benchmark in a subprocess: started first under xdist
 
 
 def test_quick_run_prints_every_section(tmp_path: Path) -> None:
@@ -35,3 +39,12 @@ def test_quick_run_prints_every_section(tmp_path: Path) -> None:
     assert results["cold"] and results["cold"][0]["works_rows"] == 40
     # Scratch data is removed afterwards.
     assert not any(tmp_path.glob("crewagent-bench-ui-*"))
+
+
+def test_the_output_viewer_benchmark_runs_and_prints_its_table() -> None:
+    bench = BENCH.with_name("bench_output_viewer.py")
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    proc = subprocess.run([sys.executable, str(bench), "--megabytes", "0.5"], capture_output=True, text=True, timeout=600, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "| step | first text shown (ms) | fully loaded (s) | longest GUI stall (ms) | first search (ms) |" in proc.stdout
+    assert "| viewer, wrap on |" in proc.stdout and "| viewer, wrap off |" in proc.stdout

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import QPoint, QSettings, Qt
+from PySide6.QtGui import QFontInfo
 from PySide6.QtWidgets import QPushButton, QRadioButton, QWidget
 
 from crewagent.ui.mainwindow import MainWindow
@@ -220,7 +221,9 @@ def test_an_error_part_offers_retry_and_continue_as_buttons(
 
     click_button("retry")
     qtbot.waitUntil(lambda: not conversation.busy and rows(main)[-1] == ("assistant", "Whole answer."), timeout=10_000)
-    assert [m["content"] for m in scripted_llm.bodies[1]["messages"] if m["role"] == "user"] == ["explain", "explain"]
+    # Retry runs the failed turn again: the user's message is neither stored nor sent twice.
+    assert [m["content"] for m in scripted_llm.bodies[1]["messages"] if m["role"] == "user"] == ["explain"]
+    assert [text for kind, text in rows(main) if kind == "user"] == ["explain"]
 
     say(qtbot, main, "more")
     click_button("continue")
@@ -332,10 +335,12 @@ def test_status_bar_names_the_provider(qtbot: Any, make_window: Callable[[], Mai
     assert "scripted-model" in main.status_provider.text()
 
 
-def test_an_offloaded_result_shows_its_size_and_opens_in_full_off_the_gui_thread(
-    qtbot: Any, scripted_llm: ScriptedServer, project: Any, make_window: Callable[[], MainWindow]
+def test_open_full_output_shows_the_whole_decoded_text_in_a_viewer_and_saves_it(
+    qtbot: Any, scripted_llm: ScriptedServer, project: Any, make_window: Callable[[], MainWindow], dialogs: ScriptedDialogs,
+    tmp_path: Path,
 ) -> None:
-    big = "".join(f"line {n:06d} of a large file\n" for n in range(4000))  # ~110 KB: offloaded
+    """A 132 KB result used to show ~17 KB, then "… 114242 more characters", with its newlines as literal \\n."""
+    big = "".join(f"line {n:06d} of a large file\n" for n in range(4800))  # ~134 KB: offloaded
     (project.root / "big.txt").write_text(big, encoding="utf-8")
     scripted_llm.script(tool_calls(call("call_r", "fs_read", '{"path": "@project/big.txt"}')), text("Read it."))
     main = make_window()
@@ -344,15 +349,44 @@ def test_an_offloaded_result_shows_its_size_and_opens_in_full_off_the_gui_thread
     say(qtbot, main, "read big.txt")
     part = conversation.model.index_of_call("call_r")
     size = part.data(TimelineRole.FULL_OUTPUT_BYTES)
-    assert isinstance(size, int) and size > 100_000
+    assert isinstance(size, int) and size > 130_000
     preview = part.data(TimelineRole.TOOL_RESULT)
-    assert len(preview) < size and "line 003999" not in preview
+    assert len(preview) < size and "line 004799" not in preview
 
     view = conversation.timeline
     view.set_tool_expanded("tool:call_r", True)
+    message_id = part.data(TimelineRole.RESULT_MESSAGE_ID)
     with qtbot.waitSignal(conversation.full_output_requested) as requested:
-        view.action_requested.emit("open_output", "tool:call_r", part.data(TimelineRole.RESULT_MESSAGE_ID))
-    assert requested.args[2] == part.data(TimelineRole.RESULT_MESSAGE_ID)
-    qtbot.waitUntil(lambda: "tool:call_r" in view.view_state.full_outputs, timeout=5_000)
-    assert "line 003999" in view.view_state.full_outputs["tool:call_r"]
-    view.grab()
+        view.action_requested.emit("open_output", "tool:call_r", message_id)
+    assert requested.args[2] == message_id
+    viewer = conversation.outputs.viewer(conversation.conversation_id, message_id)
+    assert viewer is not None and viewer.isVisible() and viewer.isWindow()
+    qtbot.waitUntil(lambda: not viewer.loading, timeout=10_000)
+    shown = viewer.editor.toPlainText()
+    assert big in shown  # the whole file, with real line breaks
+    assert "more characters" not in shown and "\\n" not in shown
+    assert QFontInfo(viewer.editor.font()).fixedPitch()  # monospace
+
+    # Asked again: the same window comes forward, nothing is loaded twice.
+    with qtbot.assertNotEmitted(conversation.full_output_requested):
+        view.action_requested.emit("open_output", "tool:call_r", message_id)
+    assert conversation.outputs.viewer(conversation.conversation_id, message_id) is viewer
+
+    # Save as…: asked through the dialogs, written by the worker (off the GUI thread).
+    target = tmp_path / "saved" / "out.txt"
+    target.parent.mkdir()
+    dialogs.save_path = str(target)
+    viewer.save_button.click()
+    assert dialogs.asked[-1] == "save_path:fs.read-output.txt"
+    qtbot.waitUntil(lambda: viewer.save_button.isEnabled(), timeout=10_000)
+    assert target.read_text(encoding="utf-8") == viewer.text and big in viewer.text
+    assert str(target) in viewer.status_label.text()
+
+    # A place that cannot be written: one line saying why, and the viewer stays usable.
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    dialogs.save_path = str(blocker / "out.txt")
+    viewer.save_button.click()
+    qtbot.waitUntil(lambda: viewer.save_button.isEnabled(), timeout=10_000)
+    assert "a-file" in viewer.status_label.text() and not (blocker / "out.txt").exists()
+    viewer.close()

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QSettings, Qt
 
 from crewagent.core.messages import ConversationMessage
 from crewagent.ui.dialogs import NewProjectAnswer
@@ -166,18 +166,48 @@ def test_new_conversation_of_another_type_from_the_menu(
     assert window.project_view.model.index(0).data(ConversationRole.ENTRY_TYPE) == "agent"
 
 
-def test_opening_a_folder_that_is_not_a_project_shows_a_message(
+def test_opening_a_folder_that_is_not_a_project_offers_to_make_it_one(
     qtbot: Any, tmp_path: Path, window: MainWindow, dialogs: ScriptedDialogs
 ) -> None:
-    (tmp_path / "photos").mkdir()
-    dialogs.folder = str(tmp_path / "photos")
+    """Open Project used to refuse a plain folder; the command line's --project makes it a project."""
+    photos = tmp_path / "photos"
+    photos.mkdir()
+    dialogs.folder = str(photos)
+    window.start_page.open_button.click()
+    qtbot.waitUntil(lambda: f"make_project:{photos}" in dialogs.asked)
+    # Declined: nothing is created, nothing more is said.
+    qtbot.wait(50)
+    assert window.stack.currentWidget() is window.start_page and not window.message_bar.isVisible()
+    assert not (photos / ".crewagent.json").exists()
+
+    dialogs.make_project = True
+    window.start_page.open_button.click()
+    qtbot.waitUntil(lambda: window.stack.currentWidget() is window.project_view)
+    assert window.project_view.project is not None and window.project_view.project.name == "photos"
+    assert (photos / ".crewagent.json").is_file()
+
+
+def test_opening_a_folder_that_does_not_exist_says_so(
+    qtbot: Any, tmp_path: Path, window: MainWindow, dialogs: ScriptedDialogs
+) -> None:
+    gone = tmp_path / "gone"
+    dialogs.folder = str(gone)
     window.start_page.open_button.click()
     qtbot.waitUntil(lambda: window.message_bar.isVisible())
+    assert window.message_bar.text == f"The folder {gone} does not exist."
+    assert not any(entry.startswith("make_project") for entry in dialogs.asked)
+    assert not gone.exists() and window.stack.currentWidget() is window.start_page
 
-    assert "is not a CrewAgent project" in window.message_bar.text
-    assert str(tmp_path / "photos") in window.message_bar.text
-    assert window.stack.currentWidget() is window.start_page
-    assert not (tmp_path / "photos" / ".crewagent.json").exists()
+
+def test_a_restored_project_whose_file_was_removed_is_reported_not_offered(
+    qtbot: Any, tmp_path: Path, window: MainWindow, dialogs: ScriptedDialogs
+) -> None:
+    """Only a folder the user just picked is offered to become a project; anything else is a message."""
+    (tmp_path / "plain").mkdir()
+    window.start_page.request_project(str(tmp_path / "plain"))
+    qtbot.waitUntil(lambda: window.message_bar.isVisible())
+    assert "is not a CrewAgent project" in window.message_bar.text and str(tmp_path / "plain") in window.message_bar.text
+    assert not any(entry.startswith("make_project") for entry in dialogs.asked)
 
 
 def test_a_damaged_project_file_shows_a_message_and_opening_another_clears_it(
@@ -231,3 +261,91 @@ def test_geometry_is_remembered(qtbot: Any, isolated_dirs: dict[str, Path], work
     second = MainWindow(worker_thread.worker, state=QSettings(state_file, QSettings.Format.IniFormat))
     qtbot.addWidget(second)
     assert (second.width(), second.height()) == (640, 480)
+
+
+def test_new_reuses_the_empty_draft_instead_of_leaving_another_behind(
+    qtbot: Any, store: Any, project: Any, window: MainWindow, worker_thread: WorkerThread
+) -> None:
+    """Every "+ New" used to leave an empty "New conversation" in the list: one draft at a time."""
+    open_project(qtbot, window, project.root)
+    view = window.project_view
+    answers: list[str] = []
+    # Counted on the GUI thread, after the window's own (earlier connected) handling of each answer.
+    worker_thread.worker.conversation_created.connect(lambda _pid, item: answers.append(item.entry_type), Qt.ConnectionType.QueuedConnection)
+
+    def ask(entry_type: str) -> None:
+        count = len(answers)
+        view.request_new_conversation(entry_type)
+        qtbot.waitUntil(lambda: len(answers) == count + 1)
+
+    ask("chat")
+    draft = view.current_summary()
+    assert draft is not None and view.model.rowCount() == 1
+    ask("chat")
+    assert answers == ["chat", "chat"]
+    assert view.model.rowCount() == 1 and [meta.id for meta in store.list_conversations(project.id)] == [draft.id]
+    reused = view.current_summary()
+    assert reused is not None and reused.id == draft.id
+
+    ask("agent")  # the empty Chat draft gives way to an Agent one: still one draft
+    qtbot.waitUntil(lambda: view.model.rowCount() == 1 and view.model.index(0).data(ConversationRole.ENTRY_TYPE) == "agent")
+    (agent_draft,) = store.list_conversations(project.id)
+    assert agent_draft.entryType == "agent" and agent_draft.id != draft.id
+    selected = view.current_summary()
+    assert selected is not None and selected.id == agent_draft.id
+
+    # Once it holds a message it is no draft: the next "+ New" starts another conversation.
+    store.append_message(project.id, agent_draft.id, ConversationMessage.new("user", "hello"))
+    ask("agent")
+    qtbot.waitUntil(lambda: view.model.rowCount() == 2)
+    newest = view.current_summary()
+    assert newest is not None and newest.id != agent_draft.id
+
+
+def test_new_project_dialog_fits_its_bold_button_and_starts_where_the_last_project_was_made(
+    qtbot: Any, qapp: Any, tmp_path: Path
+) -> None:
+    from PySide6.QtCore import QTimer
+    from PySide6.QtGui import QFont, QFontMetrics
+    from PySide6.QtWidgets import QApplication, QDialogButtonBox
+
+    from crewagent.ui import theme
+    from crewagent.ui.dialogs import NewProjectDialog, QtProjectDialogs
+
+    before = qapp.styleSheet()
+    qapp.setStyleSheet(theme.stylesheet("light"))  # the default button's text is bold there
+    try:
+        dialog = NewProjectDialog(location=str(tmp_path))
+        qtbot.addWidget(dialog)
+        dialog.show()
+        create = dialog.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Ok)
+        qtbot.waitUntil(create.isDefault)
+        bold = QFont(create.font())
+        bold.setWeight(QFont.Weight.DemiBold)
+        padding = 2 * 16  # the stylesheet's horizontal padding
+        assert create.width() >= QFontMetrics(bold).horizontalAdvance("Create Project") + padding  # was cut: "Create Projec"
+    finally:
+        qapp.setStyleSheet(before)
+
+    state_file = tmp_path / "ui-state.ini"
+    dialogs = QtProjectDialogs(QSettings(str(state_file), QSettings.Format.IniFormat))
+    assert dialogs.last_location() == str(Path.home())
+    (tmp_path / "work").mkdir()
+
+    def answer() -> None:
+        shown = QApplication.activeModalWidget()
+        assert isinstance(shown, NewProjectDialog)
+        shown._location.setText(str(tmp_path / "work"))
+        shown._name.setText("alpha")
+        shown.accept()
+
+    QTimer.singleShot(0, answer)
+    answered = dialogs.ask_new_project(None)  # type: ignore[arg-type]
+    assert answered is not None and answered.folder == str(tmp_path / "work" / "alpha")
+    # Remembered in the window state (ui-state.ini), so also by the next start of the app.
+    dialogs._state.sync()  # type: ignore[union-attr]
+    again = QtProjectDialogs(QSettings(str(state_file), QSettings.Format.IniFormat))
+    assert again.last_location() == str(tmp_path / "work")
+    dialog = NewProjectDialog(location=again.last_location())
+    qtbot.addWidget(dialog)
+    assert dialog._location.text() == str(tmp_path / "work")

@@ -174,6 +174,29 @@ def test_markdown_code_blocks_are_highlighted_with_a_copy_link_and_links_are_kep
     assert "javascript:" not in rendered.html.split("<body>")[1].split("[bad]")[0] or 'href="javascript' not in rendered.html
 
 
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_a_gfm_table_is_drawn_with_rules_padding_and_aligned_columns_and_strikethrough_strikes(qapp: Any, theme: str) -> None:
+    """A GFM table used to come out as flat words: QTextDocument draws no rules for a bare <table>."""
+    from PySide6.QtGui import QTextDocument, QTextTable
+
+    from crewagent.ui.theme import TOKENS
+
+    document = QTextDocument()
+    document.setHtml(render("| Name | Size |\n|------|-----:|\n| alpha | 12 KB |\n\n~~old~~ new", theme).html)
+    tables = [frame for frame in document.rootFrame().childFrames() if isinstance(frame, QTextTable)]
+    assert len(tables) == 1
+    table = tables[0]
+    assert (table.rows(), table.columns()) == (2, 2)
+    assert table.cellAt(1, 0).firstCursorPosition().block().text() == "alpha"
+    table_format = table.format()
+    assert table_format.border() >= 1 and table_format.cellPadding() >= 4
+    assert table_format.borderBrush().color().name() == TOKENS[theme]["table_border"]
+    assert table.cellAt(0, 0).format().background().color().name() == TOKENS[theme]["table_header"]
+    assert table.cellAt(1, 1).firstCursorPosition().block().blockFormat().alignment() & Qt.AlignmentFlag.AlignRight
+    struck = document.find("old")
+    assert struck.charFormat().fontStrikeOut() and not document.find("new").charFormat().fontStrikeOut()
+
+
 def test_a_growing_text_renders_block_by_block_as_a_whole_would() -> None:
     from crewagent.ui.markdown import render_growing
 
@@ -417,3 +440,81 @@ def test_the_rows_of_a_replaced_conversation_need_no_garbage_collector(qtmodelte
         if enabled:
             gc.enable()
     qtmodeltester.check(model)
+
+
+def test_the_thinking_time_of_a_stored_answer_is_shown_after_a_reload(qtmodeltester: Any) -> None:
+    from crewagent.core.messages import ConversationMessage
+
+    stored = ConversationMessage.new("assistant", "Here.", reasoning_content="Let me think.", reasoningSeconds=2.4)
+    reloaded = ConversationMessage.model_validate_json(stored.to_log_line())
+    model = TimelineModel()
+    model.load(loaded((user("m1", "think"), TimelineMessage.from_message(reloaded))))
+    qtmodeltester.check(model)
+    answer = model.index_of_key(stored.id)
+    assert answer.data(TimelineRole.REASONING) == "Let me think."
+    assert answer.data(TimelineRole.REASONING_SECONDS) == 2.4  # "Thought for 2 s", not "Thoughts"
+
+
+def test_a_result_cut_in_the_part_offers_open_full_output_and_a_click_asks_for_it(qtbot: Any) -> None:
+    """The part shows the first 20,000 characters; the rest used to be out of reach unless the result was offloaded."""
+    from tests.ui import timeline_gallery as gallery
+
+    long_result = gallery._result("t-long", "c-long", "fs.read", {"ok": True, "content": "y" * 30_000})
+    short_result = gallery._result("t-short", "c-short", "fs.read", {"ok": True, "content": "short"})
+    calls = (gallery._call("c-long", "fs.read", {"path": "a.md"}), gallery._call("c-short", "fs.read", {"path": "b.md"}))
+    model = TimelineModel()
+    model.load(loaded((assistant("a1", calls=calls), long_result, short_result)))
+    view = TimelineView()
+    view.set_timeline(model)
+    qtbot.addWidget(view)
+    view.resize(800, 600)
+    view.show()
+    qtbot.waitExposed(view)
+
+    def hits(key: str) -> dict[str, Any]:
+        view.set_tool_expanded(key, True)
+        index = model.index_of_key(key)
+        option = gallery.option_for(view, view.row_width())
+        return {hit.name: hit.rect for hit in view.timeline_delegate._layout(option, index, None).hits}
+
+    assert "open_output" not in hits("tool:c-short")
+    button = hits("tool:c-long")["open_output"]
+    index = model.index_of_key("tool:c-long")
+    view.scrollTo(index, view.ScrollHint.PositionAtBottom)
+    qtbot.wait(50)
+    rect = view.visualRect(index)
+    point = QPoint(rect.left() + int(button.center().x()), rect.top() + int(button.center().y()))
+    with qtbot.waitSignal(view.action_requested) as asked:
+        qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=point)
+    assert asked.args == ["open_output", "tool:c-long", "t-long"]
+
+
+def test_a_search_hit_far_up_slides_the_window_to_it_and_only_it_is_marked(qtbot: Any, qtmodeltester: Any) -> None:
+    messages = _big_history(1_000, tool_parts=20)
+    model = TimelineModel()
+    view = TimelineView()
+    qtbot.addWidget(view)
+    view.set_timeline(model)
+    view.resize(700, 500)
+    view.show()
+    model.load(loaded(messages))
+    target = messages[40]  # far above the newest OPEN_ROWS
+    assert not model.index_of_key(target.id).isValid()
+    assert view.reveal(target.id, "question")
+    index = model.index_of_key(target.id)
+    assert index.isValid() and model.rowCount() <= OPEN_ROWS and model.newer_count > 0
+    qtmodeltester.check(model)
+    assert index.data(TimelineRole.HIGHLIGHT) == "question" and not view.following
+    qtbot.waitUntil(lambda: view.viewport().rect().intersects(view.visualRect(model.index_of_key(target.id))))
+    marked = [model.index(row, 0) for row in range(model.rowCount()) if model.index(row, 0).data(TimelineRole.HIGHLIGHT)]
+    assert [i.data(TimelineRole.KEY) for i in marked] == [target.id]
+    # another hit moves the mark; clearing removes it; the end comes back as before
+    other = messages[60]
+    assert view.reveal(other.id, "answer")
+    assert not model.index_of_key(target.id).data(TimelineRole.HIGHLIGHT)
+    view.clear_highlight()
+    assert not model.index_of_key(other.id).data(TimelineRole.HIGHLIGHT)
+    view.scroll_to_end()
+    assert model.newer_count == 0 and view.following
+    qtmodeltester.check(model)
+    assert not view.reveal("no-such-message", "x")

@@ -47,7 +47,7 @@ def test_every_row_kind_is_estimated_exactly_as_it_is_laid_out(qapp: QApplicatio
         gallery.set_width(qapp, view, width)
         for key, index in gallery.rows(model):
             *_, kind, _from_end, _text, _reasoning, special = index.data(TimelineRole.MEASURE)
-            if state.signature(key) != (False, False, False) or (special and kind != "notice"):
+            if state.signature(key) != (False, False) or (special and kind != "notice"):
                 continue  # measured exactly, never estimated (see the next test)
             estimate, laid_out = estimate_and_layout(view, index, width)
             assert estimate == pytest.approx(laid_out, abs=1e-6), (key, width)
@@ -64,9 +64,9 @@ def test_rows_the_estimate_cannot_know_are_always_measured_exactly(qapp: QApplic
     for key, index in gallery.rows(model):
         *_, kind, _from_end, _text, _reasoning, special = index.data(TimelineRole.MEASURE)
         estimate, laid_out = estimate_and_layout(view, index, 640)
-        if abs(estimate - laid_out) < 1e-6 and view.view_state.signature(key) == (False, False, False):
+        if abs(estimate - laid_out) < 1e-6 and view.view_state.signature(key) == (False, False):
             continue
-        assert special or view.view_state.signature(key) != (False, False, False), key
+        assert special or view.view_state.signature(key) != (False, False), key
         delegate.clear_caches()
         option = gallery.option_for(view, 640)
         assert delegate.sizeHint(option, index).height() == round(delegate._layout(option, index, None).height), key

@@ -144,7 +144,7 @@ def streams() -> tuple[LoadedConversation, ...]:
 
 
 def build(qapp: QApplication) -> tuple[TimelineView, TimelineModel]:
-    """A view showing the gallery, with its expanded parts, full outputs and an open ask-user form."""
+    """A view showing the gallery, with its expanded parts and an open ask-user form."""
     loaded, expanded, _hover = history()
     model = TimelineModel()
     model.load(loaded)
@@ -152,9 +152,6 @@ def build(qapp: QApplication) -> tuple[TimelineView, TimelineModel]:
     state = view.view_state
     for key in expanded:
         (state.expanded_tools if key.startswith("tool:") else state.expanded_reasoning).add(key)
-    state.full_outputs["tool:c-big-full"] = json.dumps({"ok": True, "content": "y" * 30_000})
-    state.full_outputs["tool:c-offload-full"] = "the whole output\n" * 40
-    state.loading_outputs.add("tool:c-offload")
     model.set_widget_request("q-editor", "req-1")
     model.tool_started(ToolCallRef("c-pending", "fs.write", "{}"))
     return view, model

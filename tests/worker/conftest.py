@@ -40,9 +40,14 @@ class Recorder(QObject):
         worker.conversations_loaded.connect(self._conversations)
         worker.conversation_created.connect(self._created)
         worker.error.connect(self._error)
+        worker.project_unavailable.connect(self._unavailable)
 
     def of(self, signal: str) -> list[tuple[Any, ...]]:
         return [args for name, args in self.events if name == signal]
+
+    @Slot(str, str)
+    def _unavailable(self, folder: str, reason: str) -> None:
+        self.events.append(("project_unavailable", (folder, reason)))
 
     @Slot(object)
     def _recent(self, entries: object) -> None:
@@ -84,16 +89,3 @@ def client(worker_thread: WorkerThread) -> Client:
 def recorder(worker_thread: WorkerThread) -> Recorder:
     return Recorder(worker_thread.worker)
 
-
-#: Qt's warning when a QObject of the worker thread is destroyed, or its timer stopped, from the
-#: GUI thread at shutdown. qt_log_level_fail = WARNING revealed it in every worker test; the fix
-#: belongs to the TurnWorker/thread rework (issue 10, item 1). Ignored here only, so that the
-#: UI tests still fail on it.
-KILL_TIMER_FROM_ANOTHER_THREAD = "^QObject::killTimer: Timers cannot be stopped from another thread"
-_HERE = Path(__file__).parent
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if item.path.is_relative_to(_HERE):
-            item.add_marker(pytest.mark.qt_log_ignore(KILL_TIMER_FROM_ANOTHER_THREAD))

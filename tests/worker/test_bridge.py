@@ -82,16 +82,19 @@ def test_requests_run_on_the_worker_thread(
     assert (tmp_path / "fresh" / "artifacts").is_dir()
 
 
-def test_a_folder_that_is_not_a_project_is_a_readable_error(
+def test_a_folder_that_is_not_a_project_or_does_not_exist_is_reported_as_such(
     qtbot: Any, tmp_path: Path, client: Client, recorder: Recorder
 ) -> None:
+    """The UI offers to make a plain folder a project, and says so when a folder is missing."""
     (tmp_path / "plain").mkdir()
     client.open_project.emit(str(tmp_path / "plain"))
-    qtbot.waitUntil(lambda: bool(recorder.of("error")))
+    client.open_project.emit(str(tmp_path / "gone"))
+    qtbot.waitUntil(lambda: len(recorder.of("project_unavailable")) == 2)
 
-    assert recorder.of("error") == [("open_project", f"{tmp_path / 'plain'} is not a CrewAgent project (it has no .crewagent.json).")]
-    assert not recorder.of("project_opened")
+    assert recorder.of("project_unavailable") == [(str(tmp_path / "plain"), "not_a_project"), (str(tmp_path / "gone"), "missing")]
+    assert not recorder.of("project_opened") and not recorder.of("error")
     assert not (tmp_path / "plain" / ".crewagent.json").exists()  # nothing was created
+    assert not (tmp_path / "gone").exists()
 
 
 def test_a_damaged_project_file_is_a_readable_error_and_is_left_alone(

@@ -15,6 +15,7 @@ from crewagent.worker import WorkerThread
 from tests.core.loop_helpers import assert_log_valid
 from tests.core.run_helpers import install_notes
 from tests.fakes.scripted_server import ScriptedServer, call, text, tool_calls
+from tests.worker.gui_thread import wait_signal
 from tests.worker.turns_support import TurnClient, TurnRecorder, scripted_worker
 
 
@@ -30,7 +31,7 @@ def test_a_workflow_menu_item_starts_the_run_in_the_same_conversation(
     package = install_notes(isolated_dirs["data"], tmp_path)
     meta = store.create_conversation(project.id, entry_type="agent", agentId=f"{package.id}:writer")
     client, recorder = TurnClient(host.worker), TurnRecorder(host.worker.turns)
-    with qtbot.waitSignal(host.worker.project_opened):
+    with wait_signal(qtbot, host.worker.project_opened):
         client.open_project.emit(str(project.root))
 
     def patch(n: int, update: dict[str, Any]) -> Any:
@@ -71,7 +72,7 @@ def test_a_workflow_menu_item_starts_the_run_in_the_same_conversation(
 
 def test_package_agents_join_the_agent_list(qtbot: Any, host: WorkerThread, tmp_path: Path, isolated_dirs: dict[str, Path]) -> None:
     package = install_notes(isolated_dirs["data"], tmp_path)
-    with qtbot.waitSignal(host.worker.agents_loaded) as loaded:
+    with wait_signal(qtbot, host.worker.agents_loaded) as loaded:
         from PySide6.QtCore import QMetaObject, Qt
 
         QMetaObject.invokeMethod(host.worker, "load_agents", Qt.ConnectionType.QueuedConnection)
@@ -87,7 +88,7 @@ def test_a_fresh_data_folder_gets_the_built_in_package_in_the_app(qtbot: Any, ho
 
     from crewagent.core.packages import PackageStore
 
-    with qtbot.waitSignal(host.worker.agents_loaded) as loaded:
+    with wait_signal(qtbot, host.worker.agents_loaded) as loaded:
         QMetaObject.invokeMethod(host.worker, "load_agents", Qt.ConnectionType.QueuedConnection)
     (package,) = PackageStore(isolated_dirs["data"]).list()
     assert "project-brief" in [w.id for w in package.workflows]
@@ -103,7 +104,7 @@ def test_load_packages_lists_the_installed_packages_with_their_workflows(
     broken = isolated_dirs["data"] / "packages" / "broken-1.0.0"
     broken.mkdir()
     (broken / "bmad.json").write_text("{not json", encoding="utf-8")
-    with qtbot.waitSignal(host.worker.packages_loaded) as loaded:
+    with wait_signal(qtbot, host.worker.packages_loaded) as loaded:
         QMetaObject.invokeMethod(host.worker, "load_packages", Qt.ConnectionType.QueuedConnection)
     listing = loaded.args[0]
     ids = [p.id for p in listing.packages]
@@ -121,14 +122,14 @@ def test_global_commands_come_before_the_mode(
     meta = store.create_conversation(project.id, entry_type="run", activeType="run")
     run = create_run(store, project, meta.id, package, "notes")
     client, recorder = TurnClient(host.worker), TurnRecorder(host.worker.turns)
-    with qtbot.waitSignal(host.worker.project_opened):
+    with wait_signal(qtbot, host.worker.project_opened):
         client.open_project.emit(str(project.root))
 
-    with qtbot.waitSignal(host.worker.turns.command_done) as done:
+    with wait_signal(qtbot, host.worker.turns.command_done) as done:
         client.send.emit(project.id, meta.id, "*pause", "run")
     assert done.args[:2] == [meta.id, "pause"] and "paused" in done.args[2]
     assert RunIndex(project.runtime_dir).get(run.runId).paused is True  # type: ignore[attr-defined]
-    with qtbot.waitSignal(host.worker.turns.command_done) as done:
+    with wait_signal(qtbot, host.worker.turns.command_done) as done:
         client.send.emit(project.id, meta.id, "/dismiss", "run")
     assert "Left Run mode" in done.args[2]
     assert store.get_conversation(project.id, meta.id).activeType == "agent"

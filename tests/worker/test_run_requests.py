@@ -19,6 +19,7 @@ from crewagent.worker.values import ConversationRuns
 from tests.core.loop_helpers import assert_log_valid
 from tests.core.run_helpers import install_notes
 from tests.fakes.scripted_server import ScriptedServer, Step, call, text, tool_calls
+from tests.worker.gui_thread import wait_signal
 from tests.worker.turns_support import TurnClient, TurnRecorder, scripted_worker
 
 
@@ -72,7 +73,7 @@ def test_start_run_switches_to_run_mode_lists_the_run_and_reports_progress_until
     meta = store.create_conversation(project.id, entry_type="run")
     client, runs, recorder = TurnClient(host.worker), RunClient(host.worker), TurnRecorder(host.worker.turns)
     listed, progress = collect(host.worker.turns, "runs_loaded"), collect(host.worker.turns, "run_progress")
-    with qtbot.waitSignal(host.worker.project_opened):
+    with wait_signal(qtbot, host.worker.project_opened):
         client.open_project.emit(str(project.root))
     scripted_llm.script(*whole_run(project))
 
@@ -112,10 +113,10 @@ def test_resume_run_continues_an_older_run_and_refuses_a_completed_one(
     RunIndex(project.runtime_dir).update(newer.runId, phase="completed")
     store.update_conversation(project.id, meta.id, activeType="agent")
     client, runs, recorder = TurnClient(host.worker), RunClient(host.worker), TurnRecorder(host.worker.turns)
-    with qtbot.waitSignal(host.worker.project_opened):
+    with wait_signal(qtbot, host.worker.project_opened):
         client.open_project.emit(str(project.root))
 
-    with qtbot.waitSignal(host.worker.turns.error) as refused:
+    with wait_signal(qtbot, host.worker.turns.error) as refused:
         runs.resume_run.emit(project.id, meta.id, newer.runId)
     assert refused.args[0].request is TurnRequest.RESUME_RUN and "complete" in refused.args[0].message
     assert refused.args[0].conversation_id == meta.id and refused.args[0].request.starts_turn
@@ -142,19 +143,20 @@ def test_import_package_reports_every_problem_and_try_workflow_needs_the_example
     broken = tmp_path / "broken"
     broken.mkdir()
     (broken / "bmad.json").write_text('{"schemaVersion": "1.1"}', encoding="utf-8")
-    with qtbot.waitSignal(host.worker.error, timeout=20_000) as failed:
+    with wait_signal(qtbot, host.worker.package_imported, timeout=20_000) as failed:
         QMetaObject.invokeMethod(host.worker, "import_package", Qt.ConnectionType.QueuedConnection, Q_ARG(str, str(broken)))
-    assert failed.args[0] == "import_package" and "bmad.json" in failed.args[1]
+    answer = failed.args[0]
+    assert answer.package is None and answer.problems and {problem.file for problem in answer.problems} >= {"bmad.json"}
 
     client = TurnClient(host.worker)
-    with qtbot.waitSignal(host.worker.project_opened):
+    with wait_signal(qtbot, host.worker.project_opened):
         client.open_project.emit(str(project.root))
-    with qtbot.waitSignal(host.worker.conversation_created) as created:
+    with wait_signal(qtbot, host.worker.conversation_created) as created:
         QMetaObject.invokeMethod(host.worker, "try_workflow", Qt.ConnectionType.QueuedConnection, Q_ARG(str, project.id))
     summary = created.args[1]
     assert (summary.entry_type, summary.package_id, summary.workflow_id) == ("run", example_package_id(isolated_dirs["data"]), "project-brief")
 
     PackageStore(isolated_dirs["data"]).remove(summary.package_id)  # the user removed the example: it stays removed
-    with qtbot.waitSignal(host.worker.error) as refused:
+    with wait_signal(qtbot, host.worker.error) as refused:
         QMetaObject.invokeMethod(host.worker, "try_workflow", Qt.ConnectionType.QueuedConnection, Q_ARG(str, project.id))
     assert refused.args[0] == "try_workflow" and "example workflow package was removed" in refused.args[1]

@@ -13,6 +13,7 @@ from crewagent.worker import WorkerThread
 from crewagent.worker.turn_values import LoadedConversation, LoadedSubagent, SubagentInfo, SubagentProgress, TimelineMessage
 from tests.fakes.scripted_server import ScriptedServer, slow_text, text
 from tests.fakes.subagent_helpers import marker, sidechain_valid, task_step
+from tests.worker.gui_thread import wait_signal
 from tests.worker.turns_support import TurnClient, TurnRecorder, scripted_worker
 
 SUBAGENT_SIGNALS = ("subagent_status_changed", "subagent_message_persisted", "subagent_progress", "subagent_notice", "subagent_loaded")
@@ -35,7 +36,7 @@ class SubagentRecorder(TurnRecorder):
     def __init__(self, host: WorkerThread):
         super().__init__(host.worker.turns)
         for name in SUBAGENT_SIGNALS:
-            getattr(host.worker.turns, name).connect(self._recorder(name))
+            self.listen(host.worker.turns, name)
 
     def statuses(self) -> list[SubagentInfo]:
         return [args[0] for args in self.of("subagent_status_changed")]
@@ -65,7 +66,7 @@ def recorder(host: WorkerThread) -> SubagentRecorder:
 
 @pytest.fixture
 def opened(qtbot: Any, project: Any, conversation: Any, client: SubagentClient, host: WorkerThread) -> tuple[str, str]:
-    with qtbot.waitSignal(host.worker.project_opened):
+    with wait_signal(qtbot, host.worker.project_opened):
         client.open_project.emit(str(project.root))
     return project.id, conversation.id
 
@@ -102,7 +103,7 @@ def test_a_delegated_turn_reports_the_child_live_and_links_its_result(
     sidechain_valid(store, pid, cid, sid)
 
     # the sidechain opens for its tab, with what the parent's Task part needs to say about it
-    with qtbot.waitSignal(client.turns.subagent_loaded, timeout=5_000) as blocker:
+    with wait_signal(qtbot, client.turns.subagent_loaded, timeout=5_000) as blocker:
         client.open_subagent.emit(pid, cid, sid)
     loaded: LoadedSubagent = blocker.args[0]
     assert loaded.error == "" and loaded.info is not None and loaded.info.status == "completed"
@@ -110,7 +111,7 @@ def test_a_delegated_turn_reports_the_child_live_and_links_its_result(
     assert [m.id for m in loaded.timeline.messages] == [m.id for m in child]
 
     # and the parent, opened again, knows its child's status from the meta
-    with qtbot.waitSignal(client.turns.conversation_loaded, timeout=5_000) as blocker:
+    with wait_signal(qtbot, client.turns.conversation_loaded, timeout=5_000) as blocker:
         client.open_conversation.emit(pid, cid)
     reopened: LoadedConversation = blocker.args[0]
     assert [(i.session_id, i.status, i.parent_call_id) for i in reopened.subagents] == [(sid, "completed", "call_task")]
@@ -136,7 +137,7 @@ def test_a_background_child_outlives_the_turn_and_its_notice_is_reported(
     qtbot.waitUntil(lambda: any(s.message_count == 5 for _pid, s in recorder.of("conversation_changed")), timeout=5_000)
 
     # reopened: the Task result still says running, the meta (and so the timeline) says completed
-    with qtbot.waitSignal(client.turns.conversation_loaded, timeout=5_000) as blocker:
+    with wait_signal(qtbot, client.turns.conversation_loaded, timeout=5_000) as blocker:
         client.open_conversation.emit(pid, cid)
     loaded: LoadedConversation = blocker.args[0]
     assert [i.status for i in loaded.subagents] == ["completed"]
@@ -154,7 +155,7 @@ def test_stop_cancels_a_foreground_child_and_its_sidechain_ends_cancelled(
     sid = recorder.statuses()[0].session_id
 
     # opened while it runs: the tab's snapshot says running and holds the prompt
-    with qtbot.waitSignal(client.turns.subagent_loaded, timeout=5_000) as blocker:
+    with wait_signal(qtbot, client.turns.subagent_loaded, timeout=5_000) as blocker:
         client.open_subagent.emit(pid, cid, sid)
     live: LoadedSubagent = blocker.args[0]
     assert live.info is not None and live.info.running and live.timeline.running

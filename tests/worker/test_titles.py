@@ -16,6 +16,7 @@ from crewagent.core.store import RuntimeStore
 from crewagent.core.store.index import title_from_text
 from crewagent.worker import WorkerThread
 from tests.fakes.scripted_server import ScriptedServer, Step, completion, server_error, text
+from tests.worker.gui_thread import wait_signal
 from tests.worker.turns_support import TurnClient, TurnRecorder, scripted_worker
 
 FIRST = "Please help me plan a week-long trip to Paris in the spring with my family"
@@ -39,61 +40,61 @@ def client(host: WorkerThread) -> TurnClient:
 
 
 @pytest.fixture
+def recorder(host: WorkerThread) -> TurnRecorder:
+    """The TurnWorker's signals, title_finished too, received on the GUI thread."""
+    recording = TurnRecorder(host.worker.turns)
+    recording.listen(host.worker.turns, "title_finished")
+    return recording
+
+
+@pytest.fixture
 def untitled(qtbot: Any, store: RuntimeStore, project: Any, host: WorkerThread, client: TurnClient) -> tuple[str, str]:
     """A new conversation with the automatic title, in a project the worker has opened."""
     conversation = store.create_conversation(project.id)
-    with qtbot.waitSignal(host.worker.project_opened):
+    with wait_signal(qtbot, host.worker.project_opened):
         client.open_project.emit(str(project.root))
     return project.id, conversation.id
 
 
-def first_turn(qtbot: Any, host: WorkerThread, client: TurnClient, ids: tuple[str, str]) -> list[str]:
-    """Send a message; the title sources reported, once naming is over."""
-    settled: list[str] = []
-    host.worker.turns.title_finished.connect(lambda cid, source: settled.append(source) if cid == ids[1] else None)
-    recorder = TurnRecorder(host.worker.turns)
+def first_turn(qtbot: Any, recorder: TurnRecorder, client: TurnClient, ids: tuple[str, str]) -> list[str]:
+    """Send a message; the title sources reported so far, once naming is over."""
+    count = len(recorder.of("title_finished")) + 1
     client.send.emit(*ids, FIRST, "chat")
-    qtbot.waitUntil(lambda: recorder.finished() and bool(settled), timeout=15_000)
-    return settled
+    qtbot.waitUntil(lambda: recorder.finished(count) and len(recorder.of("title_finished")) >= count, timeout=15_000)
+    return [source for cid, source in recorder.of("title_finished") if cid == ids[1]]
 
 
 def test_the_provider_names_the_conversation_after_its_first_exchange(
-    qtbot: Any, scripted_llm: ScriptedServer, store: RuntimeStore, untitled: tuple[str, str], host: WorkerThread, client: TurnClient
+    qtbot: Any, scripted_llm: ScriptedServer, store: RuntimeStore, untitled: tuple[str, str], host: WorkerThread, client: TurnClient, recorder: TurnRecorder
 ) -> None:
     scripted_llm.script(text("Spring in Paris is lovely. ", "Here is a plan."))
     scripted_llm.script_titles(completion('"Family trip to Paris in spring, a week"'))
-    changed: list[Any] = []
-    host.worker.turns.conversation_changed.connect(lambda _pid, summary: changed.append(summary))
-
-    assert first_turn(qtbot, host, client, untitled) == ["generated"]
+    assert first_turn(qtbot, recorder, client, untitled) == ["generated"]
 
     meta = store.get_conversation(*untitled)
     assert meta.title == "Family trip to Paris in…" and len(meta.title) <= 30
     assert meta.titleSource == "generated"
-    assert changed[-1].title == meta.title  # the Works list and the header get it
+    assert recorder.of("conversation_changed")[-1][1].title == meta.title  # the Works list and the header get it
     request = scripted_llm.title_bodies[0]
     assert request["stream"] is False and request["messages"][0]["content"] == TITLE_INSTRUCTION
     assert FIRST in request["messages"][1]["content"] and "Here is a plan." in request["messages"][1]["content"]
 
 
 def test_a_failing_provider_keeps_the_first_message_title_and_the_turn(
-    qtbot: Any, scripted_llm: ScriptedServer, store: RuntimeStore, untitled: tuple[str, str], host: WorkerThread, client: TurnClient
+    qtbot: Any, scripted_llm: ScriptedServer, store: RuntimeStore, untitled: tuple[str, str], host: WorkerThread, client: TurnClient, recorder: TurnRecorder
 ) -> None:
     scripted_llm.script(text("An answer."))
     scripted_llm.script_titles(server_error(500))
-    errors: list[Any] = []
-    host.worker.turns.error.connect(errors.append)
-
-    assert first_turn(qtbot, host, client, untitled) == ["auto"]
+    assert first_turn(qtbot, recorder, client, untitled) == ["auto"]
 
     meta = store.get_conversation(*untitled)
     assert meta.title == title_from_text(FIRST)
-    assert meta.titleSource == "auto" and errors == []
+    assert meta.titleSource == "auto" and recorder.of("error") == []
     assert [m.role for m in store.load_messages(*untitled).messages] == ["user", "assistant"]
 
 
 def test_a_rename_while_the_title_is_being_generated_wins(
-    qtbot: Any, scripted_llm: ScriptedServer, store: RuntimeStore, untitled: tuple[str, str], host: WorkerThread, client: TurnClient
+    qtbot: Any, scripted_llm: ScriptedServer, store: RuntimeStore, untitled: tuple[str, str], host: WorkerThread, client: TurnClient, recorder: TurnRecorder
 ) -> None:
     asked, renamed = threading.Event(), threading.Event()
 
@@ -106,26 +107,24 @@ def test_a_rename_while_the_title_is_being_generated_wins(
     scripted_llm.script_titles(Step("slow title", slow_title))
     renamer = Renamer()
     renamer.rename.connect(host.worker.rename_conversation, Qt.ConnectionType.QueuedConnection)
-    settled: list[str] = []
-    host.worker.turns.title_finished.connect(lambda _cid, source: settled.append(source))
     client.send.emit(*untitled, FIRST, "chat")
     qtbot.waitUntil(asked.is_set, timeout=15_000)
 
-    with qtbot.waitSignal(host.worker.conversation_changed):
+    with wait_signal(qtbot, host.worker.conversation_changed):
         renamer.rename.emit(*untitled, "My Paris trip")
     renamed.set()
-    qtbot.waitUntil(lambda: bool(settled), timeout=15_000)
+    qtbot.waitUntil(lambda: bool(recorder.of("title_finished")), timeout=15_000)
 
-    assert settled == ["user"]
+    assert [source for _cid, source in recorder.of("title_finished")] == ["user"]
     meta = store.get_conversation(*untitled)
     assert (meta.title, meta.titleSource) == ("My Paris trip", "user")
 
 
 def test_no_title_is_asked_for_a_conversation_the_user_named_or_after_the_first_exchange(
-    qtbot: Any, scripted_llm: ScriptedServer, store: RuntimeStore, untitled: tuple[str, str], host: WorkerThread, client: TurnClient
+    qtbot: Any, scripted_llm: ScriptedServer, store: RuntimeStore, untitled: tuple[str, str], host: WorkerThread, client: TurnClient, recorder: TurnRecorder
 ) -> None:
     scripted_llm.script(text("One."), text("Two."))
     scripted_llm.script_titles(completion("Paris"))
-    assert first_turn(qtbot, host, client, untitled) == ["generated"]
-    assert first_turn(qtbot, host, client, untitled)[-1] == "generated"  # the second turn asks nothing
+    assert first_turn(qtbot, recorder, client, untitled) == ["generated"]
+    assert first_turn(qtbot, recorder, client, untitled)[-1] == "generated"  # the second turn asks nothing
     assert len(scripted_llm.title_bodies) == 1

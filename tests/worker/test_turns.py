@@ -23,7 +23,9 @@ from crewagent.worker.turn_values import (
     TimelineMessage,
     ToolFinish,
 )
+from tests.core.loop_helpers import assert_log_valid, assert_request_valid
 from tests.fakes.scripted_server import ScriptedServer, call, drop, slow_text, text, tool_calls
+from tests.worker.gui_thread import wait_signal
 from tests.worker.turns_support import TurnClient, TurnRecorder, scripted_worker
 
 
@@ -46,7 +48,7 @@ def recorder(host: WorkerThread) -> TurnRecorder:
 @pytest.fixture
 def opened(qtbot: Any, project: Any, conversation: Any, client: TurnClient, host: WorkerThread) -> tuple[str, str]:
     """The project opened in the worker (turns need it) and the conversation's id."""
-    with qtbot.waitSignal(host.worker.project_opened):
+    with wait_signal(qtbot, host.worker.project_opened):
         client.open_project.emit(str(project.root))
     return project.id, conversation.id
 
@@ -109,7 +111,7 @@ def test_signals_are_emitted_off_the_gui_thread(
     threads: list[int] = []
     host.worker.turns.turn_started.connect(lambda *_: threads.append(threading.get_ident()), Qt.ConnectionType.DirectConnection)
     scripted_llm.script(text("hi"))
-    with qtbot.waitSignal(host.worker.turns.turn_finished, timeout=10_000):
+    with wait_signal(qtbot, host.worker.turns.turn_finished, timeout=10_000):
         client.send.emit(pid, cid, "hello", "chat")
     assert threads and threads[0] != threading.get_ident()
 
@@ -158,11 +160,11 @@ def test_open_recovers_a_dead_stream_and_continue_goes_on(
     assert body["messages"][-1] == {"role": "user", "content": "continue"}
 
 
-def test_an_llm_error_is_persisted_and_retry_sends_the_last_user_message_again(
+def test_an_llm_error_is_persisted_and_retry_runs_the_failed_turn_again_without_a_second_user_message(
     qtbot: Any, scripted_llm: ScriptedServer, store: Any, opened: tuple[str, str], client: TurnClient, recorder: TurnRecorder
 ) -> None:
     pid, cid = opened
-    scripted_llm.script(drop("Partial "), text("Whole answer."))
+    scripted_llm.script(drop("Partial "), text("Whole answer."), text("Fine."))
     client.send.emit(pid, cid, "explain", "chat")
     qtbot.waitUntil(recorder.finished, timeout=10_000)
     reason, error = recorder.of("turn_finished")[-1][1:]
@@ -173,8 +175,20 @@ def test_an_llm_error_is_persisted_and_retry_sends_the_last_user_message_again(
     client.retry.emit(pid, cid, "chat")
     qtbot.waitUntil(lambda: recorder.finished(2), timeout=10_000)
     assert recorder.of("turn_finished")[-1][1] == "completed"
-    users = [m.text for m in store.load_messages(pid, cid).messages if m.role == "user"]
-    assert users == ["explain", "explain"]
+    log = assert_log_valid(store, pid, cid)
+    assert [m.text for m in log if m.role == "user"] == ["explain"]
+    # The retried request is the failed one again: the user's message last, no failed attempt in it.
+    retried = assert_request_valid(scripted_llm.bodies[-1])
+    assert retried[-1] == {"role": "user", "content": "explain"}
+    assert not any("Partial" in str(m.get("content")) for m in retried)
+
+    # The next turn sees the question once and the answer that worked, not the failed attempt.
+    client.send.emit(pid, cid, "thanks", "chat")
+    qtbot.waitUntil(lambda: recorder.finished(3), timeout=10_000)
+    later = assert_request_valid(scripted_llm.bodies[-1])
+    assert [(m["role"], m["content"]) for m in later if m["role"] != "system"] == [
+        ("user", "explain"), ("assistant", "Whole answer."), ("user", "thanks")
+    ]
 
 
 def test_approval_is_asked_and_always_is_saved_to_settings(
@@ -293,7 +307,7 @@ def test_shutdown_stops_a_running_turn_cleanly(
         isolated_dirs["data"], provider_factory=lambda s, d: scripted_llm.config(max_retries=0))).start()
     try:
         client, recorder = TurnClient(host.worker), TurnRecorder(host.worker.turns)
-        with qtbot.waitSignal(host.worker.project_opened):
+        with wait_signal(qtbot, host.worker.project_opened):
             client.open_project.emit(str(project.root))
         client.send.emit(project.id, conversation.id, "go", "chat")
         qtbot.waitUntil(lambda: len(recorder.of("stream_chunk")) >= 2, timeout=10_000)

@@ -87,13 +87,10 @@ class TurnRecorder(QObject):
         super().__init__()
         self.events: list[tuple[str, tuple[Any, ...]]] = []
         for name in TURN_SIGNALS:
-            getattr(turns, name).connect(self._recorder(name))
+            self.listen(turns, name)
 
-    def _recorder(self, name: str) -> Any:
-        def record(*args: Any) -> None:
-            self.events.append((name, args))
-
-        return record
+    def listen(self, turns: TurnWorker, name: str) -> None:
+        getattr(turns, name).connect(_Tap(self, name).fire)
 
     def of(self, signal: str) -> list[tuple[Any, ...]]:
         return [args for name, args in self.events if name == signal]
@@ -103,3 +100,19 @@ class TurnRecorder(QObject):
 
     def finished(self, count: int = 1) -> bool:
         return len(self.of("turn_finished")) >= count
+
+
+class _Tap(QObject):
+    """One signal into a TurnRecorder, delivered on the recorder's (GUI) thread.
+
+    PySide calls a QObject's method on that object's thread (Qt queues it there), but a plain
+    function or a ``functools.partial`` on the sender's: the worker's, whose queued events would
+    then outlive the test with the worker thread stopped.
+    """
+
+    def __init__(self, recorder: TurnRecorder, name: str):
+        super().__init__(recorder)
+        self._recorder, self._name = recorder, name
+
+    def fire(self, *args: Any) -> None:
+        self._recorder.events.append((self._name, args))

@@ -61,6 +61,14 @@ class ProjectError(CrewAgentError):
     """A project folder cannot be created or opened."""
 
 
+class ProjectFolderMissing(ProjectError):
+    """The folder to open does not exist."""
+
+
+class NotAProjectError(ProjectError):
+    """The folder exists but is not a project yet (no .crewagent.json): the app offers to make it one."""
+
+
 class ConversationNotFound(CrewAgentError):
     def __init__(self, conversation_id: str):
         super().__init__(f"No conversation with id {conversation_id!r} in this project.")

@@ -45,6 +45,7 @@ APP_FIELDS: frozenset[str] = frozenset(
         "interrupted",
         "error",
         "usage",
+        "reasoningSeconds",
         "summaryOf",
         "subagent",
         # Subagents (issue 6): the parent's link to a sidechain, and every sidechain line's links.
@@ -138,6 +139,8 @@ class ConversationMessage(BaseModel):
     error: dict[str, Any] | None = None
     #: The provider's token usage of the call that produced this assistant message.
     usage: dict[str, Any] | None = None
+    #: How long the model thought before it answered (its first reasoning to its first text), in seconds.
+    reasoningSeconds: float | None = None
     #: Subagents (issue 6): a parent's Task result or notice, linked to the child's sidechain.
     subagentSessionId: str | None = None
     subagentType: str | None = None

@@ -81,6 +81,16 @@ def conversation_dir(runtime_dir: Path, conversation_id: str) -> Path:
     return conversations_dir(runtime_dir) / conversation_id
 
 
+#: A project's derived search index (search/index.py): rebuilt from the logs whenever it is
+#: missing or damaged; it holds the logs' text, so no tool may reach it either.
+SEARCH_SUBDIR = "search"
+
+
+def search_index_file(runtime_dir: Path) -> Path:
+    """A project's full-text index of its conversation logs (``<data>/projects/<id>/search/``)."""
+    return runtime_dir / SEARCH_SUBDIR / "messages.sqlite3"
+
+
 def state_dir(runtime_dir: Path) -> Path:
     """A project's ``@state`` folder."""
     return runtime_dir / "state"

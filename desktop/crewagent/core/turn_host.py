@@ -331,14 +331,14 @@ class TurnHost(Generic[M]):
             yield CommandHandled(conversation_id, routed)
 
     async def retry(self, project_id: str, conversation_id: str, mode: str) -> AsyncGenerator[HostItem, None]:
-        """Send the conversation's last user message again."""
+        """Run the failed last turn again: no new user message; the request leaves the failed
+        attempt out (see the context builder), so the model answers the user's message afresh."""
         store = self._store_of()
         self.project(project_id)
         result = await asyncio.to_thread(store.load_messages, project_id, conversation_id)
-        last = next((m for m in reversed(result.messages) if m.role == "user" and m.text.strip()), None)
-        if last is None:
+        if not any(m.role == "user" and m.text.strip() for m in result.messages):
             raise CrewAgentError("There is no message to send again in this conversation.")
-        async with aclosing(self._turn(store, project_id, conversation_id, last.text, mode)) as items:
+        async with aclosing(self._turn(store, project_id, conversation_id, None, mode)) as items:
             async for item in items:
                 yield item
 

@@ -18,6 +18,7 @@ from crewagent.ui.composer import Composer
 from crewagent.ui.conversation_header import ConversationHeader
 from crewagent.ui.conversation_parts import EmptyConversation, JumpToLatest
 from crewagent.ui.missing_package import MissingPackageCard
+from crewagent.ui.output_viewer import OutputViewers
 from crewagent.ui.run_tracker import RunTracker
 from crewagent.ui.timeline import TimelineModel, TimelineRole, TimelineView
 from crewagent.worker.turn_values import (
@@ -58,7 +59,7 @@ class ConversationView(QFrame):
     #: ``(project_id, conversation_id, agent_id)``: the agent Agent mode answers with (saved).
     agent_change_requested = Signal(str, str, str)
 
-    #: ``(project_id, conversation_id, message_id)``: load an offloaded tool result in full.
+    #: ``(project_id, conversation_id, message_id)``: load a tool result in full, for its viewer.
     full_output_requested = Signal(str, str, str)
 
     #: ``(request_id, payload)``: an ask-user widget's WIDGET_SUBMIT payload (None: dismissed).
@@ -92,6 +93,8 @@ class ConversationView(QFrame):
         self.composer = Composer(self)
         self.agent_menu = AgentMenuPanel(self)
         self.jump_button = JumpToLatest(self.timeline, self.model)
+        #: "Open full output" opens a viewer window per tool result (issue 18).
+        self.outputs = OutputViewers(self)
 
         content = QWidget(self)
         self._content = content
@@ -126,6 +129,7 @@ class ConversationView(QFrame):
         self._busy: set[str] = set()  # conversations with a running turn (any, not just this one)
         self._sending = False  # a send was requested and its turn has not started yet
         self._prompts: dict[str, str] = {}  # ask-user request id -> call id
+        self._reveal: tuple[str, str] | None = None  # a search hit to show once loaded: (message id, text)
 
         self.composer.submitted.connect(self._on_submitted)
         self.composer.stop_requested.connect(self._on_stop)
@@ -190,6 +194,7 @@ class ConversationView(QFrame):
         self._loaded = False
         self._sending = False
         self._prompts.clear()
+        self._reveal = None
         self.agent_menu.dismiss()
         self.model.clear()
         self.composer.set_usage(None)
@@ -246,6 +251,29 @@ class ConversationView(QFrame):
     def agent_id(self) -> str:
         """The agent the header shows for this conversation ("" when there are none)."""
         return self.header.agent_id()
+
+    # -- search hits (issue 18) -------------------------------------------------------------------
+
+    def reveal_message(self, conversation_id: str, message_id: str, text: str) -> None:
+        """Jump to a search hit of the conversation shown and mark the searched text in it (at once
+        when its messages are here, else when they arrive)."""
+        if conversation_id != self.conversation_id or not message_id:
+            return
+        self._reveal = (message_id, text)
+        if self._loaded:
+            self._try_reveal(complete=False)
+
+    def clear_search_mark(self) -> None:
+        """The search was cleared: no row stays marked."""
+        self._reveal = None
+        self.timeline.clear_highlight()
+
+    def _try_reveal(self, *, complete: bool) -> None:
+        if self._reveal is None:
+            return
+        message_id, text = self._reveal
+        if self.timeline.reveal(message_id, text) or complete:
+            self._reveal = None  # shown, or not in this conversation (any more)
 
     # -- user requests ----------------------------------------------------------------------------
 
@@ -324,7 +352,9 @@ class ConversationView(QFrame):
         if ids is None:
             return
         if action == "open_output":
-            self.full_output_requested.emit(*ids, message_id)
+            tool = str(self.model.index_of_key(key).data(TimelineRole.TOOL_NAME) or "tool")
+            if message_id and self.outputs.open(ids[1], message_id, tool):
+                self.full_output_requested.emit(*ids, message_id)
             return
         if action == "open_subagent":
             if message_id:
@@ -365,6 +395,7 @@ class ConversationView(QFrame):
             return
         self.model.load(loaded)
         self._loaded = True
+        self._try_reveal(complete=loaded.complete)
         if loaded.running:
             self._busy.add(loaded.conversation_id)
         if loaded.problems:
@@ -475,17 +506,7 @@ class ConversationView(QFrame):
 
     @Slot(object)
     def on_full_output(self, output: FullOutput) -> None:
-        if output.conversation_id != self.conversation_id:
-            return
-        index = self.model.index_of_key(output.message_id)
-        key = str(index.data(TimelineRole.KEY)) if index.isValid() else ""
-        if not key:
-            return
-        if output.error:
-            self.timeline.full_output_failed(key)
-            self.notice.emit(output.error)
-        else:
-            self.timeline.show_full_output(key, output.text)
+        self.outputs.deliver(output)
 
     # -- busy state -------------------------------------------------------------------------------
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QRectF, QSize, Qt
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QRectF, QSize, Qt, QTimer
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette
-from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
+from PySide6.QtWidgets import QAbstractItemView, QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
 from crewagent.ui import formatting
 from crewagent.ui.models import ConversationRole, RecentProjectRole
@@ -83,29 +84,53 @@ def _paint_pill(painter: QPainter, left: int, baseline_rect: QRect, text: str, c
 
 
 class _TwoLineDelegate(QStyledItemDelegate):
-    """Common geometry: a bold first line and a smaller second line."""
+    """Common geometry: a bold first line and a smaller second line, on a card.
+
+    A subclass names the role that holds its row's value and the value's type (``ROLE``,
+    ``VALUE``) and paints the inside of the card (``paint_row``); a row without such a value is
+    painted as Qt would.
+    """
+
+    ROLE: int
+    VALUE: type
 
     def sizeHint(self, option: QStyleOptionViewItem, index: _Index) -> QSize:
         title = QFontMetrics(_bold(option.font, 0.5)).height()
         detail = QFontMetrics(_small(option.font)).height() + 2
         return QSize(200, PAD_Y * 2 + title + LINE_GAP + detail + 4)
 
-
-class RecentProjectDelegate(_TwoLineDelegate):
-    """Avatar, name and last-opened time, then the folder; a missing folder is marked in red."""
-
-    AVATAR = 34
-
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: _Index) -> None:
-        entry = index.data(RecentProjectRole.ENTRY)
-        if not isinstance(entry, RecentProjectEntry):
+        value = index.data(self.ROLE)
+        if not isinstance(value, self.VALUE):
             super().paint(painter, option, index)
             return
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         _paint_background(painter, option)
-        rect = option.rect.adjusted(PAD_X, PAD_Y, -PAD_X, -PAD_Y)
+        self.paint_row(painter, option, index, value, option.rect.adjusted(PAD_X, PAD_Y, -PAD_X, -PAD_Y))
+        painter.restore()
 
+    def paint_row(self, painter: QPainter, option: QStyleOptionViewItem, index: _Index, value: Any, rect: QRect) -> None:
+        raise NotImplementedError
+
+
+def repaint_every_minute(view: QAbstractItemView) -> QTimer:
+    """"5 min ago" must not stay "just now" forever: repaint the view's visible rows once a minute."""
+    clock = QTimer(view)
+    clock.setInterval(60_000)
+    clock.timeout.connect(view.viewport().update)
+    clock.start()
+    return clock
+
+
+class RecentProjectDelegate(_TwoLineDelegate):
+    """Avatar, name and last-opened time, then the folder; a missing folder is marked in red."""
+
+    AVATAR = 34
+    ROLE = RecentProjectRole.ENTRY
+    VALUE = RecentProjectEntry
+
+    def paint_row(self, painter: QPainter, option: QStyleOptionViewItem, index: _Index, entry: RecentProjectEntry, rect: QRect) -> None:
         avatar = QRectF(rect.left(), rect.center().y() - self.AVATAR / 2 + 1, self.AVATAR, self.AVATAR)
         digest = hashlib.sha1(entry.project_id.encode()).digest()
         color = QColor(_AVATAR_COLORS[digest[0] % len(_AVATAR_COLORS)]) if entry.exists else QColor("#9ca3af")
@@ -144,21 +169,15 @@ class RecentProjectDelegate(_TwoLineDelegate):
         painter.setPen(_muted(option))
         path = QFontMetrics(small_font).elidedText(entry.root, Qt.TextElideMode.ElideMiddle, line2.width())
         painter.drawText(line2, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, path)
-        painter.restore()
 
 
 class ConversationDelegate(_TwoLineDelegate):
     """Title and last activity, then the type and the message count."""
 
-    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: _Index) -> None:
-        item = index.data(ConversationRole.SUMMARY)
-        if not isinstance(item, ConversationSummary):
-            super().paint(painter, option, index)
-            return
-        painter.save()
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        _paint_background(painter, option)
-        rect = option.rect.adjusted(PAD_X, PAD_Y, -PAD_X, -PAD_Y)
+    ROLE = ConversationRole.SUMMARY
+    VALUE = ConversationSummary
+
+    def paint_row(self, painter: QPainter, option: QStyleOptionViewItem, index: _Index, item: ConversationSummary, rect: QRect) -> None:
         title_font, small_font = _bold(option.font, 0.5), _small(option.font)
         small_metrics = QFontMetrics(small_font)
         line1 = QRect(rect.left(), rect.top(), rect.width(), QFontMetrics(title_font).height())
@@ -184,7 +203,6 @@ class ConversationDelegate(_TwoLineDelegate):
         count_rect = QRect(after, line2.top(), line2.right() - after, line2.height())
         detail = small_metrics.elidedText(self.detail_text(index, item), Qt.TextElideMode.ElideRight, count_rect.width())
         painter.drawText(count_rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, detail)
-        painter.restore()
 
     def detail_text(self, index: _Index, item: ConversationSummary) -> str:
         """The text after the type pill: the message count (the Works panel shows search snippets)."""

@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QLabel, QMainWindow, QStackedWidget, QVBoxLayout, 
 from crewagent.core import paths
 from crewagent.core.settings import Settings
 from crewagent.core.runs.conversation import RunOverview
+from crewagent.ui import shortcuts
 from crewagent.ui.about import AboutDialog, AppFolders
 from crewagent.ui.approval import ApprovalController, ApprovalPrompter
 from crewagent.ui.dialogs import ProjectDialogs, QtProjectDialogs
@@ -25,6 +26,7 @@ from crewagent.ui.workflow_panel import phase_label
 from crewagent.ui.window_state import read_bytes
 from crewagent.worker import ProjectRef, Worker
 from crewagent.worker.turn_values import ProviderInfo, TurnError
+from crewagent.worker.values import PackageImport
 
 APP_TITLE = "CrewAgent"
 #: Milliseconds a close waits for running turns to stop and persist what they stopped.
@@ -83,10 +85,11 @@ class MainWindow(QMainWindow):
         self._settings: Settings | None = None
 
         self.message_bar = MessageBar(self)
-        self._dialogs = dialogs or QtProjectDialogs()
+        self._dialogs = dialogs or QtProjectDialogs(state)
         self.start_page = StartPage(self._dialogs, self)
         self.project_view = ProjectView(self)
-        self.settings_dialog = SettingsDialog(self)
+        self.project_view.conversation.outputs.dialogs = self._dialogs
+        self.settings_dialog = SettingsDialog(self, dialogs=self._dialogs)
         self.stack = QStackedWidget(self)
         self.stack.addWidget(self.start_page)
         self.stack.addWidget(self.project_view)
@@ -154,6 +157,10 @@ class MainWindow(QMainWindow):
         self.quit_action.setMenuRole(QAction.MenuRole.QuitRole)
         self.about_action = action()
         self.about_action.setMenuRole(QAction.MenuRole.AboutRole)
+        # Search (issue 18): Ctrl+K puts the keyboard in the Works panel's search box from anywhere
+        # in the window; a panel that wants the key while it has the focus claims it (ui/shortcuts.py).
+        self.search_action = action(shortcuts.SEARCH)
+        self.search_action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
 
     def _create_menus(self) -> None:
         self.file_menu = self.menuBar().addMenu("")
@@ -213,31 +220,46 @@ class MainWindow(QMainWindow):
         # worker -> UI (queued by Qt: the receivers live on the GUI thread).
         worker.recent_projects_changed.connect(start.set_recent_projects)
         worker.project_opened.connect(self._on_project_opened)
+        worker.project_unavailable.connect(self._on_project_unavailable)
         worker.conversations_loaded.connect(project.set_conversations)
-        worker.conversation_created.connect(project.add_conversation)
+        worker.conversation_created.connect(project.show_new_conversation)
         worker.conversation_changed.connect(project.update_conversation)
         worker.conversation_deleted.connect(project.remove_conversation)
         worker.search_results.connect(project.set_search_results)
         worker.file_read.connect(project.show_file_preview)
         project.notice.connect(self.message_bar.show_info)
+        self.search_action.triggered.connect(self._focus_search)
         worker.error.connect(self._on_worker_error)
+        # The full-output viewers' Save as…: the worker writes the file.
+        project.conversation.outputs.save_requested.connect(worker.save_text, queued)
+        worker.text_saved.connect(project.conversation.outputs.saved)
 
         # Settings: the dialog asks, the worker validates, saves and announces; all of it applies live.
         dialog = self.settings_dialog
         self.load_settings_requested.connect(worker.load_settings, queued)
         dialog.save_requested.connect(worker.save_settings, queued)
+        dialog.refresh_requested.connect(worker.refresh_settings, queued)
         dialog.api_key_submitted.connect(worker.set_api_key, queued)
         dialog.key_state_requested.connect(worker.load_api_key_state, queued)
         dialog.connection_test_requested.connect(worker.test_connection, queued)
         dialog.models_requested.connect(worker.list_models, queued)
         worker.settings_changed.connect(self._on_settings_changed)
         worker.settings_invalid.connect(dialog.show_problems)
+        worker.settings_saved.connect(dialog.confirm_saved)
         worker.api_key_changed.connect(dialog.set_key_state)
         worker.connection_tested.connect(dialog.show_connection_report)
         worker.models_listed.connect(dialog.set_model_list)
         self.settings_action.triggered.connect(self.show_settings)
         start.settings_requested.connect(self.show_settings)
         project.settings_requested.connect(self.show_settings)
+        # Settings → Packages (issue 11, part 4): install and remove; the new listing reaches every view.
+        packages = dialog.packages_page
+        packages.listing_requested.connect(worker.load_packages, queued)
+        packages.import_requested.connect(worker.import_package, queued)
+        packages.removal_requested.connect(worker.remove_package, queued)
+        worker.packages_loaded.connect(packages.set_listing)
+        worker.package_imported.connect(packages.show_import)
+        worker.package_removal.connect(packages.show_removal)
 
         # Page navigation and actions.
         project.exit_requested.connect(self.show_start_page)
@@ -260,7 +282,8 @@ class MainWindow(QMainWindow):
         self.stop_all_requested.connect(turns.stop_all, queued)
         self.describe_provider_requested.connect(turns.describe_provider, queued)
         self.load_agents_requested.connect(self._worker.load_agents, queued)
-        self._worker.settings_changed.connect(lambda _settings: self.describe_provider_requested.emit())
+        # Signal to signal: a lambda would run on the worker's thread (PySide calls a plain function there).
+        self._worker.settings_changed.connect(self.describe_provider_requested)
 
         turns.turn_finished.connect(self._on_turn_finished)
         turns.prompt_withdrawn.connect(self.approvals.withdraw)
@@ -285,6 +308,7 @@ class MainWindow(QMainWindow):
         worker.packages_loaded.connect(project.conversation.set_packages)
         project.conversation.run_shown.connect(self._show_run)
         project.conversation.reimport_requested.connect(self._reimport_package)
+        worker.package_imported.connect(self._on_package_imported)
         self.load_packages_requested.emit()
 
     # -- navigation --------------------------------------------------------------------------
@@ -314,6 +338,12 @@ class MainWindow(QMainWindow):
         self.start_page.request_project(folder, create=True)
 
     @Slot(object)
+    @Slot()
+    def _focus_search(self) -> None:
+        """Ctrl+K: the search box of the project shown (nothing on the Start page)."""
+        if self.stack.currentWidget() is self.project_view:
+            self.project_view.focus_search()
+
     def _on_project_opened(self, project: ProjectRef) -> None:
         self.message_bar.clear()
         self.project_view.show_project(project)
@@ -323,6 +353,15 @@ class MainWindow(QMainWindow):
         self._update_actions()
         if self._state is not None:
             self._state.setValue("session/projectRoot", project.root)
+
+    @Slot(str, str)
+    def _on_project_unavailable(self, folder: str, reason: str) -> None:
+        if reason == "missing":
+            self.message_bar.show_error(self.tr("The folder {folder} does not exist.").format(folder=folder))
+        elif not self.start_page.offer_to_make_project(folder):
+            self.message_bar.show_error(
+                self.tr("{folder} is not a CrewAgent project: it has no .crewagent.json. Choose it with Open Project to make it one.").format(folder=folder)
+            )
 
     # -- the last session ----------------------------------------------------------------------
 
@@ -375,6 +414,15 @@ class MainWindow(QMainWindow):
         path = self._dialogs.ask_package_file(self, package_label)
         if path:
             self.import_package_requested.emit(path)
+
+    @Slot(object)
+    def _on_package_imported(self, answer: PackageImport) -> None:
+        """A failed Re-import from the missing-package card (the Packages page shows its own answers)."""
+        if answer.package is not None or self.settings_dialog.isVisible():
+            return
+        first = str(answer.problems[0]) if answer.problems else ""
+        more = self.tr(" (and {count} more problems)").format(count=len(answer.problems) - 1) if len(answer.problems) > 1 else ""
+        self.message_bar.show_error(answer.message or self.tr("{path} was not imported: {problem}{more}").format(path=answer.path, problem=first, more=more))
 
     def _update_title(self) -> None:
         project = self.project_view.project if self.stack.currentWidget() is self.project_view else None

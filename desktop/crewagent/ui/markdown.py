@@ -1,11 +1,13 @@
-"""Markdown to the HTML subset QTextDocument renders: highlighted code blocks with a Copy link.
+"""Markdown to the HTML subset QTextDocument renders: highlighted code blocks with a Copy link, GFM tables.
 
 Why markdown-it-py rather than ``QTextDocument.setMarkdown``: Qt's built-in parser (md4c) turns
 the text straight into a document, with no hook into code blocks, so there is no way to highlight
 them or to attach a per-block Copy action. markdown-it-py is a CommonMark parser whose renderer
 rules can be replaced: fenced code goes through Pygments (inline styles, which QTextDocument
 understands) under a small header with a ``copy:N`` link, raw HTML from the model is escaped
-rather than rendered, and only safe link schemes survive. Both libraries are pure Python.
+rather than rendered, and only safe link schemes survive. GFM tables and strikethrough are on;
+a table gets its rules and padding here, since QTextDocument draws a bare ``<table>`` as loose
+words. Both libraries are pure Python.
 """
 
 from __future__ import annotations
@@ -44,12 +46,18 @@ class CodeColors:
     link: str
     #: The Pygments style of highlighted code.
     pygments_style: str
+    #: Table rules and the header row's background (tables get borders and padding, as on GitHub).
+    table_border: str
+    table_header: str
 
 
 _PYGMENTS_STYLES = {"light": "default", "dark": "github-dark"}
 #: By theme name, from the theme's tokens.
 CODE_COLORS: dict[str, CodeColors] = {
-    name: CodeColors(tokens["code_bg"], tokens["text_muted"], tokens["inline_code_bg"], tokens["link"], _PYGMENTS_STYLES[name])
+    name: CodeColors(
+        tokens["code_bg"], tokens["text_muted"], tokens["inline_code_bg"], tokens["link"], _PYGMENTS_STYLES[name],
+        tokens["table_border"], tokens["table_header"],
+    )
     for name, tokens in TOKENS.items()
 }
 _MONO = "'JetBrains Mono', 'Cascadia Code', 'Fira Code', Menlo, Consolas, 'DejaVu Sans Mono', monospace"
@@ -76,6 +84,9 @@ class _Renderer:
         rules["code_block"] = self._fence
         rules["code_inline"] = self._code_inline
         rules["link_open"] = self._link_open
+        rules["table_open"] = self._table_open
+        rules["th_open"] = self._cell_open
+        rules["td_open"] = self._cell_open
         self._formatter = HtmlFormatter(noclasses=True, nowrap=True, style=colors.pygments_style)
 
     def render(self, text: str) -> Rendered:
@@ -120,6 +131,25 @@ class _Renderer:
     def _link_open(self, tokens: Sequence[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
         href = html.escape(str(tokens[idx].attrGet("href") or ""), quote=True)
         return f'<a href="{href}" style="color: {self.colors.link};">'
+
+
+    def _table_open(self, tokens: Sequence[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
+        # QTextDocument draws no rules for a bare <table>: a GFM table came out as flat words.
+        border = self.colors.table_border
+        return (
+            f'<table border="1" cellspacing="0" cellpadding="6" '
+            f'style="border-collapse: collapse; border-color: {border}; border-style: solid; '
+            'margin-top: 4px; margin-bottom: 8px;">\n'
+        )
+
+    def _cell_open(self, tokens: Sequence[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
+        # The rules come from the table (collapsed borders); a cell adds its column's alignment.
+        token = tokens[idx]
+        tag = token.tag
+        align = str(token.attrGet("style") or "")  # markdown-it's "text-align:right" of an aligned column
+        style = f' style="{html.escape(align, quote=True)}"' if align.startswith("text-align:") else ""
+        header = f' bgcolor="{self.colors.table_header}"' if tag == "th" else ""
+        return f"<{tag}{header}{style}>"
 
 
 def _valid_link(url: str) -> bool:

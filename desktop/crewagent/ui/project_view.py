@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from PySide6.QtCore import QEvent, QItemSelection, Qt, Signal, Slot
+from PySide6.QtCore import QEvent, Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -158,7 +158,10 @@ class ProjectView(QWidget):
         self.file_tabs.read_requested.connect(self.file_read_requested)
         self.conversation.subagent_open_requested.connect(self.subagent_tabs.open)
         self.conversation.notice.connect(self.conversation_notice)
-        self.view.selectionModel().selectionChanged.connect(self._on_selection_changed)
+        self.works.current_changed.connect(self._on_current_changed)
+        # Search (issue 18): a hit opens at its message, marked; clearing the search unmarks it.
+        self.works.hit_activated.connect(self.conversation.reveal_message)
+        self.works.search_cleared.connect(self.conversation.clear_search_mark)
         self.model.dataChanged.connect(self._refresh_overview)
         for signal in (self.model.modelReset, self.model.rowsInserted, self.model.rowsRemoved):
             signal.connect(self._update_empty_state)
@@ -275,6 +278,12 @@ class ProjectView(QWidget):
         self.works.upsert(item, select=self.model.row_of(item.id) is None)
 
     @Slot(str, object)
+    def show_new_conversation(self, project_id: str, item: ConversationSummary) -> None:
+        """The conversation "+ New" asked for (new, or the empty draft reused): show and select it."""
+        if self._is_current(project_id):
+            self.works.upsert(item, select=True)
+
+    @Slot(str, object)
     def update_conversation(self, project_id: str, item: ConversationSummary) -> None:
         """A conversation's metadata changed (renamed, mode switched): update its row in place."""
         if self._is_current(project_id):
@@ -331,6 +340,12 @@ class ProjectView(QWidget):
     def current_summary(self) -> ConversationSummary | None:
         return self.works.current_summary()
 
+    @Slot()
+    def focus_search(self) -> None:
+        """The Works panel's search box gets the keyboard (Ctrl+K)."""
+        self.sidebar_switch.setCurrentIndex(0)
+        self.works.focus_search()
+
     # -- internals ---------------------------------------------------------------------------
 
 
@@ -357,8 +372,8 @@ class ProjectView(QWidget):
     def _is_current(self, project_id: str) -> bool:
         return self._project is not None and self._project.id == project_id
 
-    @Slot(QItemSelection, QItemSelection)
-    def _on_selection_changed(self, selected: QItemSelection, deselected: QItemSelection) -> None:
+    @Slot(str)
+    def _on_current_changed(self, _conversation_id: str) -> None:
         summary = self.current_summary()
         self.conversation.show_conversation(self._project, summary, has_conversations=self.model.rowCount() > 0)
         if self._project is not None:

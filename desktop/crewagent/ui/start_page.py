@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from PySide6.QtCore import QEvent, QModelIndex, QPoint, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QEvent, QModelIndex, QPoint, Qt, Signal, Slot
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 import crewagent
-from crewagent.ui.delegates import RecentProjectDelegate
+from crewagent.ui.delegates import RecentProjectDelegate, repaint_every_minute
 from crewagent.ui.dialogs import ProjectDialogs
 from crewagent.ui.models import RecentProjectsModel
 from crewagent.worker.values import RecentProjectEntry
@@ -53,6 +53,8 @@ class StartPage(QWidget):
         super().__init__(parent)
         self.setObjectName("startPage")
         self._dialogs = dialogs
+        #: The folder the user last picked with Open Project (offered to become a project).
+        self._picked_folder = ""
         self.model = RecentProjectsModel(self)
 
         hero = QFrame(self)
@@ -147,11 +149,7 @@ class StartPage(QWidget):
         self.view.selectionModel().selectionChanged.connect(self._update_buttons)
         self.model.modelReset.connect(self._update_buttons)
         self._update_buttons()
-        # "5 min ago" must not stay "just now" forever: repaint the visible rows once a minute.
-        self._clock = QTimer(self)
-        self._clock.setInterval(60_000)
-        self._clock.timeout.connect(self.view.viewport().update)
-        self._clock.start()
+        self._clock = repaint_every_minute(self.view)
         self.retranslate_ui()
 
     def retranslate_ui(self) -> None:
@@ -221,7 +219,18 @@ class StartPage(QWidget):
     def prompt_open_project(self) -> None:
         folder = self._dialogs.ask_project_folder(self.window())
         if folder:
+            self._picked_folder = folder
             self.open_project_requested.emit(folder)
+
+    def offer_to_make_project(self, folder: str) -> bool:
+        """``folder`` is not a project: when the user just picked it with Open Project, ask to
+        make it one (as ``--project`` does on the command line). False when nothing was asked."""
+        if not folder or folder != self._picked_folder:
+            return False
+        self._picked_folder = ""
+        if self._dialogs.confirm_make_project(self.window(), folder):
+            self.new_project_requested.emit(folder, "")
+        return True
 
     def request_project(self, folder: str, *, create: bool = False) -> None:
         """Open ``folder`` (for ``crewagent gui --project``); with ``create``, make it a project first."""

@@ -78,6 +78,8 @@ LIGHT: dict[str, str] = {
     "ask_text": "#5b21b6",
     "code_bg": "#f6f8fa",
     "inline_code_bg": "#eef0f4",
+    "table_border": "#d1d5db",
+    "table_header": "#f3f4f6",
     "segment_checked": "#ffffff",
 }
 
@@ -135,6 +137,8 @@ DARK: dict[str, str] = {
     "ask_text": "#c4b5fd",
     "code_bg": "#0d1117",
     "inline_code_bg": "#262b36",
+    "table_border": "#3a4050",
+    "table_header": "#1f232d",
     "segment_checked": "#2b3140",
 }
 

@@ -7,7 +7,8 @@ worker, debounced, so that typing never waits on the disk.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from PySide6.QtCore import (
@@ -43,7 +44,7 @@ from PySide6.QtWidgets import (
 )
 
 from crewagent.ui import formatting
-from crewagent.ui.delegates import LINE_GAP, PAD_X, PAD_Y, ConversationDelegate
+from crewagent.ui.delegates import LINE_GAP, PAD_X, PAD_Y, ConversationDelegate, repaint_every_minute
 from crewagent.ui.models import ConversationListModel, ConversationRole
 from crewagent.worker.values import ConversationSummary, SearchHit
 
@@ -102,6 +103,10 @@ class ConversationFilter(QSortFilterProxyModel):
     @property
     def text_hits(self) -> int:
         return len(self._hits)
+
+    def hit_at(self, index: _Index) -> SearchHit | None:
+        """The message-text match of a row (None when only its title matched, or no search runs)."""
+        return self._hits.get(str(index.data(ConversationRole.CONVERSATION_ID))) if index.isValid() else None
 
     def filterAcceptsRow(self, source_row: int, source_parent: _Index) -> bool:
         if not self._needle:
@@ -179,6 +184,13 @@ class WorksPanel(QWidget):
     #: ``conversation_id``: the selected conversation changed ("" when none).
     current_changed = Signal(str)
 
+    #: ``(conversation_id, message_id, query)``: the user picked a conversation that the search
+    #: found in its messages: show it at that message with the query marked.
+    hit_activated = Signal(str, str, str)
+
+    #: The search was cleared (no message should stay marked).
+    search_cleared = Signal()
+
     #: ``message``: something the user should read (e.g. an empty name was refused).
     notice = Signal(str)
 
@@ -191,6 +203,10 @@ class WorksPanel(QWidget):
         self._loaded = False
         self._has_project = False
         self._searching = False
+        # The conversation open in the workspace: it stays open while a search hides its row.
+        self._open_id = ""
+        # True while a search filters the list: the selection it moves is not the user's choice.
+        self._filtering = False
         self.delete_box: QMessageBox | None = None
         self.model = ConversationListModel(self)
         self.proxy = ConversationFilter(self)
@@ -273,13 +289,10 @@ class WorksPanel(QWidget):
         self._delete_shortcut.activated.connect(self.delete_current)
         self.view.customContextMenuRequested.connect(self._show_context_menu)
         self.view.selectionModel().selectionChanged.connect(self._on_selection_changed)
+        self.view.clicked.connect(self._on_clicked)
         for signal in (self.proxy.modelReset, self.proxy.rowsInserted, self.proxy.rowsRemoved, self.proxy.layoutChanged):
             signal.connect(self._update_empty_state)
-        # "5 min ago" must not stay "just now" forever: repaint the visible rows once a minute.
-        self._clock = QTimer(self)
-        self._clock.setInterval(60_000)
-        self._clock.timeout.connect(self.view.viewport().update)
-        self._clock.start()
+        self._clock = repaint_every_minute(self.view)
         self.retranslate_ui()
 
     # -- texts -------------------------------------------------------------------------------
@@ -314,6 +327,7 @@ class WorksPanel(QWidget):
         """A project is being shown (its conversations follow) or none is."""
         self._has_project = has_project
         self._loaded = False
+        self._open_id = ""
         self.search.clear()
         self.model.clear()
         self._update_empty_state()
@@ -332,20 +346,32 @@ class WorksPanel(QWidget):
                 self.view.scrollTo(index)
 
     def remove(self, conversation_id: str) -> None:
+        if conversation_id == self._open_id:
+            self._open_id = ""
         self.model.remove(conversation_id)
 
     def set_search_results(self, query: str, hits: Iterable[SearchHit]) -> None:
-        if self.proxy.set_hits(query, hits):
+        with self._filter_change():
+            answered = self.proxy.set_hits(query, hits)
+        if answered:
             self._searching = False
             self._update_search_status()
             self._update_empty_state()
 
     def current_summary(self) -> ConversationSummary | None:
-        index = self.view.currentIndex()
-        if not index.isValid():
+        """The conversation open in the workspace: the one the user picked, listed or hidden by a
+        search (searching never closes it, nor opens another)."""
+        row = self.model.row_of(self._open_id) if self._open_id else None
+        if row is None:
             return None
-        summary = index.data(ConversationRole.SUMMARY)
+        summary = self.model.index(row).data(ConversationRole.SUMMARY)
         return summary if isinstance(summary, ConversationSummary) else None
+
+    @Slot()
+    def focus_search(self) -> None:
+        """Put the keyboard in the search box, its text selected (Ctrl+K)."""
+        self.search.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.search.selectAll()
 
     def select(self, conversation_id: str) -> bool:
         row = self.model.row_of(conversation_id)
@@ -409,11 +435,42 @@ class WorksPanel(QWidget):
 
     @Slot(str)
     def _on_search_typed(self, text: str) -> None:
-        self.proxy.set_query(text)
+        with self._filter_change():
+            self.proxy.set_query(text)
         self._searching = bool(text.strip())
         self._debounce.start()
         self._update_search_status()
         self._update_empty_state()
+        if not text.strip():
+            self.search_cleared.emit()
+
+    @contextmanager
+    def _filter_change(self) -> Iterator[None]:
+        """The filter changes: whatever it does to the selection is undone, the open conversation
+        stays open, and its row is selected again whenever it is listed."""
+        self._filtering = True
+        try:
+            yield
+            row = self.model.row_of(self._open_id) if self._open_id else None
+            index = self.proxy.mapFromSource(self.model.index(row)) if row is not None else QModelIndex()
+            if index.isValid():
+                if index != self.view.currentIndex():
+                    self.view.setCurrentIndex(index)
+                self.view.scrollTo(index)
+            elif self.view.currentIndex().isValid():
+                self.view.selectionModel().clear()  # no other row looks open
+        finally:
+            self._filtering = False
+
+    def _emit_hit(self, index: QModelIndex) -> None:
+        hit = self.proxy.hit_at(index)
+        if hit is not None and hit.message_id:
+            self.hit_activated.emit(hit.conversation_id, hit.message_id, self.search.text().strip())
+
+    @Slot(QModelIndex)
+    def _on_clicked(self, index: QModelIndex) -> None:
+        # Selecting a row already reported the hit; a click on the row already selected jumps again.
+        self._emit_hit(index)
 
     @Slot()
     def _send_search(self) -> None:
@@ -445,8 +502,14 @@ class WorksPanel(QWidget):
 
     @Slot(QItemSelection, QItemSelection)
     def _on_selection_changed(self, selected: QItemSelection, deselected: QItemSelection) -> None:
-        summary = self.current_summary()
-        self.current_changed.emit(summary.id if summary else "")
+        if self._filtering:
+            return
+        index = self.view.currentIndex()
+        picked = index.data(ConversationRole.SUMMARY) if index.isValid() else None
+        self._open_id = picked.id if isinstance(picked, ConversationSummary) else ""
+        self.current_changed.emit(self._open_id)
+        if isinstance(picked, ConversationSummary):
+            self._emit_hit(index)
 
     @Slot()
     def _update_empty_state(self) -> None:

@@ -10,21 +10,34 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Concatenate, ParamSpec, TypeVar, cast
 
-from PySide6.QtCore import QObject, Qt, Signal, Slot
+from PySide6.QtCore import QObject, Qt, Signal, SignalInstance, Slot
 
 from crewagent.core import agent_catalog
-from crewagent.core.errors import CrewAgentError
+from crewagent.core.errors import CrewAgentError, NotAProjectError, ProjectFolderMissing
+from crewagent.core.messages import MODES, ConversationMeta, Mode
+from crewagent.core.packages import example_package_id
+from crewagent.core.store._fsutil import atomic_write_bytes
+from crewagent.core.store.runtime import DEFAULT_TITLE
+from crewagent.core.search import MessageSearch
 from crewagent.core.export import export_conversation
-from crewagent.core.messages import MODES, Mode
-from crewagent.core.packages import PackageError, ensure_builtin_packages, example_package_id
-from crewagent.core.store import RuntimeStore
 from crewagent.core.turns import package_store
+from crewagent.core.store import RuntimeStore
 from crewagent.worker.background import BackgroundJobs
-from crewagent.worker.search import read_preview, search_messages
+from crewagent.worker.package_ops import PackageOps
+from crewagent.worker.search import read_preview, search_messages, warm_search_index
 from crewagent.worker.settings_ops import SettingsInvalid, SettingsOps
 from crewagent.worker.threads import require_own_thread
 from crewagent.worker.turns import ProviderFactory, TurnWorker
-from crewagent.worker.values import AgentSummary, ConversationSummary, LlmDraft, MenuEntry, PackagesListing, ProjectRef, RecentProjectEntry
+from crewagent.worker.values import (
+    AgentSummary,
+    ConversationSummary,
+    LlmDraft,
+    MenuEntry,
+    PackagesListing,
+    ProjectRef,
+    RecentProjectEntry,
+    SavedFile,
+)
 
 log = logging.getLogger(__name__)
 
@@ -66,10 +79,10 @@ class Worker(QObject):
     ``open_project(root)``, ``forget_project(project_id)``, ``load_conversations(project_id)``,
     ``create_conversation(project_id, entry_type)``, ``rename_conversation(project_id, id, title)``,
     ``delete_conversation(project_id, id)``, ``search_conversations(project_id, query)``,
-    ``read_project_file(path)``, ``load_settings()``, ``save_settings(changes)``,
+    ``read_project_file(path)``, ``load_settings()``, ``refresh_settings()``, ``save_settings(changes)``,
     ``load_api_key_state(provider)``, ``set_api_key(provider, key)``, ``test_connection(draft)``,
     ``list_models(draft)``, ``load_agents()``, ``load_packages()``, ``import_package(path)``,
-    ``try_workflow(project_id)``. Slow reads and network checks run in a small
+    ``remove_package(package_id, confirmed)``, ``try_workflow(project_id)``. Slow reads and network checks run in a small
     background pool (:mod:`crewagent.worker.background`); their answers are still emitted from
     the worker thread.
     """
@@ -98,6 +111,10 @@ class Worker(QObject):
     #: The settings in force changed (or were loaded): a ``Settings`` copy the receiver owns.
     settings_changed = Signal(object)
 
+    #: ``Settings``: ``save_settings`` saved the changes (after ``settings_changed``): the answer to
+    #: that request, as opposed to a change noticed on disk (``refresh_settings``).
+    settings_saved = Signal(object)
+
     #: ``tuple[SettingsProblem, ...]``: ``save_settings`` refused the changes; nothing was saved.
     settings_invalid = Signal(object)
 
@@ -117,6 +134,14 @@ class Worker(QObject):
     #: after every request that installs or removes a package.
     packages_loaded = Signal(object)
 
+    #: ``PackageImport``: the answer to ``import_package`` (installed, or every problem found).
+    #: After an install, ``packages_loaded`` and ``agents_loaded`` follow.
+    package_imported = Signal(object)
+
+    #: ``PackageRemoval``: the answer to ``remove_package`` (removed, in use by runs, or failed).
+    #: After a removal, ``packages_loaded`` and ``agents_loaded`` follow.
+    package_removal = Signal(object)
+
     #: ``(project_id, ConversationSummary)``: a conversation's metadata changed (e.g. renamed).
     conversation_changed = Signal(str, object)
 
@@ -134,6 +159,14 @@ class Worker(QObject):
     #: sentences (output that could not be completed, a damaged log), empty when all went well.
     conversation_exported = Signal(str, object)
 
+    #: ``(folder, reason)``: ``open_project(folder)`` found no project there: ``reason`` is
+    #: ``"missing"`` (no such folder) or ``"not_a_project"`` (no .crewagent.json yet: the UI may
+    #: offer to make it one, with ``create_project``).
+    project_unavailable = Signal(str, str)
+
+    #: ``SavedFile``: a text written where the user chose (``save_text``), or why it was not.
+    text_saved = Signal(object)
+
     #: Internal: a background job's result, to be handled on the worker thread.
     _delivered = Signal(object)
 
@@ -148,12 +181,14 @@ class Worker(QObject):
         self.setObjectName("crewagent-worker")
         self._data_dir = data_dir
         self._store_instance: RuntimeStore | None = None
+        self._search_instance: MessageSearch | None = None
         self._store_lock = threading.Lock()
         #: Conversation turns (a child: it moves to the worker thread with this object and
         #: shares its store). ``provider_factory`` replaces the settings' provider in tests.
         self.turns = TurnWorker(lambda: self._store, self, provider_factory=provider_factory)
         self._settings = SettingsOps()
         self._search_generation = 0
+        self._search_project = ""  # the project whose search index is being warmed (issue 18)
         self._delivered.connect(self._run_delivered, Qt.ConnectionType.QueuedConnection)
         self._jobs = BackgroundJobs(self._delivered.emit, self._job_failed)
 
@@ -165,6 +200,15 @@ class Worker(QObject):
             if self._store_instance is None:
                 self._store_instance = RuntimeStore(self._data_dir)
             return self._store_instance
+
+    @property
+    def _search(self) -> MessageSearch:
+        """Message search over the store (it keeps each project's search index open)."""
+        store = self._store
+        with self._store_lock:
+            if self._search_instance is None:
+                self._search_instance = MessageSearch(store)
+            return self._search_instance
 
     def _check_thread(self, request: str) -> None:
         require_own_thread(self, f"Worker.{request}")
@@ -190,8 +234,15 @@ class Worker(QObject):
     @Slot(str)
     @_request
     def open_project(self, root: str) -> None:
-        """Open an existing project folder; a folder without ``.crewagent.json`` is an error."""
-        info = self._store.open_project(root)
+        """Open an existing project folder; ``project_unavailable`` when it is missing or not a project."""
+        try:
+            info = self._store.open_project(root)
+        except ProjectFolderMissing:
+            self.project_unavailable.emit(root, "missing")
+            return
+        except NotAProjectError:
+            self.project_unavailable.emit(root, "not_a_project")
+            return
         self.turns.add_project(info)
         self._opened(ProjectRef.from_info(info))
 
@@ -206,6 +257,18 @@ class Worker(QObject):
         self.project_opened.emit(project)
         self._emit_conversations(project.id)
         self._emit_recent()
+        self._warm_search(project.id)
+
+    def _warm_search(self, project_id: str) -> None:
+        """Bring the project's search index up to its logs in the background (the first build of a
+        large project takes a while; searches meanwhile scan the logs). Opening another project stops it."""
+        self._search_project = project_id
+        search = self._search
+
+        def superseded() -> bool:
+            return self._search_project != project_id
+
+        self._jobs.submit("warm_search_index", lambda: warm_search_index(search, project_id, superseded), lambda _none: None)
 
     def _emit_recent(self) -> None:
         entries = tuple(RecentProjectEntry.from_recent(recent) for recent in self._store.recent_projects())
@@ -221,10 +284,21 @@ class Worker(QObject):
     @Slot(str, str)
     @_request
     def create_conversation(self, project_id: str, entry_type: str) -> None:
-        """Start a conversation of type ``chat``, ``agent`` or ``run`` (its title comes later)."""
+        """Start a conversation of type ``chat``, ``agent`` or ``run`` (its title comes later).
+
+        One draft at a time: an untouched empty conversation of that type is reused rather than
+        another "New conversation" left behind by every "+ New"; an empty one of another type is
+        deleted (switching its mode instead would race with the turn worker's view of it).
+        """
         if entry_type not in MODES:
             raise ValueError(f"Unknown conversation type {entry_type!r}; expected one of {MODES}")
-        meta = self._store.create_conversation(project_id, entry_type=cast(Mode, entry_type))
+        meta = self._unused_conversation(project_id)
+        if meta is not None and (meta.entryType, meta.activeType) != (entry_type, entry_type):
+            self._store.delete_conversation(project_id, meta.id)
+            self.conversation_deleted.emit(project_id, meta.id)
+            meta = None
+        if meta is None:
+            meta = self._store.create_conversation(project_id, entry_type=cast(Mode, entry_type))
         self.conversation_created.emit(project_id, ConversationSummary.from_meta(meta))
 
     @Slot(str)
@@ -237,6 +311,25 @@ class Worker(QObject):
         workflow_id = package.definition.default_workflow_id
         meta = self._store.create_conversation(project_id, entry_type="run", packageId=package.id, workflowId=workflow_id)
         self.conversation_created.emit(project_id, ConversationSummary.from_meta(meta))
+
+    def _unused_conversation(self, project_id: str) -> ConversationMeta | None:
+        """An empty conversation nobody has touched: no message in its log, its placeholder title,
+        no workflow picked for it (as "Try a workflow" does)."""
+        for meta in self._store.list_conversations(project_id):
+            if meta.messageCount or meta.title != DEFAULT_TITLE or meta.autoTitle is False:
+                continue
+            if meta.workflowId or meta.packageId or meta.workflowRuns or meta.activeRunId:
+                continue
+            log_file = self._store.log_path(project_id, meta.id)
+            try:
+                empty = log_file.stat().st_size == 0
+            except FileNotFoundError:
+                empty = True
+            except OSError:
+                continue
+            if empty and not self._store.is_turn_running(project_id, meta.id):
+                return meta
+        return None
 
     def _emit_conversations(self, project_id: str) -> None:
         metas = self._store.list_conversations(project_id)
@@ -287,7 +380,7 @@ class Worker(QObject):
         if not query.strip():
             self.search_results.emit(project_id, query, ())
             return
-        store = self._store
+        search = self._search
 
         def superseded() -> bool:
             return generation != self._search_generation
@@ -296,7 +389,7 @@ class Worker(QObject):
             if not superseded():
                 self.search_results.emit(project_id, query, hits)
 
-        self._jobs.submit("search_conversations", lambda: search_messages(store, project_id, query, superseded), done)
+        self._jobs.submit("search_conversations", lambda: search_messages(search, project_id, query, superseded), done)
 
     # -- project files ------------------------------------------------------------------------
 
@@ -305,6 +398,12 @@ class Worker(QObject):
     def read_project_file(self, path: str) -> None:
         """Read a file for a preview tab (size-capped); answers with ``file_read``."""
         self._jobs.submit("read_project_file", lambda: read_preview(path), self.file_read.emit)
+
+    @Slot(str, str)
+    @_request
+    def save_text(self, path: str, text: str) -> None:
+        """Write ``text`` (UTF-8) to ``path`` chosen in a Save dialog, replacing it whole; answers with ``text_saved``."""
+        self._jobs.submit("save_text", lambda: _save_text(path, text), self.text_saved.emit)
 
     # -- settings -----------------------------------------------------------------------------
 
@@ -318,10 +417,18 @@ class Worker(QObject):
         self.settings_changed.emit(settings.model_copy(deep=True))
         self.api_key_changed.emit(self._settings.key_state(settings.llm.provider))
 
+    @Slot()
+    @_request
+    def refresh_settings(self) -> None:
+        """Re-read settings.json if it changed on disk; ``settings_changed`` only when it did."""
+        settings = self._settings.refresh()
+        if settings is not None:
+            self.settings_changed.emit(settings.model_copy(deep=True))
+
     @Slot(object)
     @_request
     def save_settings(self, changes: object) -> None:
-        """Apply ``{section: {key: value}}`` changes; ``settings_changed`` or ``settings_invalid``."""
+        """Apply ``{section: {key: value}}`` changes; ``settings_changed`` and ``settings_saved``, or ``settings_invalid``."""
         if not isinstance(changes, dict):
             raise TypeError(f"save_settings takes a dict of sections, got {type(changes).__name__}")
         try:
@@ -330,6 +437,7 @@ class Worker(QObject):
             self.settings_invalid.emit(invalid.problems)
             return
         self.settings_changed.emit(settings.model_copy(deep=True))
+        self.settings_saved.emit(settings.model_copy(deep=True))
 
     @Slot(str)
     @_request
@@ -398,19 +506,34 @@ class Worker(QObject):
     @Slot(str)
     @_request
     def import_package(self, path: str) -> None:
-        """Install a ``.bmad`` file or a package folder, in the background (e.g. Re-import Package of a
-        run whose package is gone); ``packages_loaded`` follows, or ``error`` with every problem found."""
-        data_dir = self._store.data_dir
-        self._jobs.submit("import_package", lambda: package_store(data_dir).import_package(path), lambda _installed: self._emit_packages())
+        """Install a ``.bmad`` zip or a package folder (in the background); answers ``package_imported``."""
+        ops = self._package_ops()
+        self._jobs.submit("import_package", lambda: ops.import_package(path), self._package_changed(self.package_imported, "package"))
+
+    @Slot(str, bool)
+    @_request
+    def remove_package(self, package_id: str, confirmed: bool) -> None:
+        """Uninstall a package; unless ``confirmed``, first name the runs that use it (``package_removal``)."""
+        ops = self._package_ops()
+        remove = self._package_changed(self.package_removal, "removed")
+        self._jobs.submit("remove_package", lambda: ops.remove(package_id, confirmed=confirmed), remove)
+
+    def _package_changed(self, signal: SignalInstance, changed_when: str) -> Callable[[object], None]:
+        """Emit the answer; when the packages changed, the new listing and agents too (no restart needed)."""
+
+        def done(answer: object) -> None:
+            signal.emit(answer)
+            if getattr(answer, changed_when):
+                self._emit_packages()
+                self.load_agents()
+
+        return done
+
+    def _package_ops(self) -> PackageOps:
+        return PackageOps(self._store.data_dir)
 
     def _emit_packages(self) -> None:
-        data_dir = self._store.data_dir
-        try:
-            ensure_builtin_packages(data_dir)
-        except (PackageError, OSError) as exc:  # the installed packages are still listed
-            log.warning("the built-in packages could not be installed: %s", exc)
-        packages, broken = package_store(data_dir).scan()
-        self.packages_loaded.emit(PackagesListing(tuple(packages), tuple(broken)))
+        self.packages_loaded.emit(self._package_ops().listing())
 
     # -- background jobs ----------------------------------------------------------------------
 
@@ -428,4 +551,17 @@ class Worker(QObject):
 
     def close_background(self) -> None:
         """Stop the background jobs (searches, network checks); call after the thread stopped."""
+        self._search_generation += 1  # a running search or index build stops at its next check
+        self._search_project = ""
         self._jobs.close()
+        if self._search_instance is not None:
+            self._search_instance.close()
+
+
+def _save_text(path: str, text: str) -> SavedFile:
+    """In the background pool: a full disk or a read-only folder is an answer, not a crash."""
+    try:
+        atomic_write_bytes(Path(path), text.encode("utf-8"))
+    except CrewAgentError as exc:
+        return SavedFile(path, str(exc))
+    return SavedFile(path)

@@ -1,7 +1,8 @@
 """Full-text search over a project's conversation logs, and reading project files for preview tabs.
 
-Both run in the worker's background pool: they only read, and a newer search supersedes an
-older one (``cancelled`` is checked between conversations and every few hundred lines).
+Both run in the worker's background pool, off the GUI thread, and a newer search supersedes an
+older one (``cancelled`` is checked between conversations and every few hundred lines). The
+search itself lives in core/search (an FTS5 index derived from the logs, or a scan).
 """
 
 from __future__ import annotations
@@ -9,72 +10,34 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from crewagent.core.errors import ConversationNotFound
-from crewagent.core.jsonparse import parse_json
-from crewagent.core.store import RuntimeStore
-from crewagent.core.store.log import iter_log
+from crewagent.core.search import MessageSearch, SearchCancelled
 from crewagent.worker.background import Cancelled
 from crewagent.worker.values import FilePreview, SearchHit
 
-#: Characters of context on each side of the first match.
-SNIPPET_CONTEXT = 36
 #: The biggest file a preview tab reads; larger ones offer "Open in system app".
 PREVIEW_LIMIT_BYTES = 2 * 1024 * 1024
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdown", ".mkd"})
-_CHECK_EVERY = 256
-# JSON escapes these, so a raw-line prefilter could miss them; such queries parse every line.
-_ESCAPED = frozenset('"\\/\b\f\n\r\t')
-
-
-def _snippet(text: str, start: int, length: int) -> str:
-    left = max(0, start - SNIPPET_CONTEXT)
-    right = min(len(text), start + length + SNIPPET_CONTEXT)
-    body = " ".join(text[left:right].split())
-    return ("…" if left > 0 else "") + body + ("…" if right < len(text) else "")
-
 
 def search_messages(
-    store: RuntimeStore, project_id: str, query: str, cancelled: Callable[[], bool]
+    search: MessageSearch, project_id: str, query: str, cancelled: Callable[[], bool]
 ) -> tuple[SearchHit, ...]:
-    """Conversations of ``project_id`` whose message text contains ``query`` (case-insensitive).
+    """Conversations of ``project_id`` whose messages' readable text contains ``query``
+    (case-insensitive), most recently active first, through the project's search index.
 
-    Most recently active first. Raises :class:`Cancelled` as soon as ``cancelled()`` is true.
-    Logs are read line by line; a line is parsed only when its raw text could contain the query.
+    Raises :class:`Cancelled` as soon as ``cancelled()`` is true.
     """
-    needle = query.casefold().strip()
-    if not needle:
-        return ()
-    prefilter = not (_ESCAPED & set(needle)) and needle.isascii()
-    hits: list[SearchHit] = []
-    for meta in store.list_conversations(project_id):
-        if cancelled():
-            raise Cancelled
-        snippet, matches = "", 0
-        try:
-            lines = iter_log(store.log_path(project_id, meta.id))
-            for number, raw in lines:
-                if number % _CHECK_EVERY == 0 and cancelled():
-                    raise Cancelled
-                line = raw.decode("utf-8", errors="replace")
-                if prefilter and needle not in line.casefold():
-                    continue
-                try:
-                    content = parse_json(line).get("content")
-                except (ValueError, AttributeError):
-                    continue  # a damaged line: the store reports it when the conversation is opened
-                if not isinstance(content, str):
-                    continue
-                position = content.casefold().find(needle)
-                if position < 0:
-                    continue
-                matches += 1
-                if not snippet:
-                    snippet = _snippet(content, position, len(needle))
-        except (FileNotFoundError, ConversationNotFound):
-            continue  # deleted while we searched
-        if matches:
-            hits.append(SearchHit(meta.id, snippet, matches))
-    return tuple(hits)
+    try:
+        return search.search(project_id, query, cancelled)
+    except SearchCancelled:
+        raise Cancelled from None
+
+
+def warm_search_index(search: MessageSearch, project_id: str, cancelled: Callable[[], bool]) -> None:
+    """Bring a project's search index up to its logs (a background job when the project opens)."""
+    try:
+        search.warm(project_id, cancelled)
+    except SearchCancelled:
+        raise Cancelled from None
 
 
 def read_preview(path: str, *, limit: int = PREVIEW_LIMIT_BYTES) -> FilePreview:

@@ -81,6 +81,8 @@ class SettingsOps:
         self._secrets_instance = secrets
         self._config_dir = config_dir
         self._current: Settings | None = None
+        #: settings.json as last read or written (inode, size, mtime): ``refresh`` compares it.
+        self._seen: tuple[int, int, int] | None = None
 
     @property
     def _secrets(self) -> SecretStore:
@@ -99,14 +101,37 @@ class SettingsOps:
 
     def load(self) -> tuple[Settings, list[str]]:
         """Read settings.json again; returns the settings and what had to be repaired."""
+        seen = self._stat()
         self._current = self._store.load()
+        self._seen = seen
         return self._current, list(self._store.problems)
 
+    def refresh(self) -> Settings | None:
+        """The settings when settings.json changed on disk since it was last read or written, else None.
+
+        Another writer (the turn host's "Always allow", another process, a hand edit) does not
+        tell this one; a stat is enough to notice it.
+        """
+        if self._current is not None and self._stat() == self._seen:
+            return None
+        before = self._current
+        settings, _problems = self.load()
+        return None if settings == before else settings
+
+    def _stat(self) -> tuple[int, int, int] | None:
+        try:
+            info = self._store.path.stat()
+        except OSError:
+            return None
+        return (info.st_ino, info.st_size, info.st_mtime_ns)
+
     def save(self, changes: Mapping[str, Any]) -> Settings:
-        """Merge ``{section: {key: value}}`` changes (nested), validate everything, save atomically.
+        """Merge ``{section: {key: value}}`` changes (nested) into settings.json as it is on disk now,
+        validate everything, save atomically. What the changes do not name is kept as it is on disk.
 
         Raises :class:`SettingsInvalid` naming each bad field; nothing is saved then.
         """
+        self.load()  # another writer may have changed the file since it was last read
         merged = _deep_merge(self.current.model_dump(mode="json"), changes)
         llm = merged.get("llm")
         problems = _check_provider(llm if isinstance(llm, Mapping) else {})
@@ -118,6 +143,7 @@ class SettingsOps:
             raise SettingsInvalid(problems)
         self._store.save(settings)
         self._current = settings
+        self._seen = self._stat()
         return settings
 
     # -- API keys --------------------------------------------------------------------------

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from crewagent.core.errors import CrewAgentError
 from crewagent.core.loop import LoopEvent, ReasoningDelta, StreamStarted, TextDelta, ToolCallFinished, ToolCallStarted, TurnFinished
 from crewagent.core.routing import ShowAgentMenu
 from crewagent.core import agent_menu
+from crewagent.core.tools.results import readable
 from crewagent.core.turn_host import Opened, ProviderChanged, TurnHost
 from crewagent.worker.turn_values import (
     AgentMenu,
@@ -87,12 +90,15 @@ def subagent_progress(event: LoopEvent) -> SubagentProgress | None:
 
 
 async def full_output(host: TurnHost[TimelineMessage], project_id: str, conversation_id: str, message_id: str) -> FullOutput:
-    """The complete content of an offloaded tool result, or why it cannot be read."""
+    """The complete content of a tool result, as a person reads it, or why it cannot be read.
+
+    Decoded here, off the GUI thread: parsing and indenting tens of megabytes of JSON takes seconds.
+    """
     try:
         text = await host.full_output(project_id, conversation_id, message_id)
     except CrewAgentError as exc:
         return FullOutput(conversation_id, message_id, "", str(exc))
-    return FullOutput(conversation_id, message_id, text)
+    return FullOutput(conversation_id, message_id, await asyncio.to_thread(readable, text))
 
 
 async def loaded_subagent(host: TurnHost[TimelineMessage], project_id: str, conversation_id: str, session_id: str) -> LoadedSubagent:

@@ -133,6 +133,8 @@ class TimelineMessage:
     is_summary: bool = False
     #: The subagent a Task result or a background notice links to (its app-only fields).
     subagent: SubagentInfo | None = None
+    #: How long the model thought before answering (None: unknown, or no reasoning).
+    reasoning_seconds: float | None = None
 
     @classmethod
     def from_message(cls, message: ConversationMessage) -> TimelineMessage:
@@ -156,6 +158,7 @@ class TimelineMessage:
             include_in_context=message.includeInContext,
             is_summary=bool(message.summaryOf),
             subagent=SubagentInfo.from_links(message),
+            reasoning_seconds=message.reasoningSeconds,
         )
 
     @property
@@ -305,7 +308,10 @@ class ProviderInfo:
 
 @dataclass(frozen=True, slots=True)
 class FullOutput:
-    """The complete content of an offloaded tool result (``error`` set when it could not be read)."""
+    """The complete content of a tool result, decoded for reading (``error`` set when it could not be read).
+
+    ``text`` is :func:`crewagent.core.tools.results.readable` of the stored output.
+    """
 
     conversation_id: str
     message_id: str

@@ -6,8 +6,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from crewagent.core.messages import ConversationMeta, Mode
-from crewagent.core.packages import InstalledPackage, PackageError, Workflow
+from crewagent.core.packages import InstalledPackage, PackageError, Problem, Workflow
 from crewagent.core.runs.conversation import RunOverview
+from crewagent.core.search import SearchHit  # noqa: F401  (a value the UI gets: conversation, snippet, count, message)
 from crewagent.core.store import ProjectInfo, RecentProject
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -221,12 +222,38 @@ class ConversationRuns:
 
 
 @dataclass(frozen=True, slots=True)
-class SearchHit:
-    """A conversation whose messages contain the searched text, with the first match in context."""
+class PackageImport:
+    """The answer to ``import_package``: the package installed, or why not (nothing was installed then).
 
-    conversation_id: str
-    snippet: str
-    matches: int
+    ``problems`` are the package's defects, each naming a file and a JSON pointer; ``message`` is a
+    failure that is not the package's fault (a full disk), as a sentence for the user.
+    """
+
+    path: str
+    package: InstalledPackage | None = None
+    problems: tuple[Problem, ...] = ()
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class PackageRunUse:
+    """A run that uses a package, named for a confirmation question."""
+
+    project_name: str
+    run_id: str
+    workflow_id: str
+    phase: str
+
+
+@dataclass(frozen=True, slots=True)
+class PackageRemoval:
+    """The answer to ``remove_package``: removed; or not, because runs use the package and the removal
+    was not confirmed (``uses``), or because it failed (``message``)."""
+
+    package_id: str
+    removed: bool
+    uses: tuple[PackageRunUse, ...] = ()
+    message: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,3 +269,11 @@ class FilePreview:
     size: int = 0
     text: str = ""
     message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SavedFile:
+    """A text written where the user chose (``Worker.save_text``); ``error`` says why it was not."""
+
+    path: str
+    error: str = ""

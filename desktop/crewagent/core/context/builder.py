@@ -8,7 +8,7 @@ from typing import Any
 
 from crewagent.core.context.budget import COMPRESS_ABOVE, ContextBudget, usage
 from crewagent.core.context.compaction import Spill, compact_turn
-from crewagent.core.context.compression import compress_window
+from crewagent.core.context.compression import compress_window, preview_results
 from crewagent.core.context.prompts import RunContext, run_blocks, system_prefix, user_input_block
 from crewagent.core.context.render import Piece, make_piece, render_unit, total_size, truncate
 from crewagent.core.context.tokens import (
@@ -21,7 +21,7 @@ from crewagent.core.context.tokens import (
     message_tokens,
 )
 from crewagent.core.messages import ConversationMessage, Mode
-from crewagent.core.protocol.chain import Unit, assemble
+from crewagent.core.protocol.chain import ChainReport, Unit, assemble
 from crewagent.core.protocol.validator import DOTTED_FUNCTION_NAME, first_error
 from crewagent.core.store.offload import offload_alias
 
@@ -74,6 +74,29 @@ def _protected_start(units: Sequence[Unit]) -> int:
     return index
 
 
+def _without_retried_attempts(units: list[Unit], report: ChainReport) -> list[Unit]:
+    """The units without the failed attempts a retry goes past (reported as skipped).
+
+    A failed attempt is an error part (an answer cut off by an LLM error or a Stop). Followed by
+    the user's next message it stays: "continue" resumes from it. Followed by another answer (the
+    retry's), or by nothing (the retry's own request), it was retried: the request is the failed
+    one again, and the log keeps the attempt only for the user to see.
+    """
+    dropped = [
+        index
+        for index, unit in enumerate(units)
+        if unit.kind == "text"
+        and unit.message.partType == "error"
+        and unit.message.role == "assistant"
+        and (index + 1 == len(units) or units[index + 1].message.role != "user")
+    ]
+    if not dropped:
+        return units
+    report.skippedMessageIds.extend(units[index].message.id for index in dropped)
+    skip = set(dropped)
+    return [unit for index, unit in enumerate(units) if index not in skip]
+
+
 def _fixed_piece(payload: list[dict[str, Any]], counter: TokenCounter) -> Piece:
     return make_piece([], payload, counter)
 
@@ -91,17 +114,21 @@ def build_llm_messages(
     compress: bool = True,
     pending_call_ids: Iterable[str] = (),
     conversation_id: str | None = None,
+    tool_results: bool = True,
 ) -> ContextResult:
     """The messages[] the next call of ``mode`` sends, built from the conversation log.
 
     Never raises on data: whatever the log holds, the result either validates or carries an
     error (and no messages). Nothing in ``messages`` is modified. ``conversation_id`` names
     the ``@state`` files a compacted current turn refers to (``ContextResult.spills``).
+    ``tool_results`` False (``llm.includeToolResultsInContext`` off): earlier turns' tool
+    results go as previews, their full text readable at the path the preview names; the current
+    turn's results always go in full, and every call still gets its result.
     """
     counter = counter or default_counter()
     budget = (budget or ContextBudget()).for_counter(counter)
     chain = assemble(messages, pending_call_ids=pending_call_ids)
-    units = chain.units
+    units = _without_retried_attempts(chain.units, chain.report)
     start = _protected_start(units)
 
     summary = chain.summary
@@ -166,8 +193,12 @@ def build_llm_messages(
         if count + unit.size > budget.max_messages:
             break
         piece = make_piece([unit], render_unit(unit), counter)
+        previewed: list[Spill] = []
+        if not tool_results and unit.kind == "group":
+            piece = preview_results(piece, counter, _spiller(conversation_id, previewed)) or piece
         if not budget.fits(chars + piece.chars, tokens + piece.tokens):
             break
+        spills.extend(spill for spill in previewed if all(s.alias != spill.alias for s in spills))
         window.append(piece)
         count += unit.size
         chars += piece.chars
@@ -226,6 +257,7 @@ def build_llm_messages(
             "tokensBefore": turn_tokens,
             "shortenedMessageIds": compacted_ids,
         },
+        "toolResults": "full" if tool_results else "previews",
         "spilledAliases": [spill.alias for spill in spills],
         "truncatedLatestUserMessage": truncated_user,
         "protectedMessages": sum(len(p.payload) for p in protected),

@@ -68,14 +68,23 @@ def tool_history_lines(unit: Unit) -> list[str]:
     return lines
 
 
-def _preview_group(piece: Piece, counter: TokenCounter, spill: Spiller | None = None) -> Piece | None:
-    """The group with its large results replaced by previews; ``None`` when none is large."""
+def preview_results(piece: Piece, counter: TokenCounter, spill: Spiller | None = None) -> Piece | None:
+    """The group with every result longer than a preview replaced by its preview (an earlier turn's
+    results when ``llm.includeToolResultsInContext`` is off); ``None`` when none is that long.
+    The piece is not marked compressed: it is what the settings ask for, not a loss to summarise."""
+    return _preview_group(piece, counter, spill, above=PREVIEW_CHARS, stage=None)
+
+
+def _preview_group(
+    piece: Piece, counter: TokenCounter, spill: Spiller | None = None, *, above: int = LARGE_RESULT_CHARS, stage: str | None = "previews"
+) -> Piece | None:
+    """The group with its results over ``above`` characters replaced by previews; ``None`` when none is."""
     unit = piece.sources[0]
     changed = False
     payload: list[dict[str, Any]] = [piece.payload[0]]
     for message in piece.payload[1:]:
         text = content_text(message.get("content"))
-        if len(text) > LARGE_RESULT_CHARS:
+        if len(text) > above:
             result = unit.results.get(message.get("tool_call_id") or "")
             path = result.fullOutputPath if result is not None else None
             if path is None and result is not None and spill is not None:
@@ -85,7 +94,7 @@ def _preview_group(piece: Piece, counter: TokenCounter, spill: Spiller | None = 
             message = {**message, "content": preview}
             changed = True
         payload.append(message)
-    return make_piece(piece.sources, payload, counter, "previews") if changed else None
+    return make_piece(piece.sources, payload, counter, stage) if changed else None
 
 
 def _collapse(pieces: list[Piece], counter: TokenCounter) -> Piece:

@@ -51,6 +51,8 @@ from crewagent.core.llm.retry import RetryPolicy, parse_retry_after
 from crewagent.core.llm.toolnames import ToolNameCodec
 
 Sleep = Callable[[float], Awaitable[Any]]
+#: The module that imports the model client library (slow): an async caller may import it off its loop first.
+CLIENT_MODULE = "crewagent.core.llm._client"
 
 if TYPE_CHECKING:
     import openai

@@ -133,7 +133,7 @@ def plan_answer(body: Mapping[str, Any]) -> _Plan:
     said = message_text(last)
     turn = sum(1 for m in messages if m.get("role") == "assistant")
     if _CONTINUE.search(said):
-        return _Plan(text=_resume(messages[:-1]))
+        return _Plan(text=_resume(body, messages[:-1]))
     delegate = _DELEGATE.match(said)
     if delegate and said[delegate.end() :].strip():
         task = said[delegate.end() :].strip()
@@ -223,16 +223,20 @@ def _tool_plan(body: Mapping[str, Any], tool: str, arguments: dict[str, Any], tu
     return _Plan(reasoning=f"{LABEL} {why}", tool_calls=[(f"call_demo_{turn}_0", wire, json.dumps(arguments))])
 
 
-def _resume(history: Sequence[Mapping[str, Any]]) -> str:
-    previous = next((m for m in reversed(history) if m.get("role") == "assistant"), None)
+def _resume(body: Mapping[str, Any], history: Sequence[Mapping[str, Any]]) -> str:
+    """The rest of the answer that was cut off (by a dropped stream or a Stop), else a note.
+
+    The demo is deterministic: what it was answering when it was cut off is its answer to the
+    messages before the cut-off one, so it plans that answer again and goes on after the part kept.
+    """
+    at = next((i for i in range(len(history) - 1, -1, -1) if history[i].get("role") == "assistant"), None)
+    previous = history[at] if at is not None else None
     said = message_text(previous) if previous else ""
-    common = 0
-    for a, b in zip(said, _MID_STREAM_TEXT):
-        if a != b:
-            break
-        common += 1
-    if common > len(LABEL) + 5:
-        return f"{LABEL} (continuing) …{_MID_STREAM_TEXT[common:]}"
+    kept = said.split("\n\nLLM_ERROR", 1)[0]  # an error part: the partial text, then its error block
+    if at is not None and len(kept) > len(LABEL) + 5:
+        whole = plan_answer({**body, "messages": history[:at]}).text
+        if whole.startswith(kept) and len(whole) > len(kept):
+            return f"{LABEL} (continuing) …{whole[len(kept):]}"
     if previous is not None and ("LLM_" in said or not said.strip()):
         return (
             f"{LABEL} Continuing after the error. The last request failed because you asked the demo "

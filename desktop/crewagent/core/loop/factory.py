@@ -104,5 +104,6 @@ def turn_settings(settings: Settings, mode: Mode, *, window: ContextWindow | Non
         budget=ContextBudget.from_settings(llm.model_dump(), window=window),
         max_turns=settings.engine.maxTurns,
         merge_system=llm.mergeSystemMessages,
+        tool_results=llm.includeToolResultsInContext,
         **fields,
     )

@@ -64,6 +64,8 @@ class TurnSettings:
     run_id: str | None = None
     #: Run mode: the run this turn drives (its context is rebuilt before every model call).
     run: RunHooks | None = None
+    #: Earlier turns' tool results in full, or as previews (``llm.includeToolResultsInContext``).
+    tool_results: bool = True
 
 
 def recover_and_load(store: RuntimeStore, project: ProjectInfo, conversation_id: str) -> LoadResult:
@@ -265,6 +267,7 @@ class ConversationSession:
             run_context=run_context if settings.mode == "run" else None,
             counter=self.counter,
             conversation_id=self.conversation_id,
+            tool_results=settings.tool_results,
         )
         messages.extend(appended)
         if result.ok and result.spills:

@@ -76,6 +76,24 @@ class _Stop:
 _STOP = _Stop()
 
 
+class _Thinking:
+    """How long the model thought in one call: from its first reasoning to its first text (or its end)."""
+
+    __slots__ = ("_since", "seconds")
+
+    def __init__(self) -> None:
+        self._since: float | None = None
+        self.seconds: float | None = None
+
+    def start(self) -> None:
+        if self._since is None:
+            self._since = time.monotonic()
+
+    def stop(self) -> None:
+        if self._since is not None and self.seconds is None:
+            self.seconds = round(time.monotonic() - self._since, 2)
+
+
 def error_block(code: str, message: str, *, status: int | None = None, retryable: bool | None = None, title: str = "LLM_ERROR") -> str:
     """The structured error block put in an error part's content (the model reads it on "continue")."""
     lines = [title, f"- code: {code}"]
@@ -163,7 +181,8 @@ class ToolLoop:
             # The answer is stored under the id its checkpoint carries: recovery after a crash
             # between the append and clearing the checkpoint must not store it a second time.
             message_id = new_message_id()
-            async for item in self._stream(step, request, message_id):
+            thinking = _Thinking()
+            async for item in self._stream(step, request, message_id, thinking):
                 if isinstance(item, Completed):
                     completed = item
                 else:
@@ -181,6 +200,7 @@ class ToolLoop:
                 **({"tool_calls": calls} if calls else {}),
                 **({"reasoning_content": completed.reasoning_content} if completed.reasoning_content else {}),
                 **({"usage": completed.usage.to_dict()} if completed.usage else {}),
+                **({"reasoningSeconds": thinking.seconds} if thinking.seconds is not None else {}),
             )
             stored = await self.on_assistant_message(assistant)
             await self._clear_checkpoint()
@@ -263,8 +283,9 @@ class ToolLoop:
             return
         queue.put_nowait(("llm_done", None))
 
-    async def _stream(self, step: int, request: LlmRequest, message_id: str) -> AsyncIterator[LoopEvent | Completed]:
-        """Stream one call. Yields loop events, then the ``Completed`` (or a ``TurnFinished``)."""
+    async def _stream(self, step: int, request: LlmRequest, message_id: str, thinking: _Thinking) -> AsyncIterator[LoopEvent | Completed]:
+        """Stream one call. Yields loop events, then the ``Completed`` (or a ``TurnFinished``);
+        ``thinking`` times the model's reasoning."""
         assert self._queue is not None
         queue = self._queue
         pump = asyncio.create_task(self._pump(request, queue), name=f"llm-stream-{step}")
@@ -279,22 +300,26 @@ class ToolLoop:
                 if item is _STOP:
                     pump.cancel()
                     await asyncio.gather(pump, return_exceptions=True)
-                    async for event in self._persist_interrupted_stream(message_id, "".join(text), "".join(reasoning)):
+                    thinking.stop()
+                    async for event in self._persist_interrupted_stream(message_id, "".join(text), "".join(reasoning), thinking.seconds):
                         yield event
                     yield TurnFinished("stopped")
                     return
                 kind, payload = item
                 if kind == "llm_done":
+                    thinking.stop()
                     break
                 if kind == "llm_error":
                     async for event in self._persist_llm_error(message_id, payload, "".join(text), "".join(reasoning)):
                         yield event
                     return
                 if isinstance(payload, TextDelta):
+                    thinking.stop()
                     text.append(payload.text)
                     dirty = True
                     yield payload
                 elif isinstance(payload, ReasoningDelta):
+                    thinking.start()
                     reasoning.append(payload.text)
                     dirty = True
                     yield payload
@@ -329,7 +354,9 @@ class ToolLoop:
         if self.checkpoint is not None:
             await self.checkpoint(None)
 
-    async def _persist_interrupted_stream(self, message_id: str, text: str, reasoning: str) -> AsyncIterator[LoopEvent]:
+    async def _persist_interrupted_stream(
+        self, message_id: str, text: str, reasoning: str, reasoning_seconds: float | None = None
+    ) -> AsyncIterator[LoopEvent]:
         if text or reasoning:
             message = self._new(
                 "assistant",
@@ -339,6 +366,7 @@ class ToolLoop:
                 interrupted=True,
                 error={"code": "LLM_INTERRUPTED", "message": "Stopped by the user while the answer was streaming."},
                 **({"reasoning_content": reasoning} if reasoning else {}),
+                **({"reasoningSeconds": reasoning_seconds} if reasoning_seconds is not None else {}),
             )
             yield MessagePersisted(await self.on_assistant_message(message))
         await self._clear_checkpoint()

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +40,8 @@ from crewagent.core.tools.results import ToolFailure
 log = logging.getLogger(__name__)
 
 STATE_WRITERS = frozenset({"fs.apply_patch", "fs.write"})
+#: The index entry's fields whose change makes the end of a turn rewrite the runs index.
+STATUS_FIELDS = ("phase", "lastError", "paused")
 
 
 class RunStateUnreadable(ToolFailure):
@@ -196,8 +199,12 @@ class RunDriver:
         self.run = await asyncio.to_thread(self._end_turn, changes)
 
     def _end_turn(self, changes: dict[str, Any]) -> RunMetadata:
-        current = self.run.model_dump()
-        if any(current.get(key) != value for key, value in changes.items()):  # else: the index says so already
+        # The index is rewritten only when the run's status changes (phase, error, /pause): the
+        # progress in it is a copy, refreshed along with the status, while the state file is the
+        # truth that every reader re-reads (`crewagent runs`, the Run workspace). A turn that only
+        # moved the run on does not pay an atomic replace of the index for that copy (about 3 ms
+        # on a busy disk even unsynced: ext4 starts writing a file renamed over another).
+        if _status_changes(self.run, changes):
             self.run = self._index().update(self.run.runId, **changes)
         running_marker(self.project, self.run.runId).unlink(missing_ok=True)
         return self.run
@@ -225,19 +232,48 @@ def prepare_run(
     driver = RunDriver(project, run, package, workflow, guard)
     state = driver.read_state()
     marker = running_marker(project, run.runId)
-    if run.phase in ("running", "failed") or marker.exists():
+    # The turn begins: the marker is made (removed when it ends; see RunDriver.drive). Making it
+    # says at once whether it was there, left by a turn that died.
+    died = _make_marker(marker) if start else marker.exists()
+    if run.phase in ("running", "failed") or died:
         driver.intent = "resume"  # the last turn died or failed
     elif not state.current_node_id and not state.steps_completed and run.phase == "idle":
         driver.intent = "start"
-    if start:
-        marker.parent.mkdir(parents=True, exist_ok=True)
-        marker.touch()  # the turn begins (removed when it ends; see RunDriver.drive)
     return driver
+
+
+def _make_marker(marker: Path) -> bool:
+    """Create ``marker``; True when it existed already."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
+    try:
+        try:
+            fd = os.open(marker, flags, 0o644)
+        except FileNotFoundError:  # no runs folder yet
+            marker.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(marker, flags, 0o644)
+    except FileExistsError:
+        return True
+    os.close(fd)
+    return False
 
 
 def running_marker(project: ProjectInfo, run_id: str) -> Path:
     """Exists while a turn of the run runs, and after a turn that died (``runs/<runId>.running``)."""
     return paths.runs_dir(project.runtime_dir) / f"{run_id}.running"
+
+
+def _status_changes(run: RunMetadata, changes: Mapping[str, Any]) -> bool:
+    """Whether ``changes`` change the run's phase, error or pause (a run never paused has no ``paused``: False)."""
+    current = run.model_dump()
+    for key in STATUS_FIELDS:
+        if key not in changes:
+            continue
+        old, new = current.get(key), changes[key]
+        if key == "paused":
+            old, new = bool(old), bool(new)
+        if old != new:
+            return True
+    return False
 
 
 def _str(value: Any) -> str | None:

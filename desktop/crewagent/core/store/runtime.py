@@ -14,7 +14,15 @@ from typing import Any
 from filelock import FileLock, Timeout
 
 from crewagent.core import paths
-from crewagent.core.errors import ConversationNotFound, ProjectError, SetupError, StoreReadError, StoreWriteError
+from crewagent.core.errors import (
+    ConversationNotFound,
+    NotAProjectError,
+    ProjectError,
+    ProjectFolderMissing,
+    SetupError,
+    StoreReadError,
+    StoreWriteError,
+)
 from crewagent.core.messages import (
     ConversationMessage,
     ConversationMeta,
@@ -132,8 +140,10 @@ class RuntimeStore:
             raise ProjectError(f"{folder} is a file, not a folder.")
         project = read_project_file(folder) if folder.exists() else None
         if project is None:
+            if not create and not folder.exists():
+                raise ProjectFolderMissing(f"The folder {folder} does not exist.")
             if not create:
-                raise ProjectError(f"{folder} is not a CrewAgent project (it has no .crewagent.json).")
+                raise NotAProjectError(f"{folder} is not a CrewAgent project (it has no .crewagent.json).")
             with self._locked("projects", paths.projects_lock_file(self.data_dir)):
                 project = read_project_file(folder) or write_project_file(folder, name or folder.name)
         info = self._info(project, folder)

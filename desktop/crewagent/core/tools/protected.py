@@ -11,8 +11,8 @@ The areas, whatever folder they sit in and whatever the project root is:
 - the stored API keys: the keyring fallback file (``<config>/secrets.json``) and the folder of
   the file-based keyring backends (``keyring``'s own data root);
 - the app's settings folder (``settings.json``, the window state ...);
-- the conversation logs of every project (``<data>/projects/<id>/conversations``), and any
-  folder given as ``logs``;
+- the conversation logs of every project (``<data>/projects/<id>/conversations``), their
+  derived search index (``<data>/projects/<id>/search``), and any folder given as ``logs``;
 - the rest of the app's data folder (other projects' state, ``projects.json``, the installed
   packages), except the roots a tool context opens on purpose: its own ``@state`` and its active
   ``@pkg`` (read-only; the sandbox enforces that).
@@ -55,6 +55,9 @@ INODE_INDEX_TTL_S = 2.0
 #: another project's state is still refused by path).
 _UNINDEXED = frozenset({"state", "packages"})
 _INDEX_MAX_FILES = 200_000
+#: Folders of a project's runtime folder that hold the conversations' text: the logs and the
+#: search index derived from them.
+_LOG_FOLDERS = frozenset({"conversations", paths.SEARCH_SUBDIR})
 
 _CASE_INSENSITIVE = sys.platform in ("darwin", "win32")
 
@@ -157,7 +160,7 @@ class ProtectedAreas:
             if not is_within(real, root):
                 continue
             parts = Path(os.path.relpath(real, root)).parts
-            if len(parts) >= 3 and parts[0] == "projects" and parts[2] == "conversations":
+            if len(parts) >= 3 and parts[0] == "projects" and parts[2] in _LOG_FOLDERS:
                 return LOGS
             if any(is_within(real, item) for item in allowed):
                 return None
@@ -231,7 +234,7 @@ def _files_under(top: Path, area: str, *, skip: frozenset[str] = frozenset()) ->
                         except OSError:
                             continue
                     elif entry.is_file(follow_symlinks=False):
-                        label = LOGS if "conversations" in Path(entry.path).relative_to(top).parts else area
+                        label = LOGS if _LOG_FOLDERS & set(Path(entry.path).relative_to(top).parts) else area
                         yield (device, entry.inode()), label
         except OSError:
             continue

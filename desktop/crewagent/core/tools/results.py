@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import json
 from enum import StrEnum
 from typing import Any
 
@@ -86,3 +87,112 @@ class ToolFailure(Exception):
     @property
     def result(self) -> dict[str, Any]:
         return error(self.code, self.message, **self.details)
+
+
+#: Above this many characters an output is parsed in short steps (see _loads_in_steps).
+LARGE_OUTPUT_CHARS = 1_000_000
+#: String literals at least this long are decoded apart, a slice at a time.
+_BIG_STRING = 65_536
+_SLICE = 262_144
+_MARK = "\x00crewagent-big-string-"
+
+
+def _loads_in_steps(text: str) -> Any:
+    """``json.loads`` for a large text that holds the GIL for milliseconds at a time, not for the whole text.
+
+    The C parser holds the GIL from start to end: parsing a 30 MB output in the worker froze the
+    GUI thread for as long (a second here). Here the big string literals (where the megabytes of
+    an output are) are decoded a slice at a time, the rest of the document, now small, in one go.
+    """
+    spans = _big_strings(text)
+    if not spans:
+        return json.loads(text)
+    pieces: list[str] = []
+    big: list[str] = []
+    last = 0
+    for number, (start, end) in enumerate(spans):
+        pieces.append(text[last:start])
+        pieces.append(json.dumps(f"{_MARK}{number}"))
+        big.append(_decode_string(text, start + 1, end - 1))
+        last = end
+    pieces.append(text[last:])
+    return _restore(json.loads("".join(pieces)), big)
+
+
+def _big_strings(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each string literal of ``text`` at least _BIG_STRING long, quotes included."""
+    spans = []
+    opened = -1
+    position = text.find('"')
+    while position >= 0:
+        backslashes = 0
+        while position - backslashes > 0 and text[position - backslashes - 1] == "\\":
+            backslashes += 1
+        if backslashes % 2 == 0:  # not an escaped quote
+            if opened < 0:
+                opened = position
+            else:
+                if position + 1 - opened >= _BIG_STRING:
+                    spans.append((opened, position + 1))
+                opened = -1
+        position = text.find('"', position + 1)
+    return spans
+
+
+def _decode_string(text: str, start: int, end: int) -> str:
+    """The JSON string body ``text[start:end]`` decoded, a slice at a time.
+
+    A slice ends where none of the 6 characters before it is a backslash, so that no escape
+    (``\\uXXXX`` is the longest; a surrogate pair is two) is cut in two.
+    """
+    parts = []
+    position = start
+    while position < end:
+        cut = min(end, position + _SLICE)
+        if cut < end:
+            floor = max(position + 1, cut - 4096)
+            while cut > floor and "\\" in text[max(position, cut - 6):cut]:
+                cut -= 1
+            if cut == floor:  # backslashes everywhere: the rest in one go
+                cut = end
+        parts.append(json.loads('"' + text[position:cut] + '"'))
+        position = cut
+    return "".join(parts)
+
+
+def _restore(value: Any, big: list[str]) -> Any:
+    if isinstance(value, str):
+        if value.startswith(_MARK):
+            return big[int(value[len(_MARK):])]
+        return value
+    if isinstance(value, list):
+        return [_restore(item, big) for item in value]
+    if isinstance(value, dict):
+        return {_restore(key, big): _restore(item, big) for key, item in value.items()}
+    return value
+
+
+def readable(text: str) -> str:
+    """A stored tool output as a person reads it (the full-output viewer shows this).
+
+    A JSON string is its text; other JSON is indented, and the multi-line text fields of an
+    object (an ``fs.read``'s ``content``) follow it as text under their name, since inside JSON
+    their newlines would show as ``\\n``. Anything else is returned as it is.
+    """
+    if not text.lstrip().startswith(("{", "[", '"')):
+        return text
+    try:
+        value = json.loads(text) if len(text) < LARGE_OUTPUT_CHARS else _loads_in_steps(text)
+    except ValueError:
+        return text
+    if isinstance(value, str):
+        return value
+    texts: dict[str, str] = {}
+    if isinstance(value, dict):
+        texts = {key: field for key, field in value.items() if isinstance(field, str) and "\n" in field}
+        value = {key: field for key, field in value.items() if key not in texts}
+    parts = [json.dumps(value, indent=2, ensure_ascii=False)]
+    for key, field in texts.items():
+        # ASCII rules: one wider character would widen (copy) megabytes of ASCII text.
+        parts += [f"\n\n--- {key} ---\n", field]
+    return "".join(parts)  # one copy of the text, not one per field

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import copy
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
-from PySide6.QtCore import QEvent, Qt, Signal, Slot
+from pydantic import ValidationError
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractButton,
@@ -23,7 +24,10 @@ from PySide6.QtWidgets import (
 )
 
 from crewagent.core.settings import Settings
+from crewagent.ui.dialogs import ProjectDialogs, QtProjectDialogs
+from crewagent.ui.settings import edits
 from crewagent.ui.settings.llm_page import LlmPage
+from crewagent.ui.settings.packages_page import PackagesPage
 from crewagent.ui.settings.page import SettingsPage
 from crewagent.ui.settings.pages import AppearancePage, ContextPage, ToolsPage
 from crewagent.worker.values import ApiKeyState, SettingsProblem
@@ -31,19 +35,15 @@ from crewagent.worker.values import ApiKeyState, SettingsProblem
 log = logging.getLogger(__name__)
 
 
-def _merge(into: dict[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:
-    for key, value in changes.items():
-        if isinstance(value, Mapping) and isinstance(into.get(key), dict):
-            _merge(into[key], value)
-        else:
-            into[key] = copy.deepcopy(value)
-    return into
+#: While the dialog is open, how often it asks whether settings.json changed on disk ("Always
+#: allow" in an approval, another process, a hand edit): a stat on the worker thread, nothing more.
+REFRESH_MS = 1_000
 
 
 class SettingsDialog(QDialog):
     """Non-modal: it never blocks the window (or a test). It asks; the worker validates and saves.
 
-    Fed by the worker through ``set_settings``, ``show_problems``, ``set_key_state``,
+    Fed by the worker through ``set_settings``, ``confirm_saved``, ``show_problems``, ``set_key_state``,
     ``show_connection_report`` and ``set_model_list`` (wired in MainWindow._connect_signals).
     """
 
@@ -62,21 +62,35 @@ class SettingsDialog(QDialog):
     #: ``LlmDraft``: fetch the model list (``Worker.list_models``).
     models_requested = Signal(object)
 
-    def __init__(self, parent: QWidget | None = None):
+    #: Re-read settings.json if it changed on disk (``Worker.refresh_settings``).
+    refresh_requested = Signal()
+
+    def __init__(self, parent: QWidget | None = None, *, dialogs: ProjectDialogs | None = None):
         super().__init__(parent)
         self.setObjectName("settingsDialog")
         self.setModal(False)
         self.resize(880, 680)
         self.setMinimumSize(680, 480)
         self._settings: Settings | None = None
+        #: The settings the pages were loaded from (a JSON dump): edits are what differs from it.
+        self._shown: dict[str, Any] | None = None
         self._awaiting_save = False
+        self._dialogs = dialogs or QtProjectDialogs()
         self._close_after_save = False
 
         self.llm_page = LlmPage(self)
         self.tools_page = ToolsPage(self)
         self.context_page = ContextPage(self)
         self.appearance_page = AppearancePage(self)
-        self.pages: tuple[SettingsPage, ...] = (self.llm_page, self.tools_page, self.context_page, self.appearance_page)
+        #: Installs and removes packages itself (its signals are wired to the worker by MainWindow).
+        self.packages_page = PackagesPage(self._dialogs, self)
+        self.pages: tuple[SettingsPage, ...] = (
+            self.llm_page,
+            self.tools_page,
+            self.context_page,
+            self.appearance_page,
+            self.packages_page,
+        )
 
         self.nav = QListWidget(self)
         self.nav.setObjectName("settingsNav")
@@ -122,6 +136,10 @@ class SettingsDialog(QDialog):
         self.llm_page.key_removal_requested.connect(self.api_key_submitted)
         self._apply_shortcut = QShortcut(QKeySequence("Ctrl+S"), self)
         self._apply_shortcut.activated.connect(self.apply)
+        self.appearance_page.chosen.connect(self._apply_at_once)
+        self._refresh = QTimer(self)
+        self._refresh.setInterval(REFRESH_MS)
+        self._refresh.timeout.connect(self.refresh_requested)
         self.nav.setCurrentRow(0)
         self.retranslate_ui()
 
@@ -133,7 +151,13 @@ class SettingsDialog(QDialog):
             self._reload()
             self.status.clear()
         if page is not None:
-            names = {"llm": self.llm_page, "tools": self.tools_page, "context": self.context_page, "appearance": self.appearance_page}
+            names = {
+                "llm": self.llm_page,
+                "tools": self.tools_page,
+                "context": self.context_page,
+                "appearance": self.appearance_page,
+                "packages": self.packages_page,
+            }
             if page in names:
                 self.nav.setCurrentRow(self.pages.index(names[page]))
         self.show()
@@ -147,22 +171,48 @@ class SettingsDialog(QDialog):
         for page in self.pages:
             page.clear_problems()
             page.load(self._settings)
+        self._shown = self._settings.model_dump(mode="json")
+
+    def _follow(self, settings: Settings) -> None:
+        """The settings changed on disk while the dialog is open: show them, keeping the user's edits."""
+        old, new = self._shown, settings.model_dump(mode="json")
+        if old is None:
+            self._reload()
+            return
+        for page in self.pages:
+            values = page.changes()
+            if edits.shown(values, old) == edits.shown(values, new):
+                continue  # nothing this page shows changed
+            target = edits.merge(copy.deepcopy(new), edits.rebase(edits.edits(values, old), old, new))
+            try:
+                page.load(Settings.model_validate(target))
+            except ValidationError:  # the edits do not fit the new settings: show the settings
+                page.load(settings)
+        self._shown = new
 
     # -- fed by the worker -------------------------------------------------------------------
 
     @Slot(object)
     def set_settings(self, settings: Settings) -> None:
-        """The settings in force. After our own save, confirm it (and close after Save)."""
+        """The settings in force (loaded, saved, or changed on disk): shown, keeping unsaved edits."""
         self._settings = settings
-        if self._awaiting_save:
-            self._awaiting_save = False
-            self._set_busy(False)
+        if not self.isVisible():
             self._reload()
-            self.status.setText(self.tr("Saved. The changes are in effect."))
-            if self._close_after_save:
-                self.accept()
-        elif not self.isVisible():
-            self._reload()
+        else:
+            self._follow(settings)
+
+    @Slot(object)
+    def confirm_saved(self, settings: Settings) -> None:
+        """Our save is done (``set_settings`` had the settings first): say so, and close after Save."""
+        if not self._awaiting_save:
+            return  # a choice applied at once, or another window's save
+        self._settings = settings
+        self._awaiting_save = False
+        self._set_busy(False)
+        self._reload()
+        self.status.setText(self.tr("Saved. The changes are in effect."))
+        if self._close_after_save:
+            self.accept()
 
     @Slot(object)
     def show_problems(self, problems: Iterable[SettingsProblem]) -> None:
@@ -199,15 +249,32 @@ class SettingsDialog(QDialog):
 
     # -- saving ------------------------------------------------------------------------------
 
-    def changes(self) -> dict[str, Any]:
+    def values(self) -> dict[str, Any]:
+        """What the pages show, as ``{section: {key: value}}``."""
         merged: dict[str, Any] = {}
         for page in self.pages:
-            _merge(merged, page.changes())
+            edits.merge(merged, page.changes())
         return merged
+
+    def changes(self) -> dict[str, Any]:
+        """What the user changed: only this is saved, so nothing the pages did not show is overwritten."""
+        return edits.edits(self.values(), self._shown or {})
+
+    def has_unsaved_changes(self) -> bool:
+        if self._shown is None:
+            return False  # the settings have not arrived yet: the pages show nothing of the user's
+        return bool(self.changes()) or bool(self.llm_page.typed_key())
+
+    @Slot()
+    def _apply_at_once(self) -> None:
+        """Appearance applies a choice at once (its page says so): saved alone, other edits left pending."""
+        changed = edits.edits(self.appearance_page.changes(), self._shown or {})
+        if changed:
+            self.save_requested.emit(changed)
 
     @Slot()
     def apply(self) -> None:
-        """Send the changes to the worker; the answer is ``set_settings`` or ``show_problems``."""
+        """Send the changes to the worker; the answer is ``confirm_saved`` or ``show_problems``."""
         for page in self.pages:
             page.clear_problems()
         key = self.llm_page.typed_key()
@@ -236,8 +303,26 @@ class SettingsDialog(QDialog):
             self.reject()
 
     def reject(self) -> None:
+        """Close (the button, Escape, the title bar): unsaved changes are saved, discarded or kept open."""
+        if not self._awaiting_save and self.has_unsaved_changes():
+            answer = self._dialogs.ask_unsaved_settings(self)
+            if answer == "cancel":
+                return
+            if answer == "save":
+                self.save_and_close()
+                return
+            self._reload()  # discarded: the pages show the settings again
         self._close_after_save = False
         super().reject()
+
+    def showEvent(self, event: Any) -> None:
+        self._refresh.start()
+        self.refresh_requested.emit()
+        super().showEvent(event)
+
+    def hideEvent(self, event: Any) -> None:
+        self._refresh.stop()
+        super().hideEvent(event)
 
     # -- language ----------------------------------------------------------------------------
 

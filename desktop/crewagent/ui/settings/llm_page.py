@@ -50,6 +50,7 @@ class LlmPage(SettingsPage):
         super().__init__(parent)
         self._key_state: ApiKeyState | None = None
         self._busy: str = ""  # "", "test" or "models"
+        self._refocus: QPushButton | None = None
         #: Model id -> the window the provider's last model list reported (this base URL).
         self._reported: dict[str, int] = {}
         #: Each provider's base URL and model as last shown, so a switch restores the provider's own.
@@ -362,6 +363,12 @@ class LlmPage(SettingsPage):
 
     def _start(self, kind: str, text: str) -> None:
         self._busy = kind
+        # Disabling the focused button would hand the focus on to the next field (Timeout, its
+        # text selected, so the next keystroke replaces it): park it on the page, give it back after.
+        focused = self.window().focusWidget()
+        self._refocus = next((button for button in (self.test_button, self.fetch_models) if button is focused), None)
+        if self._refocus is not None:
+            self.setFocus(Qt.FocusReason.OtherFocusReason)
         self.test_button.setEnabled(False)
         self.fetch_models.setEnabled(False)
         self.busy.show()
@@ -374,6 +381,9 @@ class LlmPage(SettingsPage):
         self.busy.hide()
         self.test_button.setEnabled(True)
         self._update_for_provider()
+        if self._refocus is not None and self.window().focusWidget() is self and self._refocus.isEnabled():
+            self._refocus.setFocus(Qt.FocusReason.OtherFocusReason)
+        self._refocus = None
 
     @Slot(object)
     def show_connection_report(self, report: ConnectionReport) -> None:

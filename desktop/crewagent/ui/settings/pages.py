@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Slot
+from PySide6.QtCore import Signal, Slot
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -208,7 +208,10 @@ class ContextPage(SettingsPage):
 
 
 class AppearancePage(SettingsPage):
-    """``appearance.*``: theme and language, both applied as soon as they are saved."""
+    """``appearance.*``: theme and language, saved and applied as soon as the user picks one."""
+
+    #: The user picked a theme or a language (not emitted by ``load``): apply it now.
+    chosen = Signal()
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -223,6 +226,8 @@ class AppearancePage(SettingsPage):
         self.fields["appearance.language"] = look.add_field(self.language)
         self._look = look
         self.finish()
+        self.theme.activated.connect(self.chosen)
+        self.language.activated.connect(self.chosen)
         self.retranslate_ui()
 
     def nav_title(self) -> str:

@@ -91,14 +91,19 @@ class LayingOut:
     """A :class:`TextSizer` that lays text out for real, through the delegate's document cache."""
 
     cache: DocumentCache
+    #: The searched text to mark in every block of the row ("" for none; a background only, so
+    #: the row measures the same with or without it).
+    highlight: str = ""
+    mark: QColor | None = None
 
     def __call__(self, part: str, text: str, width: float, font: QFont, *, plain: bool = False, growing: bool = False) -> Text:
         # Keyed by the text itself, not by the row's version: the end of a stream and the stored
         # message that replaces it change the row, not its text, and must not lay it out again.
         key = (part,)
+        marked = (self.highlight, self.mark) if self.highlight and self.mark is not None else None
         if plain:
-            return self.cache.plain(key, text, width, font)
-        return self.cache.markdown(key, text, width, font, growing=growing)
+            return self.cache.plain(key, text, width, font, marked=marked)
+        return self.cache.markdown(key, text, width, font, growing=growing, marked=marked)
 
 
 @dataclass

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from PySide6.QtCore import QAbstractItemModel, QEvent, QModelIndex, QPersistentModelIndex, QPointF, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QFont, QGuiApplication, QMouseEvent, QPainter
+from PySide6.QtCore import QAbstractItemModel, QEvent, QModelIndex, QPersistentModelIndex, QPointF, QRectF, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QColor, QFont, QGuiApplication, QMouseEvent, QPainter
 from PySide6.QtWidgets import QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
 from crewagent.ui.ask_user import AskUserForm
@@ -35,6 +35,13 @@ _Index = QModelIndex | QPersistentModelIndex
 EXACT_TAIL = 16
 #: Row sizes remembered (by row version, width and view state) before the cache starts again.
 MAX_CACHED_SIZES = 60_000
+
+
+def _mark_color(colors: TimelineColors) -> QColor:
+    """The background of searched text in the hit shown: the theme's accent, light enough to read through."""
+    mark = QColor(colors.accent)
+    mark.setAlpha(90)
+    return mark
 
 
 class TimelineDelegate(QStyledItemDelegate):
@@ -117,7 +124,7 @@ class TimelineDelegate(QStyledItemDelegate):
         editor = self._editors.get(key) if self._editors else None
         editor_h = editor.sizeHint().height() if editor is not None else 0
         state = self.state
-        signature = state.signature(key) if (state.expanded_tools or state.expanded_reasoning or state.full_outputs) else None
+        signature = state.signature(key) if (state.expanded_tools or state.expanded_reasoning) else None
         return (key, version, width, signature, from_end == 0 and state.busy, from_end == 0, editor_h)
 
     def sizeHint(self, option: QStyleOptionViewItem, index: _Index) -> QSize:
@@ -166,8 +173,13 @@ class TimelineDelegate(QStyledItemDelegate):
         fonts = self._fonts_of(option.font)
         frame = Frame.of(float(self.row_width(option)), float(option.rect.left()), float(option.rect.top()))
         facts = rows.facts(index, RowContext(self.state, key, self._editor_height))
-        geometry = rows.measure(facts, frame, fonts, LayingOut(self.documents) if exact else Estimating(fonts))
+        highlight = str(index.data(TimelineRole.HIGHLIGHT) or "")
+        sizer = LayingOut(self.documents, highlight, _mark_color(self.colors)) if exact else Estimating(fonts)
+        geometry = rows.measure(facts, frame, fonts, sizer)
         canvas = Canvas(painter, fonts, self.colors, key, self.hover)
+        if highlight and painter is not None:  # the search hit shown: a bar at the row's left edge
+            bar = METRICS.controls.card_border * 3
+            painter.fillRect(QRectF(frame.left - 3 * bar, frame.top + bar, bar, geometry.height - 2 * bar), self.colors.accent)
         rows.draw(geometry, canvas)
         canvas.layout.height = geometry.height
         canvas.layout.exact = exact

@@ -12,7 +12,7 @@ import math
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from PySide6.QtGui import QFont, QFontDatabase, QFontMetricsF, QTextDocument, QTextOption
+from PySide6.QtGui import QColor, QFont, QFontDatabase, QFontMetricsF, QTextCharFormat, QTextDocument, QTextOption
 
 from crewagent.ui import markdown
 
@@ -55,24 +55,29 @@ class DocumentCache:
     def has(self, key: tuple[object, ...]) -> bool:
         return key in self._docs
 
-    def markdown(self, key: tuple[object, ...], text: str, width: float, font: QFont, *, growing: bool = False) -> LaidOut:
-        """``growing``: the text is still streaming in (see :func:`markdown.render_growing`)."""
-        full = (*key, "md-growing" if growing else "md", text, round(width), font.key())
+    def markdown(
+        self, key: tuple[object, ...], text: str, width: float, font: QFont, *, growing: bool = False, marked: Marked | None = None
+    ) -> LaidOut:
+        """``growing``: the text is still streaming in (see :func:`markdown.render_growing`);
+        ``marked``: a searched text and the background its occurrences get."""
+        full = (*key, "md-growing" if growing else "md", text, round(width), font.key(), *_mark_key(marked))
         cached = self._get(full)
         if cached is not None:
             return cached
         rendered = (markdown.render_growing if growing else markdown.render)(text, self.code_theme)
         doc = _document(font, width)
         doc.setHtml(rendered.html)
+        _mark(doc, marked)
         return self._put(full, LaidOut(doc, rendered.code_blocks))
 
-    def plain(self, key: tuple[object, ...], text: str, width: float, font: QFont) -> LaidOut:
-        full = (*key, "plain", text, round(width), font.key())
+    def plain(self, key: tuple[object, ...], text: str, width: float, font: QFont, *, marked: Marked | None = None) -> LaidOut:
+        full = (*key, "plain", text, round(width), font.key(), *_mark_key(marked))
         cached = self._get(full)
         if cached is not None:
             return cached
         doc = _document(font, width)
         doc.setPlainText(text)
+        _mark(doc, marked)
         return self._put(full, LaidOut(doc))
 
     def _get(self, key: tuple[object, ...]) -> LaidOut | None:
@@ -86,6 +91,27 @@ class DocumentCache:
         while len(self._docs) > self._size:
             self._docs.popitem(last=False)
         return laid
+
+
+#: A searched text to mark in a document, and the background of its occurrences.
+Marked = tuple[str, QColor]
+
+
+def _mark_key(marked: Marked | None) -> tuple[object, ...]:
+    return () if marked is None else ("marked", marked[0], marked[1].rgba())
+
+
+def _mark(doc: QTextDocument, marked: Marked | None) -> None:
+    """Give every occurrence of the searched text a background (case-insensitive, as search is)."""
+    if marked is None or not marked[0]:
+        return
+    needle, color = marked
+    highlight = QTextCharFormat()
+    highlight.setBackground(color)
+    cursor = doc.find(needle)
+    while not cursor.isNull():
+        cursor.mergeCharFormat(highlight)
+        cursor = doc.find(needle, cursor)
 
 
 def _document(font: QFont, width: float) -> QTextDocument:

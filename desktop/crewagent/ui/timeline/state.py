@@ -1,4 +1,4 @@
-"""What the timeline view remembers per row that is not conversation data: expanded parts, full outputs."""
+"""What the timeline view remembers per row that is not conversation data: expanded parts, answered widgets."""
 
 from __future__ import annotations
 
@@ -11,10 +11,6 @@ class TimelineViewState:
 
     expanded_tools: set[str] = field(default_factory=set)
     expanded_reasoning: set[str] = field(default_factory=set)
-    #: Complete outputs of offloaded results the user opened: key -> text.
-    full_outputs: dict[str, str] = field(default_factory=dict)
-    #: Offloaded results being loaded right now (keys).
-    loading_outputs: set[str] = field(default_factory=set)
     #: Answers given to ask-user widgets in this session, by call id (shown read-only).
     widget_answers: dict[str, dict[str, object]] = field(default_factory=dict)
     #: A turn is running: Retry and Continue are not offered.
@@ -25,8 +21,6 @@ class TimelineViewState:
     def clear(self) -> None:
         self.expanded_tools.clear()
         self.expanded_reasoning.clear()
-        self.full_outputs.clear()
-        self.loading_outputs.clear()
         self.widget_answers.clear()
 
     def toggle_tool(self, key: str) -> bool:
@@ -44,6 +38,6 @@ class TimelineViewState:
         self.expanded_reasoning.add(key)
         return True
 
-    def signature(self, key: str) -> tuple[bool, bool, bool]:
+    def signature(self, key: str) -> tuple[bool, bool]:
         """The part of the state that changes a row's height (for the delegate's size cache)."""
-        return (key in self.expanded_tools, key in self.expanded_reasoning, key in self.full_outputs)
+        return (key in self.expanded_tools, key in self.expanded_reasoning)

@@ -85,6 +85,13 @@ class TimelineView(QTreeView):
         self._trim_timer.setInterval(0)
         self._trim_timer.timeout.connect(self._trim_window)
 
+        # A search hit is centred again after its neighbours were painted (and measured exactly).
+        self._revealed = QPersistentModelIndex()
+        self._reveal_timer = QTimer(self)
+        self._reveal_timer.setSingleShot(True)
+        self._reveal_timer.setInterval(30)
+        self._reveal_timer.timeout.connect(self._center_revealed)
+
         bar = self.verticalScrollBar()
         bar.valueChanged.connect(self._on_scrolled)
         bar.rangeChanged.connect(self._on_range_changed)
@@ -212,6 +219,35 @@ class TimelineView(QTreeView):
         if self._model is not None and self._following and self._model.rowCount() > TRIM_ABOVE:
             self._model.hide_older(OPEN_ROWS)
 
+    def reveal(self, key: str, text: str) -> bool:
+        """Show the row of ``key`` (a message id) in the middle of the view with ``text`` marked in it,
+        and stop following the end; a tool result is opened. False when there is no such row."""
+        model = self._model
+        if model is None:
+            return False
+        index = model.show_around(key)
+        if not index.isValid():
+            return False
+        self._following = False
+        model.set_highlight(key, text)
+        if index.data(TimelineRole.KIND) == "tool":
+            self.set_tool_expanded(str(index.data(TimelineRole.KEY)), True)
+        self._revealed = QPersistentModelIndex(index)
+        self._center_revealed()
+        self._reveal_timer.start()  # again once the rows just painted have their exact heights
+        return True
+
+    def clear_highlight(self) -> None:
+        if self._model is not None:
+            self._model.set_highlight("", "")
+        self._revealed = QPersistentModelIndex()
+
+    @Slot()
+    def _center_revealed(self) -> None:
+        if self._revealed.isValid() and not self._following:
+            self.executeDelayedItemsLayout()
+            self.scrollTo(self._model.index(self._revealed.row(), 0, self._revealed.parent()) if self._model is not None else QModelIndex(), QAbstractItemView.ScrollHint.PositionAtCenter)
+
     def scroll_to_end(self) -> None:
         """Jump to the newest row and follow again."""
         if self._model is not None and self._model.newer_count:
@@ -305,15 +341,6 @@ class TimelineView(QTreeView):
         """Show an ask-user widget as answered with ``answer`` (read-only) from now on."""
         self.view_state.widget_answers[call_id] = answer
 
-    def show_full_output(self, key: str, text: str) -> None:
-        self.view_state.loading_outputs.discard(key)
-        self.view_state.full_outputs[key] = text
-        self._remeasure_key(key)
-
-    def full_output_failed(self, key: str) -> None:
-        self.view_state.loading_outputs.discard(key)
-        self._remeasure_key(key)
-
     def _remeasure_key(self, key: str) -> None:
         if self._model is not None:
             index = self._model.index_of_key(key)
@@ -348,9 +375,6 @@ class TimelineView(QTreeView):
         if action == "open_subagent":
             subagent = index.data(TimelineRole.SUBAGENT)
             message_id = subagent.session_id if subagent is not None else ""
-        if action == "open_output":
-            self.view_state.loading_outputs.add(key)
-            self._remeasure(index)
         self.action_requested.emit(action, key, message_id)
 
     @Slot(str)

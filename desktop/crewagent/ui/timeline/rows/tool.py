@@ -25,7 +25,7 @@ from crewagent.ui.timeline.rows.base import Index, RowContext, RowPainter
 from crewagent.ui.timeline.rows.task import TaskGeometry
 from crewagent.worker.turn_values import SubagentInfo
 
-#: Characters of a tool result shown expanded (the rest: "Open full output" or "… more").
+#: Characters of a tool result shown expanded (the rest: "… more", and "Open full output" opens the viewer).
 MAX_RESULT_CHARS = 20_000
 
 
@@ -42,11 +42,8 @@ class ToolFacts:
     #: Read only when the part is expanded (a tool's arguments may be megabytes).
     arguments: str = ""
     result: str = ""
-    #: The result shown is the complete output the user opened (not the stored preview).
-    full: bool = False
     #: Bytes of an offloaded result (None: the result is stored whole).
     offloaded: int | None = None
-    loading: bool = False
     read_only: bool = False
     duration_ms: float | None = None
     synthetic: bool = False
@@ -66,7 +63,8 @@ class ToolGeometry:
     header: QRectF
     height: float
     task: TaskGeometry | None = None
-    #: Expanded only: the line under the header, the Arguments and Result sections, the offload row.
+    #: Expanded only: the line under the header, the Arguments and Result sections, the row with
+    #: "Open full output" (an offloaded result, or one cut at MAX_RESULT_CHARS).
     separator: QRectF | None = None
     sections: list[tuple[str, Section]] = field(default_factory=list)
     offload_y: float | None = None
@@ -93,10 +91,8 @@ class ToolPainter(RowPainter[ToolFacts, ToolGeometry]):
             task_kind=(subagent.subagent_type if subagent is not None else str(parsed.get("subagent_type") or "")) if is_task else "",
             task_description=((subagent.description if subagent is not None else "") or str(parsed.get("description") or "")),
             arguments=arguments if expanded else "",
-            result=(state.full_outputs.get(key) or str(index.data(TimelineRole.TOOL_RESULT) or "")) if expanded else "",
-            full=key in state.full_outputs,
+            result=str(index.data(TimelineRole.TOOL_RESULT) or "") if expanded else "",
             offloaded=int(offloaded) if offloaded is not None else None,
-            loading=key in state.loading_outputs,
             read_only=state.read_only,
             duration_ms=index.data(TimelineRole.TOOL_DURATION),
             synthetic=bool(index.data(TimelineRole.SYNTHETIC)),
@@ -111,6 +107,7 @@ class ToolPainter(RowPainter[ToolFacts, ToolGeometry]):
         top = frame.top + t.top
         header = QRectF(left, top, width, t.header)
         texts: list[tuple[str, Text]] = []
+        cut = False
         if facts.expanded:
             inner_w = width - 2 * pad
             arguments = pretty_json(facts.arguments)
@@ -119,13 +116,15 @@ class ToolPainter(RowPainter[ToolFacts, ToolGeometry]):
             if facts.result:
                 shown = pretty_json(facts.result)
                 if len(shown) > MAX_RESULT_CHARS:
+                    cut = True
                     more = len(shown) - MAX_RESULT_CHARS
                     shown = shown[:MAX_RESULT_CHARS] + "\n" + translate("TimelineDelegate", "… {n} more characters").format(n=more)
-                texts.append((translate("TimelineDelegate", "Result"), sizer("full" if facts.full else "result", shown, inner_w, fonts.mono, plain=True)))
+                texts.append((translate("TimelineDelegate", "Result"), sizer("result", shown, inner_w, fonts.mono, plain=True)))
         body = 0.0
         for _label, laid in texts:
             body += t.section_label_advance + height_of(laid) + t.section_gap
-        if facts.expanded and facts.offloaded is not None:
+        viewer_row = facts.offloaded is not None or (cut and not facts.read_only)
+        if facts.expanded and viewer_row:
             body += METRICS.controls.button_height + t.offload_gap
         y = header.bottom()
         part = task.measure(facts.subagent, facts.task_description, left, y, width, fonts, sizer) if facts.is_task else None
@@ -142,7 +141,7 @@ class ToolPainter(RowPainter[ToolFacts, ToolGeometry]):
             y += t.section_label_advance
             sections.append((label, Section(rect, laid, y)))
             y += height_of(laid) + t.section_gap
-        offload_y = y if facts.offloaded is not None else None
+        offload_y = y if viewer_row else None
         return ToolGeometry(facts, card, header, card.bottom() + t.bottom - frame.top, part, separator, sections, offload_y)
 
     def draw(self, geometry: ToolGeometry, canvas: Canvas) -> None:
@@ -199,12 +198,9 @@ class ToolPainter(RowPainter[ToolFacts, ToolGeometry]):
     def _offload(geometry: ToolGeometry, y: float, canvas: Canvas) -> None:
         facts, header, fonts, c = geometry.facts, geometry.header, canvas.fonts, canvas.c
         x, width, height = header.left() + METRICS.controls.card_pad, header.width(), METRICS.controls.button_height
-        size = size_label(facts.offloaded or 0)
-        if facts.full:
-            canvas.text(QRectF(x, y, width, height), translate("TimelineDelegate", "Showing the full output ({size}).").format(size=size), fonts.small, c.muted)
-        elif facts.loading:
-            canvas.text(QRectF(x, y, width, height), translate("TimelineDelegate", "Loading the full output…"), fonts.small, c.muted)
-        else:
-            if not facts.read_only:  # a subagent's outputs are read from its own log, not here
-                x = canvas.button("open_output", x, y, translate("TimelineDelegate", "Open full output"))
+        if not facts.read_only:  # a subagent's outputs are read from its own log, not here
+            # Opens the full-output viewer (a window of its own): the row keeps its preview.
+            x = canvas.button("open_output", x, y, translate("TimelineDelegate", "Open full output"))
+        if facts.offloaded is not None:
+            size = size_label(facts.offloaded)
             canvas.text(QRectF(x, y, width, height), translate("TimelineDelegate", "The result was {size}; above is its beginning.").format(size=size), fonts.small, c.muted)

@@ -1,0 +1,64 @@
+"""runs/index.json: one run per line, a damaged entry hides nothing else, a lookup finds its run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from crewagent.core.runs import RunIndex, RunMetadata
+from crewagent.core.runs.index import RunNotFound
+
+
+def _run(run_id: str, **fields: object) -> RunMetadata:
+    base = {"runId": run_id, "conversationId": "conv_1", "packageId": "notes@1", "workflowId": "notes"}
+    return RunMetadata.model_validate({**base, "createdAt": "2026-01-01T00:00:00Z", "updatedAt": "2026-01-01T00:00:00Z", **fields})
+
+
+def test_the_index_is_json_with_one_run_per_line_and_round_trips(tmp_path: Path) -> None:
+    index = RunIndex(tmp_path)
+    runs = [_run("run_a", packageName="Notes ✎", lastError={"code": "E", "message": "line\nbreak"}), _run("run_b")]
+    for run in runs:
+        index.add(run)
+    index.update("run_a", phase="waiting-user", paused=False)
+
+    text = index.path.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    assert lines[0] == "[" and lines[-1] == "]" and len(lines) == 4
+    assert [json.loads(line.rstrip(","))["runId"] for line in lines[1:-1]] == ["run_a", "run_b"]
+    assert json.loads(text) == [run.model_dump(mode="json") for run in index.list()]
+    got = index.get("run_a")
+    assert (got.phase, got.packageName, got.lastError, got.paused) == ("waiting-user", "Notes ✎", {"code": "E", "message": "line\nbreak"}, False)  # type: ignore[attr-defined]
+
+
+def test_a_lookup_skips_damaged_entries_and_finds_its_run(tmp_path: Path) -> None:
+    index = RunIndex(tmp_path)
+    good = _run("run_b", phase="failed").model_dump(mode="json")
+    index.folder.mkdir(parents=True)
+    damaged = {"runId": "run_b", "phase": "no such phase"}
+    index.path.write_text(json.dumps([{"runId": "run_a"}, damaged, "not a run", good]), encoding="utf-8")
+
+    assert index.get("run_b").phase == "failed"
+    assert [run.runId for run in index.list()] == ["run_b"]
+    with pytest.raises(RunNotFound):
+        index.get("run_a")  # only a damaged entry
+    with pytest.raises(RunNotFound):
+        index.get("run_c")
+
+
+def test_threads_adding_runs_at_once_lose_none(tmp_path: Path) -> None:
+    # The index is read, changed and replaced under the runs folder's lock, shared by the
+    # process's threads: no thread's change is lost to another's replace.
+    import threading
+
+    def add(worker: int) -> None:
+        for n in range(10):
+            RunIndex(tmp_path).add(_run(f"run_{worker}_{n}"))
+
+    threads = [threading.Thread(target=add, args=(worker,)) for worker in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(RunIndex(tmp_path).list()) == 40

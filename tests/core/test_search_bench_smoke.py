@@ -1,0 +1,27 @@
+"""The search benchmark runs end to end (--quick) and prints its tables; no timing is asserted."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_search.py"
+
+
+def test_quick_run_compares_the_scan_and_the_index(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, str(BENCH), "--quick", "--data-dir", str(tmp_path / "bench")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "| machine |" in out and "| sqlite |" in out
+    assert "index: first build" in out and "index: size on disk" in out
+    rows = [line for line in out.splitlines() if line.startswith("| 2 MB |")]
+    assert len(rows) == 7  # six queries and the append by another store
+    assert any("Chinese, 2 chars" in row for row in rows)
+    assert "scan p50 ms" in out and "index p50 ms" in out and "speed-up" in out
+    assert not any((tmp_path / "bench").iterdir())  # scratch data removed
