@@ -201,7 +201,14 @@ class LlmPage(SettingsPage):
     def changes(self) -> dict[str, Any]:
         window = self.context_window.value()
         self._keep_profile()
-        providers = {name: profile.model_dump(mode="json") for name, profile in self._profiles.items()}
+        # Only what differs from the saved settings: the active provider's own are the top-level
+        # fields, and the provider that was active keeps its URL and model when another takes over.
+        current = self.current_provider()
+        providers = {
+            name: profile.model_dump(mode="json")
+            for name, profile in self._profiles.items()
+            if name != current and (name == self._llm.provider or profile != self._llm.profile(name))
+        }
         return {
             "llm": {
                 "provider": self.current_provider(),
