@@ -12,6 +12,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 
 from crewagent.core.llm.local_server import RecordedRequest, Reply
 from crewagent.core.llm.title import TITLE_INSTRUCTION
+from crewagent.core.messages import ConversationMessage
 from crewagent.core.store import RuntimeStore
 from crewagent.core.store.index import title_from_text
 from crewagent.worker import WorkerThread
@@ -128,3 +129,14 @@ def test_no_title_is_asked_for_a_conversation_the_user_named_or_after_the_first_
     assert first_turn(qtbot, recorder, client, untitled) == ["generated"]
     assert first_turn(qtbot, recorder, client, untitled)[-1] == "generated"  # the second turn asks nothing
     assert len(scripted_llm.title_bodies) == 1
+
+
+def test_a_workflow_conversation_is_not_renamed(
+    qtbot: Any, scripted_llm: ScriptedServer, store: RuntimeStore, untitled: tuple[str, str], host: WorkerThread, client: TurnClient, recorder: TurnRecorder
+) -> None:
+    store.update_conversation(*untitled, activeType="run")
+    store.append_message(untitled[0], untitled[1], ConversationMessage.new("user", FIRST))
+    store.append_message(untitled[0], untitled[1], ConversationMessage.new("assistant", "Step one."))
+    client.send.emit(*untitled, "/status", "run")  # a command: no model call, the title is considered all the same
+    qtbot.waitUntil(lambda: bool(recorder.of("title_finished")), timeout=15_000)
+    assert scripted_llm.title_bodies == [] and store.get_conversation(*untitled).titleSource == "auto"

@@ -40,8 +40,8 @@ async def generate_title(
     conversation still has its automatic one after its first exchange; the conversation's entry as
     it is afterwards (unchanged when nothing applied)."""
     meta = await asyncio.to_thread(store.get_conversation, project_id, conversation_id)
-    if meta.titleSource != "auto":
-        return meta
+    if meta.titleSource != "auto" or meta.activeType == "run":
+        return meta  # named by the user, or a workflow's conversation (its runs name it)
     loaded = await asyncio.to_thread(store.load_messages, project_id, conversation_id)
     exchange = first_exchange(loaded.messages)
     if exchange is None:
