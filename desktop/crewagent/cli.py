@@ -24,7 +24,6 @@ from crewagent.core.errors import (
 from crewagent.core.redact import install_log_redaction
 
 if TYPE_CHECKING:
-    from crewagent.core.export import OpenAIExport
     from crewagent.core.store import RuntimeStore
 
 # Building the parser imports only light modules (the standard library, errors, the light
@@ -267,14 +266,7 @@ def _output_problem(output: str) -> str | None:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from crewagent.core.export import (
-        app_tool_names,
-        export_jsonl,
-        export_markdown,
-        export_openai,
-        export_openai_with_subagents,
-    )
-    from crewagent.core.subagents.export import subagent_tree
+    from crewagent.core.export import export_conversation
 
     problem = _output_problem(args.output) if args.output else None
     if problem is not None:
@@ -282,41 +274,12 @@ def cmd_export(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     store = _store(args)
     project = store.open_project(args.project, create=True)
-    meta = store.get_conversation(project.id, args.conversation)
-    loaded = store.load_messages(project.id, meta.id)
-    warnings: list[str] = []
-    if loaded.problems:
-        warnings.append(loaded.problem_summary())
-
-    def full(message: Any) -> str:
-        return store.read_full_output(project.id, message)
-
-    subagents = None
-    if args.include_subagents:
-        subagents, damaged = subagent_tree(store, project.id, meta.id)
-        warnings.extend(damaged)
-    payload: Any
-    changes: list[str] = []
-    if args.format == "openai":
-        report: OpenAIExport
-        if subagents is not None:
-            payload, report = export_openai_with_subagents(loaded.messages, full, subagents, tool_names=app_tool_names())
-        else:
-            report = export_openai(loaded.messages, full, tool_names=app_tool_names())
-            payload = report.messages
-        if report.errors:  # a bug: never hand out a chain a provider would reject
-            print(json.dumps(report.errors[0].envelope(), ensure_ascii=False), file=sys.stderr)
-            print("crewagent: the exported chain would not be valid; nothing was written", file=sys.stderr)
-            return EXIT_FAILED
-        text = json.dumps(payload, ensure_ascii=False, indent=2) + "\n"
-        more, changes = report.warnings, report.changes
-        if not report.messages:
-            warnings.append("the conversation holds no message a request would carry: the export is []")
-    elif args.format == "jsonl":
-        text, more = export_jsonl(loaded.messages, subagents), []
-    else:
-        text, more = export_markdown(meta, loaded.messages, full, subagents)
-    warnings.extend(more)
+    result = export_conversation(store, project.id, args.conversation, args.format, include_subagents=args.include_subagents)
+    if result.error is not None:
+        print(json.dumps(result.error, ensure_ascii=False), file=sys.stderr)
+        print("crewagent: the exported chain would not be valid; nothing was written", file=sys.stderr)
+        return EXIT_FAILED
+    text = result.text
     if args.output:
         try:
             Path(args.output).write_text(text, encoding="utf-8")
@@ -325,12 +288,12 @@ def cmd_export(args: argparse.Namespace) -> int:
             return EXIT_FAILED
     else:
         sys.stdout.write(text)
-    for change in changes:  # the log is not a valid chain as it stands: say what the export changed
+    for change in result.changes:  # the log is not a valid chain as it stands: say what the export changed
         print(f"crewagent: repaired: {change}", file=sys.stderr)
-    for warning in warnings:
+    for warning in result.warnings:
         print(f"crewagent: warning: {warning}", file=sys.stderr)
     # Output that could not be completed (a missing offload file) is a failure of the operation.
-    return EXIT_FAILED if more else EXIT_OK
+    return EXIT_FAILED if result.incomplete else EXIT_OK
 
 
 class _StderrNotices(logging.Handler):

@@ -315,6 +315,30 @@
     </message>
 </context>
 <context>
+    <name>ConversationExporter</name>
+    <message>
+        <source>&amp;Export Conversation…</source>
+        <extracomment>``(project_id, conversation_id, format, path)``: write the export (``Worker.export_conversation``).</extracomment>
+        <translation>导出会话(&amp;E)…</translation>
+    </message>
+    <message>
+        <source>Save the open conversation as Markdown, OpenAI JSON or JSON Lines</source>
+        <translation>将当前会话保存为 Markdown、OpenAI JSON 或 JSON Lines</translation>
+    </message>
+    <message>
+        <source>Open a conversation to export it.</source>
+        <translation>请先打开一个会话再导出。</translation>
+    </message>
+    <message>
+        <source>Exported to {path}, but: {problems}</source>
+        <translation>已导出到 {path}，但：{problems}</translation>
+    </message>
+    <message>
+        <source>Exported to {path}.</source>
+        <translation>已导出到 {path}。</translation>
+    </message>
+</context>
+<context>
     <name>ConversationHeader</name>
     <message>
         <source>No agents available yet</source>
@@ -342,7 +366,7 @@
     <name>ConversationView</name>
     <message>
         <source>Loading…</source>
-        <extracomment>``(project_id, conversation_id)``: load this conversation for the timeline. ``(project_id, conversation_id, text, mode)``: run a turn with this user message. ``(project_id, conversation_id, mode)``: go on after an error or a Stop. ``(project_id, conversation_id, mode)``: send the last user message again. ``(conversation_id)``: stop the running turn. ``(project_id, conversation_id, mode)``: switch the conversation&apos;s active mode in place. ``(project_id, conversation_id, agent_id)``: the agent Agent mode answers with (saved). ``(project_id, conversation_id, message_id)``: load a tool result in full, for its viewer. ``(request_id, payload)``: an ask-user widget&apos;s WIDGET_SUBMIT payload (None: dismissed). ``(project_id, conversation_id, session_id)``: open a subagent&apos;s conversation in its tab. ``(text)``: a short notice for the status bar. ``(project_id, conversation_id)``: list the conversation&apos;s runs (``load_runs``). ``(project_id, conversation_id, package_id, workflow_id)``: start a run here and its first turn. ``(project_id, conversation_id, run_id)``: make that run the active one and continue it. ``(package_label)``: the run&apos;s package is gone and the user wants to import it again. The open run (a ``RunOverview`` with its live phase) while the conversation is in Run mode, else None. &quot;Open full output&quot; opens a viewer window per tool result (issue 18).</extracomment>
+        <extracomment>&quot;Open full output&quot; opens a viewer window per tool result (issue 18). The TurnWorker&apos;s streamed text, tool calls and messages, into the timeline of the shown conversation. Run mode: the Workflow header&apos;s runs, starting or resuming one, the missing-package card.</extracomment>
         <translation>正在加载…</translation>
     </message>
     <message>
@@ -457,7 +481,7 @@ Files the model writes will appear here.</source>
     <name>LlmPage</name>
     <message>
         <source>Model</source>
-        <extracomment>How long the page waits for an answer before it gives up on a check (the worker bounds its own wait at 20 s; this only guards against an answer that never comes). The context window spin box&apos;s value for &quot;automatic&quot; (the provider&apos;s list, else known models). ``LlmDraft``: test the connection described by the fields as typed. ``LlmDraft``: fetch the provider&apos;s models (``GET /v1/models``). ``provider``: the key state of this provider is wanted (the provider choice changed). ``(provider, &quot;&quot;)``: remove the stored key of that provider. Model id -&gt; the window the provider&apos;s last model list reported (this base URL).</extracomment>
+        <extracomment>How long the page waits for an answer before it gives up on a check (the worker bounds its own wait at 20 s; this only guards against an answer that never comes). The context window spin box&apos;s value for &quot;automatic&quot; (the provider&apos;s list, else known models). ``LlmDraft``: test the connection described by the fields as typed. ``LlmDraft``: fetch the provider&apos;s models (``GET /v1/models``). ``provider``: the key state of this provider is wanted (the provider choice changed). ``(provider, &quot;&quot;)``: remove the stored key of that provider. Model id -&gt; the window the provider&apos;s last model list reported (this base URL). Each provider&apos;s base URL and model as last shown, so a switch restores the provider&apos;s own.</extracomment>
         <translation>模型</translation>
     </message>
     <message>
@@ -874,6 +898,18 @@ Files the model writes will appear here.</source>
     </message>
 </context>
 <context>
+    <name>ModelPicker</name>
+    <message>
+        <source>Model for the next message</source>
+        <extracomment>``LlmDraft``: list the active provider&apos;s models (``Worker.list_models``). ``{&quot;llm&quot;: {&quot;model&quot;: id}}``: save the model the user picked (``Worker.save_settings``).</extracomment>
+        <translation>下一条消息使用的模型</translation>
+    </message>
+    <message>
+        <source>The provider&apos;s model list could not be read: {error}</source>
+        <translation>无法读取提供方的模型列表：{error}</translation>
+    </message>
+</context>
+<context>
     <name>NewProjectDialog</name>
     <message>
         <source>New Project</source>
@@ -1221,6 +1257,22 @@ Files the model writes will appear here.</source>
     <message>
         <source>Cancel</source>
         <translation>取消</translation>
+    </message>
+    <message>
+        <source>Markdown (*.md)</source>
+        <translation>Markdown (*.md)</translation>
+    </message>
+    <message>
+        <source>OpenAI messages JSON (*.json)</source>
+        <translation>OpenAI messages JSON (*.json)</translation>
+    </message>
+    <message>
+        <source>JSON Lines log (*.jsonl)</source>
+        <translation>JSON Lines 日志 (*.jsonl)</translation>
+    </message>
+    <message>
+        <source>Export Conversation</source>
+        <translation>导出会话</translation>
     </message>
 </context>
 <context>

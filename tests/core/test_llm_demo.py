@@ -174,3 +174,11 @@ def test_start_demo_server_streams_paced_chunks() -> None:
     finally:
         server.stop()
     assert _done(events).content and not server.running
+
+
+def test_the_demo_names_a_conversation_from_the_first_words_the_same_way_every_time() -> None:
+    from crewagent.core.llm.demo import plan_answer
+    from crewagent.core.llm.title import title_request
+
+    body = {"messages": title_request("Summarise the README of this project for me, please", "[demo] ...")}
+    assert plan_answer(body).text == plan_answer(body).text == "Summarise the README of this…"

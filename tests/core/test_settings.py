@@ -6,6 +6,8 @@ import json
 import stat
 from pathlib import Path
 
+import pytest
+
 from crewagent.core.secrets import SecretStore
 from crewagent.core.settings import Settings, SettingsStore
 
@@ -63,3 +65,42 @@ def test_without_a_keyring_keys_go_to_a_private_file_with_a_warning(isolated_dir
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     secrets.delete("openai")
     assert secrets.get("openai") is None
+
+
+def test_an_old_file_without_provider_profiles_loads_and_each_provider_keeps_its_own(isolated_dirs: dict[str, Path]) -> None:
+    path = isolated_dirs["config"] / "settings.json"
+    path.write_text(json.dumps({"llm": {"provider": "openai-compatible", "baseUrl": "http://h:1/v1", "model": "fake-small"}}), encoding="utf-8")
+    llm = SettingsStore().load().llm
+    assert llm.providers == {}
+    assert (llm.profile("openai-compatible").baseUrl, llm.profile("openai-compatible").model) == ("http://h:1/v1", "fake-small")
+    # Other providers do not inherit the custom URL or model: they get their defaults.
+    assert (llm.profile("openai").baseUrl, llm.profile("openai").model) == ("", "gpt-4o-mini")
+    assert (llm.profile("demo").baseUrl, llm.profile("demo").model) == ("", "")
+
+
+def test_a_damaged_provider_profile_is_dropped_alone(isolated_dirs: dict[str, Path]) -> None:
+    path = isolated_dirs["config"] / "settings.json"
+    path.write_text(
+        json.dumps({"llm": {"model": "keep", "providers": {"openai": 5, "openai-compatible": {"baseUrl": "http://x/v1", "model": "m"}}}}),
+        encoding="utf-8",
+    )
+    store = SettingsStore()
+    llm = store.load().llm
+    assert llm.model == "keep" and "openai" not in llm.providers
+    assert llm.profile("openai-compatible").baseUrl == "http://x/v1"
+    assert any("providers" in problem for problem in store.problems)
+
+
+def test_another_provider_on_the_command_line_does_not_inherit_the_active_ones_url(
+    isolated_dirs: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from crewagent.core.llm.config import OPENAI_BASE_URL
+    from crewagent.core.loop.factory import provider_config
+
+    for name in ("OPENAI_BASE_URL", "CREWAGENT_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    settings = Settings.model_validate({"llm": {"provider": "openai-compatible", "baseUrl": "http://h:1/v1", "model": "fake-small"}})
+    config = provider_config(settings, provider="openai")
+    assert (config.base_url, config.model) == (OPENAI_BASE_URL, "gpt-4o-mini")
+    assert provider_config(settings).base_url == "http://h:1/v1"

@@ -18,6 +18,12 @@ Several conversations at once (a parent and its subagents) get separate scripts:
 ``server.script_for(marker, *steps)`` answers the requests whose system messages contain
 ``marker`` (e.g. ``"description: child-A"``) from their own list, in their own order; every
 other request takes the main script. Each list must be used up.
+
+The app names a conversation after its first exchange with one more request (a title request,
+core/llm/title.py). A test that scripts titles with ``server.script_titles(*steps)`` gets them
+answered from that list; otherwise a title request is answered with HTTP 404 (the app keeps the
+first message's title) and is no failure, so that tests of other things need not script it.
+Title requests are not in :attr:`ScriptedServer.bodies` (see ``title_bodies``).
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from crewagent.core.llm.config import ProviderConfig
+from crewagent.core.llm.title import TITLE_INSTRUCTION
 from crewagent.core.llm.local_server import (
     Drop,
     Hangup,
@@ -296,6 +303,10 @@ class ScriptedServer:
             self._routes.setdefault(marker, [[], 0])[0].extend(steps)
         return self
 
+    def script_titles(self, *steps: Step) -> ScriptedServer:
+        """Steps for the app's title requests (see the module docstring)."""
+        return self.script_for(TITLE_INSTRUCTION, *steps)
+
     @property
     def remaining(self) -> list[str]:
         with self._lock:
@@ -333,8 +344,15 @@ class ScriptedServer:
 
     @property
     def bodies(self) -> list[Any]:
-        """The JSON bodies of the chat completion requests, in order."""
-        return [r.body for r in self._server.requests if r.path.rstrip("/").endswith("/chat/completions")]
+        """The JSON bodies of the chat completion requests, in order (title requests aside)."""
+        chat = [r.body for r in self._server.requests if r.path.rstrip("/").endswith("/chat/completions")]
+        return [body for body in chat if _route_of(body, [TITLE_INSTRUCTION]) is None]
+
+    @property
+    def title_bodies(self) -> list[Any]:
+        """The JSON bodies of the title requests, in order."""
+        chat = [r.body for r in self._server.requests if r.path.rstrip("/").endswith("/chat/completions")]
+        return [body for body in chat if _route_of(body, [TITLE_INSTRUCTION]) is not None]
 
     @property
     def local_server(self) -> LocalServer:
@@ -371,6 +389,9 @@ class ScriptedServer:
     def _answer(self, request: RecordedRequest, endpoint: Endpoint) -> Reply:
         with self._lock:
             marker = _route_of(request.body, list(self._routes)) if endpoint == "chat" else None
+            if marker is None and endpoint == "chat" and _route_of(request.body, [TITLE_INSTRUCTION]) is not None:
+                self.used.append((request.number, "unscripted title request"))
+                return JsonReply(404, error_body("SCRIPTED SERVER: no title scripted", code="model_not_found"))
             if marker is not None:
                 steps, index = self._routes[marker]
                 if index >= len(steps):

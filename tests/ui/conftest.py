@@ -11,7 +11,7 @@ import shiboken6
 from PySide6.QtCore import QEvent
 from PySide6.QtWidgets import QApplication, QWidget
 
-from crewagent.ui.dialogs import NewProjectAnswer, UnsavedAnswer
+from crewagent.ui.dialogs import ExportAnswer, NewProjectAnswer, UnsavedAnswer
 from crewagent.ui.mainwindow import MainWindow
 from crewagent.worker import WorkerThread
 from tests.worker.conftest import worker_thread  # noqa: F401  (a fixture shared with tests/worker)
@@ -48,6 +48,7 @@ class ScriptedDialogs:
         self.save_path: str | None = None
         #: The answer to "make this folder a project?".
         self.make_project = False
+        self.export: ExportAnswer | None = None
         self.asked: list[str] = []
         self.removal_questions = []
 
@@ -92,6 +93,10 @@ class ScriptedDialogs:
     def ask_save_path(self, parent: QWidget, title: str, suggested_name: str) -> str | None:
         self.asked.append(f"save_path:{suggested_name}")
         return self.save_path
+
+    def ask_export_file(self, parent: QWidget, suggested_name: str) -> ExportAnswer | None:
+        self.asked.append(f"export_file {suggested_name}")
+        return self.export
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ from crewagent.core.errors import ImportFormatError, OffloadedOutputError
 from crewagent.core.jsonparse import parse_json
 from crewagent.core.llm.toolnames import KnownNameDecoder, ToolNameCodec
 from crewagent.core.messages import ConversationMessage, ConversationMeta, from_openai, to_openai
+from crewagent.core.store import RuntimeStore
 from crewagent.core.protocol import (
     DOTTED_FUNCTION_NAME,
     OPENAI_FUNCTION_NAME,
@@ -26,6 +27,7 @@ from crewagent.core.protocol import (
     validate_messages,
 )
 from crewagent.core.subagents.export import SubagentExport as SubagentExport  # re-exported: callers build export trees from here
+from crewagent.core.subagents.export import subagent_tree
 from crewagent.core.subagents.tools import TOOL_NAMES
 from crewagent.core.tools.builtin import builtin_tools
 
@@ -275,3 +277,63 @@ def _markdown_subagent(child: SubagentExport, full_output: FullOutput) -> tuple[
     text = "\n".join([*head, *body]).rstrip("\n")
     quoted = "\n".join(f"> {line}" if line else ">" for line in text.splitlines())
     return quoted + "\n", warnings
+
+
+# -- one conversation of a project, as `crewagent export` and the window's File > Export write it ------
+
+#: The formats of :func:`export_conversation`.
+EXPORT_FORMATS = ("openai", "markdown", "jsonl")
+
+
+@dataclass(frozen=True)
+class ConversationExport:
+    """The text of an export and what the user should know about it.
+
+    ``error``: an OpenAI error envelope when the chain would not be valid (a bug; nothing may be
+    written); ``incomplete``: output that could not be completed (a missing offloaded file);
+    ``changes``: what the export repaired in a log that is not a valid chain as it stands.
+    """
+
+    text: str
+    warnings: tuple[str, ...] = ()
+    changes: tuple[str, ...] = ()
+    incomplete: bool = False
+    error: dict[str, Any] | None = None
+
+
+def export_conversation(
+    store: RuntimeStore, project_id: str, conversation_id: str, fmt: str, *, include_subagents: bool = False
+) -> ConversationExport:
+    """One conversation in ``fmt`` (openai, markdown or jsonl), read from the store."""
+    if fmt not in EXPORT_FORMATS:
+        raise ValueError(f"Unknown export format {fmt!r}; expected one of {EXPORT_FORMATS}")
+    meta = store.get_conversation(project_id, conversation_id)
+    loaded = store.load_messages(project_id, meta.id)
+    warnings: list[str] = [loaded.problem_summary()] if loaded.problems else []
+
+    def full(message: Any) -> str:
+        return store.read_full_output(project_id, message)
+
+    subagents = None
+    if include_subagents:
+        subagents, damaged = subagent_tree(store, project_id, meta.id)
+        warnings.extend(damaged)
+    changes: list[str] = []
+    if fmt == "openai":
+        payload: Any
+        if subagents is not None:
+            payload, report = export_openai_with_subagents(loaded.messages, full, subagents, tool_names=app_tool_names())
+        else:
+            report = export_openai(loaded.messages, full, tool_names=app_tool_names())
+            payload = report.messages
+        if report.errors:  # a bug: never hand out a chain a provider would reject
+            return ConversationExport("", error=report.errors[0].envelope())
+        text = json.dumps(payload, ensure_ascii=False, indent=2) + "\n"
+        more, changes = list(report.warnings), list(report.changes)
+        if not report.messages:
+            warnings.append("the conversation holds no message a request would carry: the export is []")
+    elif fmt == "jsonl":
+        text, more = export_jsonl(loaded.messages, subagents), []
+    else:
+        text, more = export_markdown(meta, loaded.messages, full, subagents)
+    return ConversationExport(text, tuple(warnings + list(more)), tuple(changes), incomplete=bool(more))

@@ -206,10 +206,13 @@ class ConversationMeta(BaseModel):
     autoTitle: bool | None = None
     #: The log size ``messageCount`` was counted at (store/index.py).
     logBytes: int | None = None
+    #: Where the title came from: ``auto`` (the first message), ``generated`` (by the provider from
+    #: the first exchange) or ``user`` (a rename, which nothing replaces); None in older indexes.
+    titleSource: Literal["user", "auto", "generated"] | None = None
 
     def to_json_dict(self) -> dict[str, Any]:
         """The entry as a listing shows it: the store's bookkeeping fields only when they are set."""
-        unset = {name for name in ("autoTitle", "logBytes") if getattr(self, name) is None}
+        unset = {name for name in ("autoTitle", "logBytes", "titleSource") if getattr(self, name) is None}
         return self.model_dump(mode="json", exclude=unset)
 
 

@@ -28,10 +28,28 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="allow", validate_assignment=True)
 
 
-class LlmSettings(_Section):
-    provider: ProviderName = "demo"
+class ProviderProfile(_Section):
+    """What the user last set for one provider, so that switching providers does not carry it over."""
+
     baseUrl: str = ""
     model: str = ""
+
+
+#: A provider's profile before the user chose anything for it (empty base URL: the provider's own).
+PROVIDER_DEFAULTS: dict[str, ProviderProfile] = {
+    "demo": ProviderProfile(),
+    "openai": ProviderProfile(model="gpt-4o-mini"),
+    "openai-compatible": ProviderProfile(),
+}
+
+
+class LlmSettings(_Section):
+    provider: ProviderName = "demo"
+    #: The active provider's base URL and model (what a turn uses).
+    baseUrl: str = ""
+    model: str = ""
+    #: Provider name -> its last base URL and model; absent in files written before it existed.
+    providers: dict[str, ProviderProfile] = Field(default_factory=dict)
     timeoutSeconds: float = Field(default=120.0, gt=0)
     stream: bool = True
     sendReasoning: bool = False
@@ -46,6 +64,14 @@ class LlmSettings(_Section):
     contextWindow: int | None = Field(default=None, ge=1024)
     includeToolResultsInContext: bool = True
     includeCollapsedUiEventsInContext: bool = False
+
+    def profile(self, provider: str) -> ProviderProfile:
+        """The base URL and model to show for ``provider``: the active one's own fields, else what
+        was last saved for it, else its defaults."""
+        if provider == self.provider:
+            return ProviderProfile(baseUrl=self.baseUrl, model=self.model)
+        stored = self.providers.get(provider)
+        return stored.model_copy() if stored is not None else PROVIDER_DEFAULTS.get(provider, ProviderProfile()).model_copy()
 
 
 class FsToolSettings(_Section):

@@ -52,6 +52,7 @@ from crewagent.core.subagents import (
     SubagentTypes,
 )
 from crewagent.core.subagents.links import parent_status
+from crewagent.core.titles import generate_title
 from crewagent.core.tools import ApprovalGate, Approver
 from crewagent.core.tools.registry import AskUser
 from crewagent.core.tuning import FIRST_PAGE_HEAD_START_S
@@ -493,6 +494,16 @@ class TurnHost(Generic[M]):
             return ProviderChanged(settings, await self._config(settings))
         except CrewAgentError as exc:
             return ProviderChanged(settings, None, str(exc))
+
+    async def title(self, project_id: str, conversation_id: str) -> ConversationChanged:
+        """Name the conversation from its first exchange (core/titles.py); its entry afterwards."""
+        store = self._store_of()
+        self.project(project_id)
+
+        async def config() -> ProviderConfig:
+            return await self._config(await asyncio.to_thread(self._settings_store().load))
+
+        return ConversationChanged(project_id, await generate_title(store, project_id, conversation_id, config))
 
     async def set_mode(self, project_id: str, conversation_id: str, mode: str) -> ConversationChanged:
         if mode not in MODES:

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from crewagent.ui import formatting
+from crewagent.ui.model_picker import ModelPicker
 from crewagent.ui.workflow_panel import WorkflowPanel
 
 #: The switcher's segments, in order (``run`` is shown as Workflow).
@@ -115,6 +116,8 @@ class ConversationHeader(QFrame):
 
         top = QHBoxLayout()
         top.addWidget(self.title, 1)
+        self.model_picker = ModelPicker(self)  # issue 18 item 13: the model of the next turn
+        top.addWidget(self.model_picker, 0)
         top.addWidget(self.switcher, 0)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(20, 10, 20, 8)

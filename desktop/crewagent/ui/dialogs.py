@@ -37,6 +37,14 @@ class NewProjectAnswer:
     name: str
 
 
+@dataclass(frozen=True, slots=True)
+class ExportAnswer:
+    """Where to export a conversation, and in which format (openai, markdown or jsonl)."""
+
+    path: str
+    format: str
+
+
 class ProjectDialogs(Protocol):
     """Asks the user; tests pass a scripted implementation so that nothing modal blocks them."""
 
@@ -70,6 +78,10 @@ class ProjectDialogs(Protocol):
 
     def ask_save_path(self, parent: QWidget, title: str, suggested_name: str) -> str | None:
         """Where to save a file (``suggested_name`` is proposed); None when the user cancels."""
+        ...
+
+    def ask_export_file(self, parent: QWidget, suggested_name: str) -> ExportAnswer | None:
+        """Where to export a conversation and in which format (the file type); None when cancelled."""
         ...
 
 
@@ -179,6 +191,21 @@ class QtProjectDialogs:
     def ask_save_path(self, parent: QWidget, title: str, suggested_name: str) -> str | None:
         path, _filter = QFileDialog.getSaveFileName(parent, title, str(Path.home() / suggested_name))
         return path or None
+
+
+    def ask_export_file(self, parent: QWidget, suggested_name: str) -> ExportAnswer | None:
+        """A file to export a conversation to; the chosen file type is the format."""
+        filters = {
+            QCoreApplication.translate("ProjectDialogs", "Markdown (*.md)"): ("markdown", ".md"),
+            QCoreApplication.translate("ProjectDialogs", "OpenAI messages JSON (*.json)"): ("openai", ".json"),
+            QCoreApplication.translate("ProjectDialogs", "JSON Lines log (*.jsonl)"): ("jsonl", ".jsonl"),
+        }
+        title = QCoreApplication.translate("ProjectDialogs", "Export Conversation")
+        path, chosen = QFileDialog.getSaveFileName(parent, title, str(Path.home() / (suggested_name + ".md")), ";;".join(filters))
+        if not path:
+            return None
+        fmt, suffix = filters.get(chosen, ("markdown", ".md"))
+        return ExportAnswer(path if Path(path).suffix else path + suffix, fmt)
 
 
 class NewProjectDialog(QDialog):

@@ -13,8 +13,10 @@ from crewagent.ui import shortcuts, wiring
 from crewagent.ui.about import AboutDialog, AppFolders
 from crewagent.ui.approval import ApprovalController, ApprovalPrompter
 from crewagent.ui.dialogs import ProjectDialogs, QtProjectDialogs
+from crewagent.ui.export_action import ConversationExporter
 from crewagent.ui.i18n import LanguageManager
 from crewagent.ui.message_bar import MessageBar
+from crewagent.ui.model_picker import connect_model_picker
 from crewagent.ui.project_view import ProjectView
 from crewagent.ui.settings import SettingsDialog, provider_label
 from crewagent.ui.single_instance import ActivationRequest
@@ -123,6 +125,12 @@ class MainWindow(QMainWindow):
         self._create_menus()
         self.retranslate_ui()
         wiring.connect_signals(self)
+        # Issue 18 item 15: File > Export Conversation… (Ctrl+Shift+E), written by the worker.
+        self.exporter = ConversationExporter(self, self.project_view, self._dialogs, self.message_bar)
+        self.file_menu.insertAction(self.exit_project_action, self.exporter.action)
+        self.exporter.export_requested.connect(worker.export_conversation, Qt.ConnectionType.QueuedConnection)
+        worker.conversation_exported.connect(self.exporter.exported)
+        connect_model_picker(self.project_view.conversation.header.model_picker, worker)  # issue 18 item 13
         self.resize(1120, 720)
         self._restore_state()
         self.show_start_page()

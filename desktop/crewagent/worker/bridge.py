@@ -19,6 +19,7 @@ from crewagent.core.packages import example_package_id
 from crewagent.core.store._fsutil import atomic_write_bytes
 from crewagent.core.store.runtime import DEFAULT_TITLE
 from crewagent.core.store import ProjectInfo
+from crewagent.core.export import export_conversation
 from crewagent.core.turns import package_store
 from crewagent.core.store import RuntimeStore
 from crewagent.worker.background import BackgroundJobs
@@ -252,6 +253,21 @@ class Worker(WorkerSignals):
             return
         meta = self._store.rename_conversation(project_id, conversation_id, title)
         self.conversation_changed.emit(project_id, ConversationSummary.from_meta(meta))
+
+    @Slot(str, str, str, str)
+    @_request
+    def export_conversation(self, project_id: str, conversation_id: str, fmt: str, path: str) -> None:
+        """Write a conversation to ``path`` as ``crewagent export`` does (issue 18, item 15)."""
+        result = export_conversation(self._store, project_id, conversation_id, fmt)
+        if result.error is not None:
+            self.error.emit("export_conversation", "The exported chain would not be valid; nothing was written.")
+            return
+        try:
+            Path(path).write_text(result.text, encoding="utf-8")  # as the command line writes -o FILE
+        except OSError as exc:
+            self.error.emit("export_conversation", f"Cannot write {path}: {exc.strerror or exc}")
+            return
+        self.conversation_exported.emit(path, result.warnings)
 
     @Slot(str, str)
     @_request

@@ -46,6 +46,9 @@ class TurnSignals(QObject):
     turn_finished = Signal(str, str, object)
     #: ``(project_id, ConversationSummary)``: a conversation's title, mode, count or activity changed.
     conversation_changed = Signal(str, object)
+    #: ``(conversation_id, title_source)``: naming the conversation after its first exchange is over
+    #: (``generated``; ``auto``: the first message's title is kept; ``user``: a rename won; "" unknown).
+    title_finished = Signal(str, str)
     #: An :class:`ApprovalPrompt`: a write tool waits; answer with ``answer_approval``.
     approval_requested = Signal(object)
     #: An :class:`AskUserPrompt`: ``ui.ask_user`` waits; answer with ``answer_ask_user``.

@@ -366,6 +366,8 @@ class TurnRequest(StrEnum):
     LOAD_RUNS = "load_runs"
     START_RUN = "start_run"
     RESUME_RUN = "resume_run"
+    #: Not a request: the title generated after a first exchange.
+    TITLE = "title"
     #: Not a request: the summary refresh after a background subagent's notice.
     SUBAGENT_NOTICE = "subagent_notice"
 

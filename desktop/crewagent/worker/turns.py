@@ -113,11 +113,15 @@ class TurnWorker(TurnSignals):
         if not self._async.start(run, request.value, report):
             log.info("%s ignored: the turn worker is shut down", request)
 
-    def _relay(self, request: TurnRequest, conversation_id: str, items: Callable[[], AsyncGenerator[HostItem, None]]) -> None:
+    def _relay(
+        self, request: TurnRequest, conversation_id: str, items: Callable[[], AsyncGenerator[HostItem, None]], then: Callable[[], None] | None = None
+    ) -> None:
         async def work() -> None:
             async with aclosing(items()) as stream:
                 async for item in stream:
                     self._emit(request, item)
+            if then is not None:
+                then()
 
         self._start(request, conversation_id, work)
 
@@ -144,7 +148,26 @@ class TurnWorker(TurnSignals):
     @Slot(str, str, str, str)
     @on_own_thread
     def send(self, project_id: str, conversation_id: str, text: str, mode: str) -> None:
-        self._relay(TurnRequest.SEND, conversation_id, lambda: self._host.send(project_id, conversation_id, text, mode))
+        title = functools.partial(self._title, project_id, conversation_id)
+        self._relay(TurnRequest.SEND, conversation_id, lambda: self._host.send(project_id, conversation_id, text, mode), title)
+
+    def _title(self, project_id: str, conversation_id: str) -> None:
+        """Name the conversation after its first exchange, as a task of its own: the turn is over
+        and never waits for it; a failure keeps the first message's title and is only logged."""
+
+        async def work() -> None:
+            source = ""
+            try:
+                changed = await self._host.title(project_id, conversation_id)
+                source = changed.meta.titleSource or ""
+                if source == "generated":
+                    self._emit(TurnRequest.TITLE, changed)
+            except CrewAgentError as exc:
+                log.info("no title generated for %s: %s", conversation_id, exc)
+            finally:
+                self.title_finished.emit(conversation_id, source)
+
+        self._start(TurnRequest.TITLE, conversation_id, work)
 
     @Slot(str, str, str)
     @on_own_thread

@@ -77,6 +77,10 @@ class WorkerSignals(QObject):
     #: ``FilePreview``: a project file read for a workspace tab.
     file_read = Signal(object)
 
+    #: ``(path, warnings)``: ``export_conversation`` wrote the file; ``warnings`` is a tuple of
+    #: sentences (output that could not be completed, a damaged log), empty when all went well.
+    conversation_exported = Signal(str, object)
+
     #: ``(folder, reason)``: ``open_project(folder)`` found no project there: ``reason`` is
     #: ``"missing"`` (no such folder) or ``"not_a_project"`` (no .crewagent.json yet: the UI may
     #: offer to make it one, with ``create_project``).

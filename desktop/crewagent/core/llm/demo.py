@@ -18,6 +18,7 @@ What it does with the last message of a request:
 - a subagent's request (its system prompt has a ``SUBAGENT`` block) -> lists the project, reads the
   README (or a file the task names), then reports what it found;
 - a Run-mode request (a ``RUN_DIRECTIVE`` block) -> drives the workflow (core/llm/demo_run.py);
+- a title request (core/llm/title.py) -> the first words of the user's message, as a title;
 - anything else -> a short help text.
 
 Tools are called by their wire names (``fs_list``) as offered in the request's ``tools``; when a
@@ -48,6 +49,7 @@ from crewagent.core.llm.local_server import (
     SseReply,
     error_body,
 )
+from crewagent.core.llm.title import TITLE_INSTRUCTION, clean_title
 from crewagent.core.llm.toolnames import wire_name_candidates
 
 LABEL = "[demo]"
@@ -112,6 +114,8 @@ def plan_answer(body: Mapping[str, Any]) -> _Plan:
     if not messages:
         return _Plan(text=_HELP)
     last = messages[-1]
+    if messages[0].get("role") == "system" and message_text(messages[0]) == TITLE_INSTRUCTION:
+        return _Plan(text=_demo_title(message_text(last)))
     if any(m.get("role") == "system" and _SUBAGENT_MARK in message_text(m) for m in messages):
         return _plan_subagent(body, messages)
     if is_run_request(messages):
@@ -155,6 +159,12 @@ def plan_answer(body: Mapping[str, Any]) -> _Plan:
             body, "fs.list", {"path": "@project"}, turn, "The user wants the project's files; I will call fs.list."
         )
     return _Plan(text=_HELP)
+
+
+def _demo_title(quoted: str) -> str:
+    """A deterministic title: the first words of the user's message in a title request."""
+    said = quoted.split("\n\nAssistant:", 1)[0].removeprefix("User:")
+    return clean_title(said) or "Demo conversation"
 
 
 def _plan_subagent(body: Mapping[str, Any], messages: Sequence[Mapping[str, Any]]) -> _Plan:

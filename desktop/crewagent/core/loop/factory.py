@@ -32,6 +32,9 @@ def provider_config(
     llm = settings.llm.model_dump(mode="json")
     llm["timeout"] = settings.llm.timeoutSeconds
     name = provider or settings.llm.provider
+    # Another provider than the active one (--provider) brings its own URL and model, not the active one's.
+    profile = settings.llm.profile(name)
+    llm["baseUrl"], llm["model"] = profile.baseUrl, profile.model
     key = secrets.get(name) if secrets is not None and name != "demo" else None
     # The model is applied before the config is checked: --model is enough when no model is set.
     return config_from_env(llm, provider=name, api_key=key, demo_base_url=demo_base_url, model=model or None)

@@ -284,12 +284,31 @@ class RuntimeStore:
                 raise ValueError("A conversation title cannot be empty.")
             changes["title"] = title
             changes["autoTitle"] = False
+            changes.setdefault("titleSource", "user")
         with self._project_lock(project_id):
             index = self._index(project_id)
             metas = index.load()
             for position, meta in enumerate(metas):
                 if meta.id == conversation_id:
                     updated = ConversationMeta.model_validate({**meta.model_dump(), **changes})
+                    metas[position] = updated
+                    index.write_meta(updated)
+                    index.save(metas)
+                    return updated
+        raise ConversationNotFound(conversation_id)
+
+    def set_generated_title(self, project_id: str, conversation_id: str, title: str) -> ConversationMeta | None:
+        """Replace the first-message title with one the provider generated; None (nothing changed)
+        when the title is no longer the automatic one (the user renamed it meanwhile)."""
+        title = " ".join(title.split())
+        with self._project_lock(project_id):
+            index = self._index(project_id)
+            metas = index.load()
+            for position, meta in enumerate(metas):
+                if meta.id == conversation_id:
+                    if meta.titleSource != "auto" or not title:
+                        return None
+                    updated = meta.model_copy(update={"title": title, "titleSource": "generated"})
                     metas[position] = updated
                     index.write_meta(updated)
                     index.save(metas)
@@ -370,6 +389,7 @@ class RuntimeStore:
                 if meta.autoTitle and stored.role == "user" and stored.text.strip():
                     meta.title = title_from_text(stored.text)
                     meta.autoTitle = False
+                    meta.titleSource = "auto"
                     index.write_meta(meta)
                     index.save(metas)
                 else:

@@ -18,8 +18,8 @@ from PySide6.QtWidgets import (
 )
 
 from crewagent.core.context.window import DEMO_MODEL, ContextWindow, resolve_window
-from crewagent.core.settings import Settings
-from crewagent.ui.settings.form import set_hint
+from crewagent.core.settings import LlmSettings, ProviderProfile, Settings
+from crewagent.ui.settings.form import Field, Group, set_hint
 from crewagent.ui.settings.labels import PROVIDERS, provider_label
 from crewagent.ui.settings.page import SettingsPage
 from crewagent.worker.values import ApiKeyState, ConnectionReport, LlmDraft, ModelList
@@ -53,6 +53,10 @@ class LlmPage(SettingsPage):
         self._refocus: QPushButton | None = None
         #: Model id -> the window the provider's last model list reported (this base URL).
         self._reported: dict[str, int] = {}
+        #: Each provider's base URL and model as last shown, so a switch restores the provider's own.
+        self._llm = LlmSettings()
+        self._profiles: dict[str, ProviderProfile] = {}
+        self._shown: str = "demo"
 
         provider_group = self.add_group()
         self.provider = QComboBox(provider_group)
@@ -88,42 +92,8 @@ class LlmPage(SettingsPage):
         provider_group.add_wide(self.key_warning)
         self._provider_group = provider_group
 
-        check_group = self.add_group()
-        self.test_button = QPushButton(check_group)
-        self.test_button.setObjectName("primaryButton")
-        self.busy = QProgressBar(check_group)
-        self.busy.setRange(0, 0)  # indeterminate
-        self.busy.setTextVisible(False)
-        self.busy.setFixedHeight(4)
-        self.busy.hide()
-        self.result = QLabel(check_group)
-        self.result.setWordWrap(True)
-        self.result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.result.hide()
-        test_row = QHBoxLayout()
-        test_row.addWidget(self.test_button)
-        test_row.addStretch(1)
-        holder = QWidget(check_group)
-        holder.setLayout(test_row)
-        check_group.add_wide(holder)
-        check_group.add_wide(self.busy)
-        check_group.add_wide(self.result)
-        self._check_group = check_group
-        limits_group = self.add_group()
-        self.timeout = QDoubleSpinBox(limits_group)
-        self.timeout.setRange(1, 3600)
-        self.timeout.setDecimals(0)
-        self.context_window = QSpinBox(limits_group)
-        self.context_window.setRange(AUTOMATIC_WINDOW, 100_000_000)
-        self.context_window.setSingleStep(1024)
-        self.context_window.setGroupSeparatorShown(True)
-        self.window_info = QLabel(limits_group)
-        self.window_info.setObjectName("windowInfo")
-        self.window_info.setWordWrap(True)
-        self.fields["llm.timeoutSeconds"] = limits_group.add_field(self.timeout)
-        self.fields["llm.contextWindow"] = limits_group.add_field(self.context_window)
-        limits_group.add_wide(self.window_info)
-        self._limits_group = limits_group
+        self._check_group, self.test_button, self.busy, self.result = _check_group(self.add_group())
+        self._limits_group, self.timeout, self.context_window, self.window_info = _limits_group(self.add_group(), self.fields)
 
         self.finish()
 
@@ -181,10 +151,12 @@ class LlmPage(SettingsPage):
 
     def load(self, settings: Settings) -> None:
         llm = settings.llm
+        self._llm = llm
         index = self.provider.findData(llm.provider)
         self.provider.setCurrentIndex(max(0, index))
-        self.base_url.setText(llm.baseUrl)
-        self.model.setEditText(llm.model)
+        self._profiles = {}  # what the switch above kept came from the page's previous settings
+        self._shown = self.current_provider()
+        self._show_profile(llm.profile(self._shown))
         self.timeout.setValue(llm.timeoutSeconds)
         self.context_window.setValue(llm.contextWindow or AUTOMATIC_WINDOW)
         self._reported = {}
@@ -194,11 +166,21 @@ class LlmPage(SettingsPage):
 
     def changes(self) -> dict[str, Any]:
         window = self.context_window.value()
+        self._keep_profile()
+        # Only what differs from the saved settings: the active provider's own are the top-level
+        # fields, and the provider that was active keeps its URL and model when another takes over.
+        current = self.current_provider()
+        providers = {
+            name: profile.model_dump(mode="json")
+            for name, profile in self._profiles.items()
+            if name != current and (name == self._llm.provider or profile != self._llm.profile(name))
+        }
         return {
             "llm": {
                 "provider": self.current_provider(),
                 "baseUrl": self.base_url.text().strip(),
                 "model": self.model.currentText().strip(),
+                "providers": providers,
                 "timeoutSeconds": self.timeout.value(),
                 "contextWindow": window if window != AUTOMATIC_WINDOW else None,
             }
@@ -283,8 +265,19 @@ class LlmPage(SettingsPage):
 
     # -- provider-dependent fields -----------------------------------------------------------
 
+    def _keep_profile(self) -> None:
+        self._profiles[self._shown] = ProviderProfile(baseUrl=self.base_url.text().strip(), model=self.model.currentText().strip())
+
+    def _show_profile(self, profile: ProviderProfile) -> None:
+        self.base_url.setText(profile.baseUrl)
+        self.model.setEditText(profile.model)
+
     @Slot(int)
     def _on_provider_changed(self, _index: int) -> None:
+        # Item 7 of issue 18: each provider keeps its own base URL and model.
+        self._keep_profile()
+        self._shown = self.current_provider()
+        self._show_profile(self._profiles.get(self._shown) or self._llm.profile(self._shown))
         self._key_state = None
         self._reported = {}
         self._clear_result()
@@ -422,3 +415,45 @@ class LlmPage(SettingsPage):
     def _clear_result(self) -> None:
         if not self._busy:
             self.result.hide()
+
+
+def _check_group(group: Group) -> tuple[Group, QPushButton, QProgressBar, QLabel]:
+    """Test Connection, its busy bar and its result, in ``group``."""
+    test_button = QPushButton(group)
+    test_button.setObjectName("primaryButton")
+    busy = QProgressBar(group)
+    busy.setRange(0, 0)  # indeterminate
+    busy.setTextVisible(False)
+    busy.setFixedHeight(4)
+    busy.hide()
+    result = QLabel(group)
+    result.setWordWrap(True)
+    result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    result.hide()
+    test_row = QHBoxLayout()
+    test_row.addWidget(test_button)
+    test_row.addStretch(1)
+    holder = QWidget(group)
+    holder.setLayout(test_row)
+    group.add_wide(holder)
+    group.add_wide(busy)
+    group.add_wide(result)
+    return group, test_button, busy, result
+
+
+def _limits_group(group: Group, fields: dict[str, Field]) -> tuple[Group, QDoubleSpinBox, QSpinBox, QLabel]:
+    """The timeout and the context window, in ``group`` (their fields added to ``fields``)."""
+    timeout = QDoubleSpinBox(group)
+    timeout.setRange(1, 3600)
+    timeout.setDecimals(0)
+    context_window = QSpinBox(group)
+    context_window.setRange(AUTOMATIC_WINDOW, 100_000_000)
+    context_window.setSingleStep(1024)
+    context_window.setGroupSeparatorShown(True)
+    window_info = QLabel(group)
+    window_info.setObjectName("windowInfo")
+    window_info.setWordWrap(True)
+    fields["llm.timeoutSeconds"] = group.add_field(timeout)
+    fields["llm.contextWindow"] = group.add_field(context_window)
+    group.add_wide(window_info)
+    return group, timeout, context_window, window_info
