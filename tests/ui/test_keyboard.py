@@ -113,3 +113,21 @@ def test_ctrl_slash_opens_the_sheet_with_a_two_column_table(qtbot: Any, window: 
     assert any("Enter" in key for key in keys) and any("Esc" in key for key in keys) and "F2" in keys
     assert all(table.item(row, 1).text() for row in range(table.rowCount()))
     sheet.close()
+
+
+def test_opening_a_search_hit_leaves_the_keyboard_in_the_search_box(qtbot: Any, store: Any, project: Any, window: MainWindow) -> None:
+    """The composer does not take the keyboard from someone typing a search (they may type on)."""
+    found = store.create_conversation(project.id, title="Zebra facts")
+    store.append_message(project.id, found.id, ConversationMessage.new("user", "zebras have stripes"))
+    store.create_conversation(project.id, title="Other")
+    open_project(qtbot, window, project.root)
+    view, works = window.project_view.conversation, window.project_view.works
+    _select(window, "Other")
+    qtbot.waitUntil(lambda: view.loaded)
+    works.search.setFocus()
+    works.search.setText("zebra")
+    qtbot.waitUntil(lambda: works.proxy.text_hits == 1, timeout=15_000)
+    _select(window, "Zebra facts")
+    qtbot.waitUntil(lambda: view.loaded and view.conversation_id == found.id)
+    qtbot.wait(50)
+    assert window.focusWidget() is works.search
