@@ -1441,6 +1441,17 @@ This folder is missing or is no longer a project.</source>
     </message>
 </context>
 <context>
+    <name>SidebarToggle</name>
+    <message>
+        <source>&amp;View</source>
+        <translation>视图(&amp;V)</translation>
+    </message>
+    <message>
+        <source>Show &amp;Sidebar</source>
+        <translation>显示侧边栏(&amp;S)</translation>
+    </message>
+</context>
+<context>
     <name>StartPage</name>
     <message>
         <source>A workbench for LLM agents. Pick a project folder to begin.</source>
