@@ -2,19 +2,32 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QSettings, Qt
-from PySide6.QtWidgets import QWidget
+import pytest
 
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtWidgets import QApplication, QWidget
+
+from crewagent.ui import theme
 from crewagent.ui.mainwindow import MainWindow
 from crewagent.worker import WorkerThread
 from tests.ui.conftest import ScriptedDialogs
 from tests.ui.test_conversation import open_conversation
 
 NARROWEST = 800
+
+
+@pytest.fixture(params=["light", "dark"])
+def styled(qapp: QApplication, request: Any) -> Iterator[str]:
+    """The application styled as the app styles it (the stylesheet's paddings widen widgets)."""
+    qapp.setStyleSheet(theme.stylesheet(request.param))
+    qapp.setPalette(theme.palette(request.param))
+    yield request.param
+    qapp.setStyleSheet("")
+    qapp.setPalette(QApplication.style().standardPalette())
 
 
 def _window(qtbot: Any, worker: WorkerThread, dialogs: ScriptedDialogs, state_file: Path) -> MainWindow:
@@ -28,14 +41,14 @@ def _widest(widget: QWidget, depth: int = 0, out: list[str] | None = None) -> li
     """Which widgets ask for more than NARROWEST (to say what sets the minimum when this fails)."""
     out = [] if out is None else out
     for child in widget.findChildren(QWidget, options=Qt.FindChildOption.FindDirectChildrenOnly):
-        if child.isVisible() and max(child.minimumSizeHint().width(), child.minimumWidth()) > 300:
+        if child.isVisible() and max(child.minimumSizeHint().width(), child.minimumWidth()) > 120:
             out.append(f"{'  ' * depth}{type(child).__name__}#{child.objectName()} {child.minimumSizeHint().width()} min={child.minimumWidth()}")
             _widest(child, depth + 1, out)
     return out
 
 
 def test_the_window_works_from_800_px_with_a_project_and_a_conversation_open(
-    qtbot: Any, project: Any, worker_thread: WorkerThread, dialogs: ScriptedDialogs, tmp_path: Path
+    qtbot: Any, styled: str, project: Any, worker_thread: WorkerThread, dialogs: ScriptedDialogs, tmp_path: Path
 ) -> None:
     main = _window(qtbot, worker_thread, dialogs, tmp_path / "ui-state.ini")
     open_conversation(qtbot, main, project.root)

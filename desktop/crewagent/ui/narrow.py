@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QWidget
 #: What a shrinkable label or picker keeps when the window is at its narrowest.
 LABEL_MIN = 24
 PICKER_MIN = 140
+TITLE_MIN = 80
 
 
 def shrinkable(*widgets: QWidget, minimum: int = LABEL_MIN) -> None:
