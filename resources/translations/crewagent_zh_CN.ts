@@ -474,6 +474,7 @@ Files the model writes will appear here.</source>
     <name>JumpToLatest</name>
     <message>
         <source>↓ Latest</source>
+        <extracomment>Pixels above and below the pill inside the strip it has to itself.</extracomment>
         <translation>↓ 最新</translation>
     </message>
 </context>
@@ -1492,6 +1493,10 @@ This folder is missing or is no longer a project.</source>
         <translation>显示或隐藏运行的日志面板</translation>
     </message>
     <message>
+        <source>Show or hide the sidebar</source>
+        <translation>显示或隐藏侧边栏</translation>
+    </message>
+    <message>
         <source>Composer: send the message</source>
         <translation>输入框：发送消息</translation>
     </message>
@@ -1546,6 +1551,18 @@ This folder is missing or is no longer a project.</source>
     <message>
         <source>Action</source>
         <translation>操作</translation>
+    </message>
+</context>
+<context>
+    <name>SidebarToggle</name>
+    <message>
+        <source>&amp;View</source>
+        <extracomment>Hide or show the sidebar, from anywhere in the main window.</extracomment>
+        <translation>视图(&amp;V)</translation>
+    </message>
+    <message>
+        <source>Show &amp;Sidebar</source>
+        <translation>显示侧边栏(&amp;S)</translation>
     </message>
 </context>
 <context>

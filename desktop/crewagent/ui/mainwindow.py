@@ -17,9 +17,11 @@ from crewagent.ui.export_action import ConversationExporter
 from crewagent.ui.i18n import LanguageManager
 from crewagent.ui.message_bar import MessageBar
 from crewagent.ui.model_picker import connect_model_picker
+from crewagent.ui.narrow import shrinkable
 from crewagent.ui.project_view import ProjectView
 from crewagent.ui.settings import SettingsDialog, provider_label
 from crewagent.ui.shortcut_sheet import ShortcutSheetOpener
+from crewagent.ui.sidebar_toggle import SidebarToggle
 from crewagent.ui.single_instance import ActivationRequest
 from crewagent.ui.start_page import StartPage
 from crewagent.ui.theme import ThemeManager
@@ -111,6 +113,7 @@ class MainWindow(QMainWindow):
         self.status_run.setObjectName("statusRun")
         self.status_run.hide()
         self.statusBar().addPermanentWidget(self.status_run)
+        shrinkable(self.status_project, self.status_provider, self.status_run)  # issue 18 item 17
         self.approvals = ApprovalController(self, approvals)
         self._closing = False
         self._stopped_for_close = False
@@ -132,6 +135,7 @@ class MainWindow(QMainWindow):
         self.exporter.export_requested.connect(worker.export_conversation, Qt.ConnectionType.QueuedConnection)
         worker.conversation_exported.connect(self.exporter.exported)
         connect_model_picker(self.project_view.conversation.header.model_picker, worker)  # issue 18 item 13
+        self.sidebar_toggle = SidebarToggle(self, self.project_view.sidebar, state, self.help_menu.menuAction())  # issue 18 item 17
         self.resize(1120, 720)
         self._restore_state()
         self.show_start_page()

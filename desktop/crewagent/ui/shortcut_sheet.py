@@ -30,6 +30,7 @@ def shortcut_entries() -> list[tuple[QKeySequence, str]]:
         (QKeySequence("Ctrl+Q"), QCoreApplication.translate("ShortcutSheet", "Quit")),
         (QKeySequence("Ctrl+K"), QCoreApplication.translate("ShortcutSheet", "Search conversations (in the Logs panel: clear the log)")),
         (QKeySequence("Ctrl+L"), QCoreApplication.translate("ShortcutSheet", "Show or hide the run's Logs panel")),
+        (QKeySequence("Ctrl+B"), QCoreApplication.translate("ShortcutSheet", "Show or hide the sidebar")),
         (QKeySequence("Enter"), QCoreApplication.translate("ShortcutSheet", "Composer: send the message")),
         (QKeySequence("Shift+Enter"), QCoreApplication.translate("ShortcutSheet", "Composer: new line")),
         (QKeySequence("Up"), QCoreApplication.translate("ShortcutSheet", "Empty composer: recall your last message to edit it")),
