@@ -28,8 +28,9 @@ the runs index) and the **next** one (the run stays ``waiting-user``). **Run ove
 its threads: the server's work is the same in both modes, and CPU time does not count the waits
 for a core that a loaded machine adds). The order of the configurations rotates from round to round. On a
 loaded machine the difference of two ~100 ms turns is noisy, so the run's own steps are also
-timed directly, per turn: ``prepare_run``, the run context before each model call, the state
-guard, the state read back after a write (0 for a frontmatter patch), and the end of the turn (the runs index and the marker).
+timed directly, per turn: the run's lookup in the runs index, ``prepare_run``, the run context
+before each model call, the state guard, the state read back after a write (0 for a frontmatter
+patch), and the end of the turn (the runs index and the marker).
 """
 
 from __future__ import annotations
@@ -127,6 +128,7 @@ class StepTimer:
     """Time spent in the run's own steps during the timed turns (wraps them in place)."""
 
     STEPS = (
+        ("run lookup (runs index)", "crewagent.core.turns", None, "active_run"),
         ("prepare_run", "crewagent.core.runs.service", None, "prepare_run"),
         ("run context (per call)", "crewagent.core.runs.engine", "RunDriver", "context"),
         ("state guard", "crewagent.core.runs.guard", "StateGuard", "__call__"),
