@@ -42,6 +42,8 @@ class ToolFacts:
     #: Read only when the part is expanded (a tool's arguments may be megabytes).
     arguments: str = ""
     result: str = ""
+    #: A running command's output so far (expanded parts only; "" once the result is in).
+    live: str = ""
     #: Bytes of an offloaded result (None: the result is stored whole).
     offloaded: int | None = None
     read_only: bool = False
@@ -92,6 +94,7 @@ class ToolPainter(RowPainter[ToolFacts, ToolGeometry]):
             task_description=((subagent.description if subagent is not None else "") or str(parsed.get("description") or "")),
             arguments=arguments if expanded else "",
             result=str(index.data(TimelineRole.TOOL_RESULT) or "") if expanded else "",
+            live=str(index.data(TimelineRole.TOOL_LIVE_OUTPUT) or "") if expanded else "",
             offloaded=int(offloaded) if offloaded is not None else None,
             read_only=state.read_only,
             duration_ms=index.data(TimelineRole.TOOL_DURATION),
@@ -120,6 +123,8 @@ class ToolPainter(RowPainter[ToolFacts, ToolGeometry]):
                     more = len(shown) - MAX_RESULT_CHARS
                     shown = shown[:MAX_RESULT_CHARS] + "\n" + translate("TimelineDelegate", "… {n} more characters").format(n=more)
                 texts.append((translate("TimelineDelegate", "Result"), sizer("result", shown, inner_w, fonts.mono, plain=True)))
+            elif facts.live:
+                texts.append((translate("TimelineDelegate", "Output"), sizer("live", facts.live, inner_w, fonts.mono, plain=True)))
         body = 0.0
         for _label, laid in texts:
             body += t.section_label_advance + height_of(laid) + t.section_gap
