@@ -85,8 +85,10 @@ class TerminalToolSettings(_Section):
 
     enabled: bool = True
     timeoutMs: int = Field(default=120_000, ge=1)
-    maxStdoutBytes: int = Field(default=200_000, ge=1)
-    maxStderrBytes: int = Field(default=100_000, ge=1)
+    #: Past these a stream is cut (head and tail kept) and kept whole under @state/logs/tool-results/;
+    #: together under 50 KB, so that the store does not offload the result to a 500-character preview.
+    maxStdoutBytes: int = Field(default=32_000, ge=1)
+    maxStderrBytes: int = Field(default=8_000, ge=1)
     #: Where a command may run: ``@project[/sub]``, ``@state[/sub]`` or absolute folders.
     allowedRoots: list[str] = Field(default_factory=lambda: ["@project"])
     #: Scripts in a shell (``shell.exec``); off unless the user turns it on.

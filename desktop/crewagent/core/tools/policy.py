@@ -34,8 +34,10 @@ DEFAULT_MAX_READ_BYTES = 1_000_000
 DEFAULT_MAX_WRITE_BYTES = 5_000_000
 DEFAULT_TIMEOUT_S = 300.0
 DEFAULT_TERMINAL_TIMEOUT_MS = 120_000
-DEFAULT_MAX_STDOUT_BYTES = 200_000
-DEFAULT_MAX_STDERR_BYTES = 100_000
+#: Together under the 50 KB above which the store offloads a result to a preview: with these,
+#: the model reads a command's (cut) output whole, and the rest at stdoutFullPath.
+DEFAULT_MAX_STDOUT_BYTES = 32_000
+DEFAULT_MAX_STDERR_BYTES = 8_000
 #: The root a command may run in when the settings name none.
 PROJECT_ROOT_ALIAS = "@project"
 

@@ -168,10 +168,21 @@ def prepare(args: dict[str, Any], ctx: ToolContext, *, shell: bool) -> Prepared:
     return Prepared([program, *map(str, args.get("args") or [])], cwd, shown, env, None, Path(command).stem)
 
 
+def _prepared(args: dict[str, Any], ctx: ToolContext, *, shell: bool) -> Prepared:
+    """:func:`prepare`, once per call: the preflight, the approval and the handler get the call's own
+    context and arguments, so what the user approved is exactly what runs (and it is resolved once)."""
+    cached = getattr(ctx, "_terminal_prepared", None)
+    if cached is not None and cached[0] is args:
+        return cached[1]
+    prepared = prepare(args, ctx, shell=shell)
+    object.__setattr__(ctx, "_terminal_prepared", (args, prepared))  # ctx is this call's own copy
+    return prepared
+
+
 def _preflight(shell: bool) -> Any:
     def preflight(args: dict[str, Any], ctx: ToolContext) -> ToolResult | None:
         try:
-            prepare(args, ctx, shell=shell)
+            _prepared(args, ctx, shell=shell)
         except ToolFailure as failure:
             return failure.result
         return None
@@ -181,7 +192,7 @@ def _preflight(shell: bool) -> Any:
 
 def _approval(shell: bool) -> Any:
     def fields(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-        prepared = prepare(args, ctx, shell=shell)
+        prepared = _prepared(args, ctx, shell=shell)
         program = prepared.argv[0]
         arguments = prepared.argv[1:]
         lines = [
@@ -215,7 +226,7 @@ def _spill(ctx: ToolContext, stream: str) -> tuple[Path | None, str]:
 def _handler(shell: bool) -> Any:
     async def handle(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         try:
-            prepared = prepare(args, ctx, shell=shell)
+            prepared = _prepared(args, ctx, shell=shell)
         except ToolFailure as failure:
             return failure.result
         policy = _terminal(ctx)

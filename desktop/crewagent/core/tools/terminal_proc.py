@@ -49,6 +49,8 @@ Stream = Literal["stdout", "stderr"]
 OutputCallback = Callable[[Stream, str], None]
 
 READ_CHUNK = 65_536
+#: Bytes of a spilled stream gathered before one write (in a thread).
+SPILL_BATCH = 1 << 20
 LIVE_INTERVAL_S = 0.1
 LIVE_MAX_BYTES = 16_384
 #: After the command's main process ends, how long its pipes may take to drain (the group is killed first).
@@ -104,6 +106,7 @@ class _Capture:
         self._tail = bytearray()
         self._file: BufferedWriter | None = None
         self._spill_failed = False
+        self._pending = bytearray()
         self._live = live
 
     async def feed(self, chunk: bytes) -> None:
@@ -116,12 +119,10 @@ class _Capture:
                 # Crossing the limit: nothing was dropped yet, so head + tail + chunk is all of it.
                 self._file = await asyncio.to_thread(self._open, bytes(self._head) + bytes(self._tail) + chunk)
             elif self._file is not None:
-                try:
-                    await asyncio.to_thread(self._file.write, chunk)
-                except OSError as exc:
-                    log.warning("could not keep the full %s of a command: %s", self.name, exc)
-                    self._close()
-                    self._spill_failed = True
+                # Written a megabyte at a time: one thread hop per 64 KB chunk cost the GUI thread GIL turns.
+                self._pending += chunk
+                if len(self._pending) >= SPILL_BATCH:
+                    await self._write_pending()
         half = self.limit // 2
         room = half - len(self._head)
         if room > 0:
@@ -131,6 +132,17 @@ class _Capture:
         keep = self.limit - half
         if len(self._tail) > 2 * keep:  # trimmed in steps, not on every chunk
             del self._tail[: len(self._tail) - keep]
+
+    async def _write_pending(self) -> None:
+        data, self._pending = bytes(self._pending), bytearray()
+        if self._file is None or not data:
+            return
+        try:
+            await asyncio.to_thread(self._file.write, data)
+        except OSError as exc:
+            log.warning("could not keep the full %s of a command: %s", self.name, exc)
+            self._close()
+            self._spill_failed = True
 
     def _open(self, first: bytes) -> BufferedWriter | None:
         assert self.spill_path is not None
@@ -151,6 +163,7 @@ class _Capture:
             self._file = None
 
     async def finish(self, marker: Callable[[int, int, Path | None], str]) -> StreamResult:
+        await self._write_pending()
         spilled = self.spill_path if self._file is not None else None
         if self._file is not None:
             await asyncio.to_thread(self._close)

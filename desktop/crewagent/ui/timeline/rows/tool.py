@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from PySide6.QtCore import QPointF, QRectF
 
+from crewagent.core.tools.results import readable
 from crewagent.ui.timeline.canvas import Canvas, Fonts, Frame, Text, TextSizer, height_of
 from crewagent.ui.timeline.labels import (
     duration_label,
@@ -117,7 +118,10 @@ class ToolPainter(RowPainter[ToolFacts, ToolGeometry]):
             if arguments:
                 texts.append((translate("TimelineDelegate", "Arguments"), sizer("args", arguments, inner_w, fonts.mono, plain=True)))
             if facts.result:
-                shown = pretty_json(facts.result)
+                # Multi-line text fields (a command's stdout, an fs.read's content) as text under their
+                # name: inside JSON they are one line of "\n" escapes, and laying out one 20,000-character
+                # line stalled the GUI thread for a third of a second.
+                shown = readable(facts.result)
                 if len(shown) > MAX_RESULT_CHARS:
                     cut = True
                     more = len(shown) - MAX_RESULT_CHARS
