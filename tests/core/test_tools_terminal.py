@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
 import time
@@ -11,6 +12,9 @@ from typing import Any
 
 import pytest
 
+from crewagent.core.loop import ConversationSession, LoopEvent, ToolCallOutput
+from crewagent.core.messages import ConversationMeta
+from crewagent.core.store import ProjectInfo, RuntimeStore
 from crewagent.core.tools import (
     ApprovalDecision,
     ApprovalGate,
@@ -24,6 +28,8 @@ from crewagent.core.tools import (
 from crewagent.core.tools.policy import TerminalPolicy
 from crewagent.core.tools.results import ErrorCode
 from crewagent.core.tools.terminal_env import child_env
+from tests.core.loop_helpers import assert_log_valid, finished, turn
+from tests.fakes.scripted_server import ScriptedServer, call, tool_calls
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX process groups; Windows is documented")
 
@@ -163,7 +169,7 @@ def test_secrets_of_the_app_never_reach_the_child(tmp_path: Path, monkeypatch: p
     allow = frozenset({"MY_SETTING", "GITHUB_TOKEN", "OPENAI_API_KEY"})  # secrets stay out even when listed
     ctx = make_ctx(tmp_path, TerminalPolicy(env_allowlist=allow))
     result = run(ctx, py("import json, os; print(json.dumps(dict(os.environ)))", env={"EXTRA": "1"}))
-    env = __import__("json").loads(result["stdout"])
+    env = json.loads(result["stdout"])
     assert env["MY_SETTING"] == "visible" and env["EXTRA"] == "1" and env["PATH"] == os.environ["PATH"]
     assert not {"CREWAGENT_SECRET_THING", "OPENAI_API_KEY", "GITHUB_TOKEN", "NOT_LISTED"} & set(env)
     assert "CREWAGENT_DATA_DIR" in os.environ and "CREWAGENT_DATA_DIR" not in env  # the app's own folders too
@@ -239,3 +245,23 @@ def test_approvals_once_per_program_for_the_conversation_and_deny(tmp_path: Path
 )
 def test_terminal_policy_only_tightens(system: dict[str, Any], agent: dict[str, Any] | None, expected: TerminalPolicy) -> None:
     assert ToolPolicy.from_settings(system).tighten(agent).terminal == expected
+
+
+def test_stop_in_a_turn_answers_the_call_exec_aborted_and_the_chain_stays_valid(
+    scripted_llm: ScriptedServer, store: RuntimeStore, project: ProjectInfo, conversation: ConversationMeta
+) -> None:
+    scripted_llm.script(tool_calls(call("c1", "terminal_run", json.dumps(py(TREE)))))
+    live: list[str] = []
+
+    def on_event(event: LoopEvent, session: ConversationSession) -> None:
+        if isinstance(event, ToolCallOutput):  # the loop relays the command's output as it comes
+            live.append(event.text)
+            if "GRANDCHILD" in "".join(live):
+                session.request_stop()
+
+    events = turn(store, project, conversation.id, scripted_llm.config(), "run it", on_event=on_event)
+    assert finished(events).reason == "stopped"
+    log = assert_log_valid(store, project.id, conversation.id)
+    result = json.loads(log[-1].text)
+    assert result["error"]["code"] == ErrorCode.EXEC_ABORTED and "GRANDCHILD" in result["error"]["stdout"]
+    assert gone(grandchild_of("".join(live)))

@@ -54,3 +54,17 @@ def test_live_output_shows_in_the_expanded_part_while_the_command_runs(
     result = json.loads(part.data(TimelineRole.TOOL_RESULT))
     assert result["stdout"] == "LINE-ONE\ndone\n" and result["exitCode"] == 0
     assert part.data(TimelineRole.TOOL_LIVE_OUTPUT) == ""  # the result replaces the live text
+
+
+def test_the_approval_dialog_names_the_program_a_conversation_grant_covers(qtbot: Any) -> None:
+    from crewagent.ui.approval import ApprovalDialog
+    from crewagent.worker.turn_values import ApprovalPrompt
+
+    summary = "Program: /usr/bin/git\nArguments: status --short\nFolder: @project\nShell: none"
+    prompt = ApprovalPrompt("r1", "c1", "terminal.run", summary, {"command": "git"}, "call_1", scope_label="git")
+    dialog = ApprovalDialog(prompt)
+    qtbot.addWidget(dialog)
+    assert dialog.conversation_button.text() == "Allow git in this conversation"
+    assert dialog.always_button.text() == "Always allow git"
+    shown = [label.text() for label in dialog.findChildren(type(dialog.title))]
+    assert summary in shown  # program, arguments, folder and shell, as they will run
