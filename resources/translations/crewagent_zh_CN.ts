@@ -96,7 +96,7 @@
     <name>ApprovalDialog</name>
     <message>
         <source>Allow {tool}?</source>
-        <extracomment>Characters of the arguments shown in the dialog. The decision: allow_once, allow_conversation, allow_always or deny.</extracomment>
+        <extracomment>Characters of the arguments shown in the dialog. The decision: allow_once, allow_conversation, allow_always or deny. A command&apos;s grants cover its program only (&quot;git&quot;), and the buttons say so.</extracomment>
         <translation>允许 {tool}？</translation>
     </message>
     <message>
@@ -118,6 +118,10 @@
     <message>
         <source>Always allow {tool}</source>
         <translation>始终允许 {tool}</translation>
+    </message>
+    <message>
+        <source>Allow {program} in this conversation</source>
+        <translation>在此会话中允许 {program}</translation>
     </message>
     <message>
         <source>Saved in Settings → Tools; you can take it back there.</source>
@@ -1759,7 +1763,7 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>Arguments</source>
-        <extracomment>Characters of a tool result shown expanded (the rest: &quot;… more&quot;, and &quot;Open full output&quot; opens the viewer). A Task part&apos;s subagent type and description (from its subagent, else from its arguments). Read only when the part is expanded (a tool&apos;s arguments may be megabytes). Bytes of an offloaded result (None: the result is stored whole). Expanded only: the line under the header, the Arguments and Result sections, the row with &quot;Open full output&quot; (an offloaded result, or one cut at MAX_RESULT_CHARS).</extracomment>
+        <extracomment>Characters of a tool result shown expanded (the rest: &quot;… more&quot;, and &quot;Open full output&quot; opens the viewer). A Task part&apos;s subagent type and description (from its subagent, else from its arguments). Read only when the part is expanded (a tool&apos;s arguments may be megabytes). A running command&apos;s output so far (expanded parts only; &quot;&quot; once the result is in). Bytes of an offloaded result (None: the result is stored whole). Expanded only: the line under the header, the Arguments and Result sections, the row with &quot;Open full output&quot; (an offloaded result, or one cut at MAX_RESULT_CHARS).</extracomment>
         <translation>参数</translation>
     </message>
     <message>
@@ -1769,6 +1773,10 @@ Create a project or open an existing one to see it here.</source>
     <message>
         <source>Result</source>
         <translation>结果</translation>
+    </message>
+    <message>
+        <source>Output</source>
+        <translation>输出</translation>
     </message>
     <message>
         <source>Subagent</source>

@@ -80,8 +80,27 @@ class FsToolSettings(_Section):
     maxWriteBytes: int = Field(default=5_000_000, ge=1)
 
 
+class TerminalToolSettings(_Section):
+    """``terminal.run`` / ``shell.exec`` (core/tools/terminal.py); every command still asks first."""
+
+    enabled: bool = True
+    timeoutMs: int = Field(default=120_000, ge=1)
+    #: Past these a stream is cut (head and tail kept) and kept whole under @state/logs/tool-results/;
+    #: together under 50 KB, so that the store does not offload the result to a 500-character preview.
+    maxStdoutBytes: int = Field(default=32_000, ge=1)
+    maxStderrBytes: int = Field(default=8_000, ge=1)
+    #: Where a command may run: ``@project[/sub]``, ``@state[/sub]`` or absolute folders.
+    allowedRoots: list[str] = Field(default_factory=lambda: ["@project"])
+    #: Scripts in a shell (``shell.exec``); off unless the user turns it on.
+    allowShellExec: bool = False
+    #: Variables of the app's environment a command inherits, on top of a minimal safe base;
+    #: API keys and CREWAGENT_* never pass (core/tools/terminal_env.py).
+    envAllowlist: list[str] = Field(default_factory=list)
+
+
 class ToolSettings(_Section):
     fs: FsToolSettings = Field(default_factory=FsToolSettings)
+    terminal: TerminalToolSettings = Field(default_factory=TerminalToolSettings)
     timeoutSeconds: float = Field(default=300.0, gt=0)
     #: Tool names the user chose "always allow" for.
     alwaysAllow: list[str] = Field(default_factory=list)

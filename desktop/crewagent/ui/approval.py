@@ -36,6 +36,8 @@ class ApprovalDialog(QDialog):
         self.setObjectName("approvalDialog")
         self.setMinimumWidth(520)
         self._tool = prompt.tool
+        #: A command's grants cover its program only ("git"), and the buttons say so.
+        self._scope = prompt.scope_label
         self.title = QLabel(self)
         self.title.setObjectName("approvalTitle")
         summary = QLabel(prompt.summary, self)
@@ -91,6 +93,9 @@ class ApprovalDialog(QDialog):
         self.once_button.setText(self.tr("Allow once"))
         self.conversation_button.setText(self.tr("Allow in this conversation"))
         self.always_button.setText(self.tr("Always allow {tool}").format(tool=tool))
+        if self._scope:
+            self.conversation_button.setText(self.tr("Allow {program} in this conversation").format(program=self._scope))
+            self.always_button.setText(self.tr("Always allow {tool}").format(tool=self._scope))
         self.always_button.setToolTip(self.tr("Saved in Settings → Tools; you can take it back there."))
 
     def changeEvent(self, event: QEvent) -> None:

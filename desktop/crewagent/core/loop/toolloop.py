@@ -37,6 +37,7 @@ from crewagent.core.loop.events import (
     StreamStarted,
     TextDelta,
     ToolCallFinished,
+    ToolCallOutput,
     ToolCallStarted,
     TurnFinished,
 )
@@ -397,7 +398,13 @@ class ToolLoop:
 
     async def _run_one(self, index: int, call: ToolCall, queue: asyncio.Queue[Any]) -> None:
         started = time.perf_counter()
-        result = await self.registry.execute(call.function.name, call.function.arguments, self.tool_context, call_id=call.id)
+
+        def output(stream: str, text: str) -> None:
+            queue.put_nowait(("tool_output", ToolCallOutput(call.id, call.function.name, stream, text)))
+
+        result = await self.registry.execute(
+            call.function.name, call.function.arguments, self.tool_context, call_id=call.id, on_output=output
+        )
         queue.put_nowait(("tool_done", (index, result, (time.perf_counter() - started) * 1000)))
 
     async def _run_tools(
@@ -437,6 +444,9 @@ class ToolLoop:
                     yield TurnFinished("stopped")
                     return
                 kind, payload = item
+                if kind == "tool_output":
+                    yield payload
+                    continue
                 if kind != "tool_done":
                     continue  # a late stream event from an aborted call
                 index, result, duration = payload

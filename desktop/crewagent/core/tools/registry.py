@@ -64,6 +64,8 @@ AskUser = Callable[[dict[str, Any]], Awaitable["dict[str, Any] | None"]]
 #: ``new`` is None when ``fs.write`` writes text whose frontmatter is not valid YAML (a guard that
 #: covers the path refuses it; any other path is none of its business).
 FrontmatterGuard = Callable[[str, dict[str, Any], "dict[str, Any] | None"], "ToolResult | None"]
+#: Live output of a running call: (stream name, text), e.g. ("stdout", "collected 12 items\n").
+ToolOutput = Callable[[str, str], None]
 
 
 class SubagentAccess(Protocol):
@@ -107,6 +109,9 @@ class Tool:
     summarize: Callable[[dict[str, Any]], str] | None = None
     #: Offered to the model only when a user can answer (not in a headless run).
     needs_ui: bool = False
+    #: Further fields of the approval request (``summary``, ``scope``, ``scope_label``,
+    #: ``details``), computed after the preflight; a command tool scopes its grants by program.
+    approval_fields: Callable[[dict[str, Any], ToolContext], dict[str, Any]] | None = None
 
     def __post_init__(self) -> None:
         if not self.parameters:
@@ -148,6 +153,8 @@ class ToolContext:
     subagents: SubagentAccess | None = field(default=None, compare=False)
     call_id: str | None = None
     cancel_event: threading.Event = field(default_factory=threading.Event, compare=False)
+    #: Where a running call reports live output (the loop's ToolCallOutput); None: nobody listens.
+    on_output: ToolOutput | None = field(default=None, compare=False)
     #: When the running call times out (``time.monotonic()``); None: no limit. Work that cannot
     #: check ``cancel_event`` often (a regular expression) bounds itself by it.
     deadline: float | None = field(default=None, compare=False)
@@ -172,11 +179,13 @@ class ToolContext:
         )
         return cls(project_root=project.root, state_dir=paths.state_dir(runtime), pkg_dir=pkg_dir, areas=areas, **fields)
 
-    def for_call(self, call_id: str | None) -> ToolContext:
+    def for_call(self, call_id: str | None, on_output: ToolOutput | None = None) -> ToolContext:
         """A copy for one call: its id and its own cancel event (the sandbox is shared, not re-resolved)."""
         clone = copy.copy(self)
         object.__setattr__(clone, "call_id", call_id)
         object.__setattr__(clone, "cancel_event", threading.Event())
+        if on_output is not None:
+            object.__setattr__(clone, "on_output", on_output)
         return clone
 
     @property
@@ -226,10 +235,13 @@ class ToolRegistry:
         ctx: ToolContext,
         *,
         call_id: str | None = None,
+        on_output: ToolOutput | None = None,
     ) -> ToolResult:
-        """Run one tool call and return its result dict (see the module docstring for the codes)."""
+        """Run one tool call and return its result dict (see the module docstring for the codes).
+
+        ``on_output`` receives the live output of tools that stream it (commands)."""
         started = time.perf_counter()
-        call_ctx = ctx.for_call(call_id)
+        call_ctx = ctx.for_call(call_id, on_output)
         tool = self._tools.get(name)
         args: Any = arguments
         approval: str | None = None
@@ -245,7 +257,7 @@ class ToolRegistry:
                         args=parsed,
                         call_id=call_id,
                         conversation_id=ctx.conversation_id,
-                        summary=_summary(tool, parsed),
+                        **{"summary": _summary(tool, parsed), **_approval_fields(tool, parsed, call_ctx)},
                     )
                     decision, result = await ctx.approval.check(request)
                     approval = decision.value
@@ -333,6 +345,16 @@ def _summary(tool: Tool, args: dict[str, Any]) -> str:
         except Exception:  # only a label; the approval must still be asked
             log.exception("summary of %s failed", tool.name)
     return tool.name
+
+
+def _approval_fields(tool: Tool, args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    if tool.approval_fields is None:
+        return {}
+    try:
+        return tool.approval_fields(args, ctx)
+    except Exception:  # only what the prompt shows; the question is still asked
+        log.exception("approval fields of %s failed", tool.name)
+        return {}
 
 
 def parse_arguments(arguments: str | Mapping[str, Any] | None) -> tuple[dict[str, Any] | None, str]:
