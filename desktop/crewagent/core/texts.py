@@ -1,0 +1,114 @@
+"""English texts the core shows to users, each a stable template the UI translates when it shows it.
+
+The core stays in English and imports no Qt: the log, the command line and the model see exactly
+these texts. A window showing one of them translates it at display time (``crewagent.ui.core_texts``
+matches the text back to its template and fills the translated template with the same fields).
+``QT_TRANSLATE_NOOP`` is a plain identity function here; ``pyside6-lupdate`` sees the calls and
+extracts the templates into the catalogue under the context ``core`` (``make translations``).
+
+A template is a ``str.format`` string with named fields (``{path}``, ``{name!r}``). Keep the
+fields' names when changing a text: the translations name them too. Texts that are data (file
+contents, model output, the user's titles) are never catalogued.
+"""
+
+from __future__ import annotations
+
+CONTEXT = "core"
+
+
+def QT_TRANSLATE_NOOP(context: str, source: str) -> str:  # noqa: N802 - the name lupdate looks for
+    """Marks ``source`` for extraction into the catalogue; returns it unchanged."""
+    return source
+
+
+# -- interrupted and stopped turns (persisted in error parts, shown in the timeline) -----------------
+STREAM_INTERRUPTED = QT_TRANSLATE_NOOP("core", "The app stopped while the answer was streaming.")
+STREAM_INTERRUPTED_BLOCK = QT_TRANSLATE_NOOP("core", "The app stopped while this answer was streaming; the text above is what had arrived.")
+STREAM_STOPPED = QT_TRANSLATE_NOOP("core", "Stopped by the user while the answer was streaming.")
+SUBAGENT_INTERRUPTED = QT_TRANSLATE_NOOP("core", "The app stopped while this subagent was running; its work ends here.")
+ENGINE_LOOP_DETECTED = QT_TRANSLATE_NOOP(
+    "core", "The same failing call ({tool} with the same arguments) was made {count} times in a row; the turn was stopped to avoid a loop."
+)
+ENGINE_MAX_TURNS = QT_TRANSLATE_NOOP("core", "The turn reached the limit of {limit} model calls (engine.maxTurns) and was stopped.")
+
+# -- the model provider --------------------------------------------------------------------------------
+LLM_TIMEOUT = QT_TRANSLATE_NOOP("core", "The provider did not answer in time.")
+LLM_CONNECTION_ENDED = QT_TRANSLATE_NOOP("core", "The connection ended before the model finished its answer.")
+LLM_NETWORK = QT_TRANSLATE_NOOP("core", "Network error talking to {where}{detail}.")
+LLM_THE_PROVIDER = QT_TRANSLATE_NOOP("core", "the provider")
+LLM_KEY_REJECTED = QT_TRANSLATE_NOOP("core", "The API key was rejected (HTTP {status}): {detail}")
+LLM_ACCESS_DENIED = QT_TRANSLATE_NOOP("core", "Access denied (HTTP {status}): {detail}")
+LLM_RATE_LIMITED = QT_TRANSLATE_NOOP("core", "Rate limited (HTTP 429): {detail}")
+LLM_HTTP_TIMEOUT = QT_TRANSLATE_NOOP("core", "The provider timed out (HTTP 408): {detail}")
+LLM_BAD_SHAPE = QT_TRANSLATE_NOOP("core", "The provider's response has an unexpected shape: {detail}")
+LLM_BAD_JSON = QT_TRANSLATE_NOOP("core", "The provider sent malformed JSON: {detail} (at char {pos}).")
+LLM_BAD_CHUNK = QT_TRANSLATE_NOOP("core", "The provider sent a malformed chunk: {detail}.")
+LLM_REPORTED = QT_TRANSLATE_NOOP("core", "The provider reported an error: {detail}")
+LLM_NOT_OBJECT = QT_TRANSLATE_NOOP("core", "The provider's response is not a JSON object.")
+LLM_NO_MESSAGE = QT_TRANSLATE_NOOP("core", "The provider's response holds no message.")
+LLM_NO_FINAL = QT_TRANSLATE_NOOP("core", "The provider's answer ended without a final message.")
+
+# -- approvals (the summary line of the approval dialog) and refusals ----------------------------------
+APPROVE_WRITE = QT_TRANSLATE_NOOP("core", "Write {path}")
+APPROVE_WRITE_BYTES = QT_TRANSLATE_NOOP("core", "Write {path} ({size} bytes)")
+APPROVE_PATCH = QT_TRANSLATE_NOOP("core", "Patch {path} ({form})")
+APPROVE_TASK = QT_TRANSLATE_NOOP("core", "task ({type}): {description}")
+USER_DENIED = QT_TRANSLATE_NOOP("core", "The user refused this tool call. Do not retry it; ask the user what to do instead.")
+USER_CANCELLED = QT_TRANSLATE_NOOP("core", "The user closed the question without answering.")
+
+# -- tool errors (the result of a failed tool call, shown in the timeline) -----------------------------
+TOOL_CALL_INTERRUPTED = QT_TRANSLATE_NOOP("core", "The call was interrupted by the user.")
+TOOL_UNKNOWN = QT_TRANSLATE_NOOP("core", "No tool named {name!r} is available. Tools: {available}.")
+TOOL_ARGS_INVALID = QT_TRANSLATE_NOOP("core", "Arguments of {name} {problem}.")
+TOOL_ARGS_SCHEMA = QT_TRANSLATE_NOOP("core", "Invalid arguments for {name}: {problem}")
+TOOL_TIMED_OUT = QT_TRANSLATE_NOOP("core", "{name} did not finish within {timeout:g} s and was stopped.")
+TOOL_FAILED = QT_TRANSLATE_NOOP("core", "{name} failed: {kind}: {detail}")
+TOOL_INVALID_RESULT = QT_TRANSLATE_NOOP("core", "{name} returned an invalid result.")
+PATH_MISSING = QT_TRANSLATE_NOOP("core", "{path} does not exist.")
+PATH_IS_FOLDER_READ = QT_TRANSLATE_NOOP("core", "{path} is a folder; use fs.list to see what it holds.")
+PATH_IS_FOLDER = QT_TRANSLATE_NOOP("core", "{path} is a folder.")
+PATH_IS_FILE_LIST = QT_TRANSLATE_NOOP("core", "{path} is a file; use fs.read to read it.")
+PATH_NOT_REGULAR = QT_TRANSLATE_NOOP("core", "{path} is not a regular file.")
+PATH_BINARY = QT_TRANSLATE_NOOP("core", "{path} is a binary file.")
+PATH_NOT_UTF8 = QT_TRANSLATE_NOOP("core", "{path} is not UTF-8 text.")
+SANDBOX_OUTSIDE = QT_TRANSLATE_NOOP("core", "{path} is outside the folders tools may use.")
+SANDBOX_PKG_READ_ONLY = QT_TRANSLATE_NOOP("core", "{path} is in @pkg, which is read-only.")
+SANDBOX_PROJECT_FILE = QT_TRANSLATE_NOOP("core", "{path} is the project file; the app manages it, tools may only read it.")
+SANDBOX_APP_LOG = QT_TRANSLATE_NOOP("core", "{path} is a log kept by the app (read-only for tools).")
+SANDBOX_ABSOLUTE = QT_TRANSLATE_NOOP("core", "{path!r} is absolute; use @project/, @state/ or @pkg/ (or a path relative to the project).")
+SANDBOX_DOTDOT = QT_TRANSLATE_NOOP("core", "{path!r}: '..' is not allowed in paths.")
+SANDBOX_SYMLINK = QT_TRANSLATE_NOOP("core", "{path!r} resolves outside @{alias} (through a symbolic link).")
+SUBAGENTS_UNAVAILABLE = QT_TRANSLATE_NOOP("core", "Subagents are not available in this session.")
+STATE_NOT_YAML = QT_TRANSLATE_NOOP("core", "The state's frontmatter is not valid YAML; nothing was written.")
+
+# -- projects, conversations and the store (errors shown in the window's message bar) -----------------
+NOT_A_PROJECT = QT_TRANSLATE_NOOP("core", "{folder} is not a CrewAgent project (it has no .crewagent.json).")
+FOLDER_MISSING = QT_TRANSLATE_NOOP("core", "The folder {folder} does not exist.")
+PROJECT_IS_FILE = QT_TRANSLATE_NOOP("core", "{folder} is a file, not a folder.")
+PROJECT_PATH_EMPTY = QT_TRANSLATE_NOOP("core", "The project path is empty; give the project folder.")
+CONVERSATION_NOT_FOUND = QT_TRANSLATE_NOOP("core", "No conversation with id {conversation_id!r} in this project.")
+CANNOT_WRITE = QT_TRANSLATE_NOOP("core", "Could not write {path}: {reason}. Nothing already stored was lost.")
+CANNOT_READ = QT_TRANSLATE_NOOP("core", "Cannot read {path}: {reason}.")
+REASON_DISK_FULL = QT_TRANSLATE_NOOP("core", "the disk is full (or the file size limit was reached)")
+REASON_PERMISSION = QT_TRANSLATE_NOOP("core", "permission denied")
+REASON_IS_FOLDER = QT_TRANSLATE_NOOP("core", "it is a folder, not a file")
+REASON_NOT_FOLDER = QT_TRANSLATE_NOOP("core", "a part of the path is a file, not a folder")
+OUTPUT_MISSING = QT_TRANSLATE_NOOP(
+    "core", "The full output of tool result {message_id} is missing ({path}); only its preview remains in the conversation."
+)
+OUTPUT_CHANGED = QT_TRANSLATE_NOOP(
+    "core", "The full output of tool result {message_id} ({path}) does not match its checksum; the file was changed or damaged."
+)
+
+# -- workflow runs --------------------------------------------------------------------------------------
+NO_RUN = QT_TRANSLATE_NOOP(
+    "core",
+    "This conversation has no workflow run; start one with Start Workflow in the Workflow header, "
+    "`crewagent run --workflow ...` or an agent's workflow menu item.",
+)
+MENU_WORKFLOW_MISSING = QT_TRANSLATE_NOOP("core", "The package {package} has no workflow {workflow!r} (menu of {agent}).")
+
+
+def catalogue() -> dict[str, str]:
+    """Every text above by its stable id (the constant's name)."""
+    return {name: value for name, value in globals().items() if name.isupper() and name != "CONTEXT" and isinstance(value, str)}
