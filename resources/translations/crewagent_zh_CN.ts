@@ -2358,6 +2358,194 @@ Start one with “+ New”.</source>
         <source>The package {package} has no workflow {workflow!r} (menu of {agent}).</source>
         <translation>工作流包 {package} 中没有工作流 {workflow!r}（{agent} 的菜单）。</translation>
     </message>
+    <message>
+        <source>Run {run} needs the package {package}, which is no longer installed; import it again.</source>
+        <translation>运行 {run} 需要工作流包 {package}，但它已不再安装；请重新导入。</translation>
+    </message>
+    <message>
+        <source>The run {run} belongs to another conversation.</source>
+        <translation>运行 {run} 属于另一个会话。</translation>
+    </message>
+    <message>
+        <source>Run {run} is complete; there is nothing to resume.</source>
+        <translation>运行 {run} 已完成，没有可继续的内容。</translation>
+    </message>
+    <message>
+        <source>Run {run}: {detail}</source>
+        <translation>运行 {run}：{detail}</translation>
+    </message>
+    <message>
+        <source>The package {package} has no workflow {workflow!r}.</source>
+        <translation>工作流包 {package} 中没有工作流 {workflow!r}。</translation>
+    </message>
+    <message>
+        <source>No installed package with id {package!r}.</source>
+        <translation>没有已安装的 ID 为 {package!r} 的工作流包。</translation>
+    </message>
+    <message>
+        <source>a classic BMAD package (workflow.yaml) is not supported: format 1.1 needs bmad.json, workflow.graph.json, workflow.md and steps/*.md</source>
+        <translation>不支持经典 BMAD 工作流包（workflow.yaml）：1.1 格式需要 bmad.json、workflow.graph.json、workflow.md 和 steps/*.md</translation>
+    </message>
+    <message>
+        <source>is missing: a package has bmad.json at its root</source>
+        <translation>缺失：工作流包的根目录中必须有 bmad.json</translation>
+    </message>
+    <message>
+        <source>is not UTF-8 text (byte {byte})</source>
+        <translation>不是 UTF-8 文本（第 {byte} 字节）</translation>
+    </message>
+    <message>
+        <source>is not valid JSON: {detail}</source>
+        <translation>不是有效的 JSON：{detail}</translation>
+    </message>
+    <message>
+        <source>has no YAML frontmatter (a &apos;---&apos; block at the top)</source>
+        <translation>没有 YAML frontmatter（文件开头的 “---” 块）</translation>
+    </message>
+    <message>
+        <source>{value!r} is not a relative path inside the package</source>
+        <translation>{value!r} 不是工作流包内的相对路径</translation>
+    </message>
+    <message>
+        <source>the {what} {value!r} is not in the package</source>
+        <translation>{what} {value!r} 不在工作流包中</translation>
+    </message>
+    <message>
+        <source>agents file</source>
+        <translation>智能体文件</translation>
+    </message>
+    <message>
+        <source>workflow file</source>
+        <translation>工作流文件</translation>
+    </message>
+    <message>
+        <source>graph file</source>
+        <translation>流程图文件</translation>
+    </message>
+    <message>
+        <source>the step file {value!r} is not in the package</source>
+        <translation>步骤文件 {value!r} 不在工作流包中</translation>
+    </message>
+    <message>
+        <source>the agent id {value!r} is used twice</source>
+        <translation>智能体 ID {value!r} 被使用了两次</translation>
+    </message>
+    <message>
+        <source>the agent {value!r} is not in the package&apos;s agents</source>
+        <translation>智能体 {value!r} 不在工作流包的智能体中</translation>
+    </message>
+    <message>
+        <source>{value!r} is not a node of {graph}</source>
+        <translation>{value!r} 不是 {graph} 中的节点</translation>
+    </message>
+    <message>
+        <source>the node id {value!r} is used twice</source>
+        <translation>节点 ID {value!r} 被使用了两次</translation>
+    </message>
+    <message>
+        <source>the entry node {value!r} is not a node of the graph</source>
+        <translation>入口节点 {value!r} 不是流程图中的节点</translation>
+    </message>
+    <message>
+        <source>the edge&apos;s {end!r} node {value!r} is not a node of the graph</source>
+        <translation>连线的 {end!r} 端节点 {value!r} 不是流程图中的节点</translation>
+    </message>
+    <message>
+        <source>node {value!r} already has a default edge</source>
+        <translation>节点 {value!r} 已经有一条默认连线</translation>
+    </message>
+    <message>
+        <source>is {value!r} but the graph&apos;s node is {node!r}</source>
+        <translation>是 {value!r}，但流程图中的节点是 {node!r}</translation>
+    </message>
+    <message>
+        <source>is {value!r} but the graph says {type!r}</source>
+        <translation>是 {value!r}，但流程图中写的是 {type!r}</translation>
+    </message>
+    <message>
+        <source>this step file is not the file of any node of the package&apos;s graphs</source>
+        <translation>此步骤文件不属于工作流包中任何流程图的节点</translation>
+    </message>
+    <message>
+        <source>the workflow id {value!r} is used twice</source>
+        <translation>工作流 ID {value!r} 被使用了两次</translation>
+    </message>
+    <message>
+        <source>{value!r} is not a workflow of this package</source>
+        <translation>{value!r} 不是此工作流包中的工作流</translation>
+    </message>
+    <message>
+        <source>this app cannot use the agent: {detail}</source>
+        <translation>本应用无法使用此智能体：{detail}</translation>
+    </message>
+    <message>
+        <source>Connected to {url} ({count} models).</source>
+        <translation>已连接到 {url}（{count} 个模型）。</translation>
+    </message>
+    <message>
+        <source>Connected to {url} ({count} models). The model {model!r} is not in the provider&apos;s list.</source>
+        <translation>已连接到 {url}（{count} 个模型）。模型 {model!r} 不在模型提供方的列表中。</translation>
+    </message>
+    <message>
+        <source>The provider refused the API key: {detail}</source>
+        <translation>模型提供方拒绝了 API 密钥：{detail}</translation>
+    </message>
+    <message>
+        <source>{url} did not answer in time.</source>
+        <translation>{url} 未及时响应。</translation>
+    </message>
+    <message>
+        <source>{url} answered, but not like an OpenAI-compatible API.</source>
+        <translation>{url} 有响应，但不像兼容 OpenAI 的接口。</translation>
+    </message>
+    <message>
+        <source>{url}/models does not exist: check the base URL (it usually ends in /v1).</source>
+        <translation>{url}/models 不存在：请检查基础 URL（通常以 /v1 结尾）。</translation>
+    </message>
+    <message>
+        <source>Could not reach {url}: {detail}</source>
+        <translation>无法连接到 {url}：{detail}</translation>
+    </message>
+    <message>
+        <source>{url}/models did not return a model list.</source>
+        <translation>{url}/models 没有返回模型列表。</translation>
+    </message>
+    <message>
+        <source>The openai-compatible provider needs a base URL (settings, or OPENAI_BASE_URL), e.g. http://localhost:11434/v1 for Ollama.</source>
+        <translation>兼容 OpenAI 的模型提供方需要基础 URL（在设置中填写，或设置 OPENAI_BASE_URL），例如 Ollama 的 http://localhost:11434/v1。</translation>
+    </message>
+    <message>
+        <source>The openai-compatible provider needs a model name (settings, or CREWAGENT_MODEL).</source>
+        <translation>兼容 OpenAI 的模型提供方需要模型名称（在设置中填写，或设置 CREWAGENT_MODEL）。</translation>
+    </message>
+    <message>
+        <source>The openai provider needs an API key (save it in Settings, or set OPENAI_API_KEY).</source>
+        <translation>OpenAI 模型提供方需要 API 密钥（在设置中保存，或设置 OPENAI_API_KEY）。</translation>
+    </message>
+    <message>
+        <source>The base URL must start with http:// or https://.</source>
+        <translation>基础 URL 必须以 http:// 或 https:// 开头。</translation>
+    </message>
+    <message>
+        <source>An OpenAI-compatible provider needs a base URL, e.g. http://localhost:11434/v1.</source>
+        <translation>兼容 OpenAI 的模型提供方需要基础 URL，例如 http://localhost:11434/v1。</translation>
+    </message>
+    <message>
+        <source>Choose or type the model to use.</source>
+        <translation>请选择或输入要使用的模型。</translation>
+    </message>
+    <message>
+        <source>The {provider} provider takes no API key.</source>
+        <translation>{provider} 模型提供方不需要 API 密钥。</translation>
+    </message>
+    <message>
+        <source>The demo provider runs inside CrewAgent; there is nothing to connect to.</source>
+        <translation>演示模型在 CrewAgent 内部运行，无需连接。</translation>
+    </message>
+    <message>
+        <source>{url} did not answer within {seconds:.0f} s.</source>
+        <translation>{url} 未在 {seconds:.0f} 秒内响应。</translation>
+    </message>
 </context>
 <context>
     <name>formatting</name>

@@ -15,11 +15,13 @@ from PySide6.QtWidgets import QApplication
 from crewagent.core import texts
 from crewagent.core.errors import StoreWriteError
 from crewagent.core.loop.interrupted import recovered_stream_message
+from crewagent.core.packages import PackageError, PackageStore
 from crewagent.core.tools.fs import WRITE_TOOL
 from crewagent.core.tools.results import ErrorCode, error
 from crewagent.ui.approval import ApprovalDialog
 from crewagent.ui.core_texts import _match, translate_core
 from crewagent.ui.i18n import LanguageManager
+from crewagent.ui.settings.package_models import ProblemsModel
 from crewagent.ui.timeline.canvas import Fonts, Frame
 from crewagent.ui.timeline.rows import error as error_row
 from crewagent.ui.timeline.rows.tool import ToolFacts, ToolPainter
@@ -43,8 +45,8 @@ def _filled(template: str) -> str:
 
 
 def test_every_catalogued_text_is_used_by_the_core() -> None:
-    """A text no core module uses is dead weight in the catalogue (and for the translators)."""
-    code = "\n".join(path.read_text(encoding="utf-8") for path in CORE.rglob("*.py") if path.name != "texts.py")
+    """A text no core (or worker) module uses is dead weight in the catalogue (and for the translators)."""
+    code = "\n".join(path.read_text(encoding="utf-8") for folder in (CORE, CORE.parent / "worker") for path in folder.rglob("*.py") if path.name != "texts.py")
     assert len(texts.catalogue()) > 60
     assert not [name for name in texts.catalogue() if f"texts.{name}" not in code]
 
@@ -120,3 +122,17 @@ def test_the_approval_dialog_shows_the_core_summary_in_chinese(qtbot: Any, chine
     qtbot.addWidget(dialog)
     assert dialog.summary.text() == "写入 @project/brief.md（6 字节）"
     assert dialog.deny_button.text() == "拒绝" and dialog.once_button.text() == "允许一次"
+
+
+def test_package_problems_are_listed_in_chinese_and_copied_as_the_core_wrote_them(tmp_path: Path, chinese: None) -> None:
+    folder = tmp_path / "classic"
+    folder.mkdir()
+    (folder / "workflow.yaml").write_text("name: old\n", encoding="utf-8")
+    with pytest.raises(PackageError) as caught:
+        PackageStore(tmp_path / "data").check(folder)
+    model = ProblemsModel()
+    model.set_problems(caught.value.problems)
+    shown = model.index(0, ProblemsModel.MESSAGE).data()
+    assert shown.startswith("不支持经典 BMAD 工作流包（workflow.yaml）")
+    assert "a classic BMAD package (workflow.yaml) is not supported" in model.text()
+

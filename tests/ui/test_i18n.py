@@ -14,10 +14,12 @@ from typing import Any
 import pytest
 from PySide6.QtWidgets import QApplication
 
+from crewagent.core import texts
 from crewagent.core.errors import ConversationNotFound
 from crewagent.ui.i18n import LanguageManager
 from crewagent.ui.mainwindow import MainWindow
 from crewagent.worker import WorkerThread
+from crewagent.worker.values import SettingsProblem
 from tests.ui.conftest import ScriptedDialogs, open_project
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -133,6 +135,8 @@ def test_switching_to_chinese_retranslates_the_open_window_and_back(
     dialog = window.settings_dialog
     assert dialog.nav.item(0).text() == "模型" and dialog.windowTitle() == "设置"
     assert dialog.llm_page.test_button.text() == "测试连接" and dialog.close_button.text() == "关闭"
+    dialog.show_problems([SettingsProblem("llm.baseUrl", texts.SETTINGS_URL_SCHEME)])
+    assert dialog.llm_page.fields["llm.baseUrl"].error.text() == "基础 URL 必须以 http:// 或 https:// 开头。"
     assert "zh_CN" in (isolated_dirs["config"] / "settings.json").read_text(encoding="utf-8")
     works, header = window.project_view.works, window.project_view.conversation.header
     assert works.new_button.text() == "+ 新建" and works.search.placeholderText() == "搜索标题和消息"

@@ -1,7 +1,7 @@
 """English texts the core shows to users, each a stable template the UI translates when it shows it.
 
 The core stays in English and imports no Qt: the log, the command line and the model see exactly
-these texts. A window showing one of them translates it at display time (``crewagent.ui.core_texts``
+these texts (the worker's own messages to the window are catalogued here too). A window showing one of them translates it at display time (``crewagent.ui.core_texts``
 matches the text back to its template and fills the translated template with the same fields).
 ``QT_TRANSLATE_NOOP`` is a plain identity function here; ``pyside6-lupdate`` sees the calls and
 extracts the templates into the catalogue under the context ``core`` (``make translations``).
@@ -107,7 +107,64 @@ NO_RUN = QT_TRANSLATE_NOOP(
     "`crewagent run --workflow ...` or an agent's workflow menu item.",
 )
 MENU_WORKFLOW_MISSING = QT_TRANSLATE_NOOP("core", "The package {package} has no workflow {workflow!r} (menu of {agent}).")
+RUN_PACKAGE_GONE = QT_TRANSLATE_NOOP("core", "Run {run} needs the package {package}, which is no longer installed; import it again.")
+RUN_OTHER_CONVERSATION = QT_TRANSLATE_NOOP("core", "The run {run} belongs to another conversation.")
+RUN_COMPLETE = QT_TRANSLATE_NOOP("core", "Run {run} is complete; there is nothing to resume.")
+RUN_PROBLEM = QT_TRANSLATE_NOOP("core", "Run {run}: {detail}")
+NO_SUCH_WORKFLOW = QT_TRANSLATE_NOOP("core", "The package {package} has no workflow {workflow!r}.")
+PACKAGE_NOT_INSTALLED = QT_TRANSLATE_NOOP("core", "No installed package with id {package!r}.")
 
+
+# -- package validation (the problems listed on Settings → Packages) ------------------------------------
+PKG_CLASSIC = QT_TRANSLATE_NOOP(
+    "core",
+    "a classic BMAD package (workflow.yaml) is not supported: format 1.1 needs bmad.json, "
+    "workflow.graph.json, workflow.md and steps/*.md",
+)
+PKG_NO_MANIFEST = QT_TRANSLATE_NOOP("core", "is missing: a package has bmad.json at its root")
+PKG_NOT_UTF8 = QT_TRANSLATE_NOOP("core", "is not UTF-8 text (byte {byte})")
+PKG_NOT_JSON = QT_TRANSLATE_NOOP("core", "is not valid JSON: {detail}")
+PKG_NO_FRONTMATTER = QT_TRANSLATE_NOOP("core", "has no YAML frontmatter (a '---' block at the top)")
+PKG_BAD_PATH = QT_TRANSLATE_NOOP("core", "{value!r} is not a relative path inside the package")
+PKG_MISSING_FILE = QT_TRANSLATE_NOOP("core", "the {what} {value!r} is not in the package")
+PKG_AGENTS_FILE = QT_TRANSLATE_NOOP("core", "agents file")
+PKG_WORKFLOW_FILE = QT_TRANSLATE_NOOP("core", "workflow file")
+PKG_GRAPH_FILE = QT_TRANSLATE_NOOP("core", "graph file")
+PKG_STEP_MISSING = QT_TRANSLATE_NOOP("core", "the step file {value!r} is not in the package")
+PKG_AGENT_TWICE = QT_TRANSLATE_NOOP("core", "the agent id {value!r} is used twice")
+PKG_AGENT_UNKNOWN = QT_TRANSLATE_NOOP("core", "the agent {value!r} is not in the package's agents")
+PKG_NOT_A_NODE = QT_TRANSLATE_NOOP("core", "{value!r} is not a node of {graph}")
+PKG_NODE_TWICE = QT_TRANSLATE_NOOP("core", "the node id {value!r} is used twice")
+PKG_ENTRY_UNKNOWN = QT_TRANSLATE_NOOP("core", "the entry node {value!r} is not a node of the graph")
+PKG_EDGE_UNKNOWN = QT_TRANSLATE_NOOP("core", "the edge's {end!r} node {value!r} is not a node of the graph")
+PKG_TWO_DEFAULTS = QT_TRANSLATE_NOOP("core", "node {value!r} already has a default edge")
+PKG_STEP_NODE = QT_TRANSLATE_NOOP("core", "is {value!r} but the graph's node is {node!r}")
+PKG_STEP_TYPE = QT_TRANSLATE_NOOP("core", "is {value!r} but the graph says {type!r}")
+PKG_STRAY_STEP = QT_TRANSLATE_NOOP("core", "this step file is not the file of any node of the package's graphs")
+PKG_WORKFLOW_TWICE = QT_TRANSLATE_NOOP("core", "the workflow id {value!r} is used twice")
+PKG_NOT_A_WORKFLOW = QT_TRANSLATE_NOOP("core", "{value!r} is not a workflow of this package")
+PKG_AGENT_UNUSABLE = QT_TRANSLATE_NOOP("core", "this app cannot use the agent: {detail}")
+
+# -- the model provider's settings (Settings → Model: Test Connection, Fetch models, validation) ------
+CONNECTED = QT_TRANSLATE_NOOP("core", "Connected to {url} ({count} models).")
+CONNECTED_MODEL_UNLISTED = QT_TRANSLATE_NOOP("core", "Connected to {url} ({count} models). The model {model!r} is not in the provider's list.")
+CONNECT_KEY_REFUSED = QT_TRANSLATE_NOOP("core", "The provider refused the API key: {detail}")
+CONNECT_NO_ANSWER = QT_TRANSLATE_NOOP("core", "{url} did not answer in time.")
+CONNECT_NOT_OPENAI = QT_TRANSLATE_NOOP("core", "{url} answered, but not like an OpenAI-compatible API.")
+CONNECT_NO_MODELS_PATH = QT_TRANSLATE_NOOP("core", "{url}/models does not exist: check the base URL (it usually ends in /v1).")
+CONNECT_UNREACHABLE = QT_TRANSLATE_NOOP("core", "Could not reach {url}: {detail}")
+MODELS_NOT_LISTED = QT_TRANSLATE_NOOP("core", "{url}/models did not return a model list.")
+CONFIG_NEEDS_URL = QT_TRANSLATE_NOOP(
+    "core", "The openai-compatible provider needs a base URL (settings, or OPENAI_BASE_URL), e.g. http://localhost:11434/v1 for Ollama."
+)
+CONFIG_NEEDS_MODEL = QT_TRANSLATE_NOOP("core", "The openai-compatible provider needs a model name (settings, or CREWAGENT_MODEL).")
+CONFIG_NEEDS_KEY = QT_TRANSLATE_NOOP("core", "The openai provider needs an API key (save it in Settings, or set OPENAI_API_KEY).")
+SETTINGS_URL_SCHEME = QT_TRANSLATE_NOOP("core", "The base URL must start with http:// or https://.")
+SETTINGS_URL_NEEDED = QT_TRANSLATE_NOOP("core", "An OpenAI-compatible provider needs a base URL, e.g. http://localhost:11434/v1.")
+SETTINGS_MODEL_NEEDED = QT_TRANSLATE_NOOP("core", "Choose or type the model to use.")
+SETTINGS_NO_KEY = QT_TRANSLATE_NOOP("core", "The {provider} provider takes no API key.")
+DEMO_NOTHING_TO_CONNECT = QT_TRANSLATE_NOOP("core", "The demo provider runs inside CrewAgent; there is nothing to connect to.")
+CONNECT_TIMED_OUT = QT_TRANSLATE_NOOP("core", "{url} did not answer within {seconds:.0f} s.")
 
 def catalogue() -> dict[str, str]:
     """Every text above by its stable id (the constant's name)."""
