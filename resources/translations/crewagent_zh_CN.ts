@@ -2263,6 +2263,10 @@ Start one with “+ New”.</source>
         <translation>{path} 不是 UTF-8 文本。</translation>
     </message>
     <message>
+        <source>{path} cannot be read: {reason}.</source>
+        <translation>无法读取 {path}：{reason}。</translation>
+    </message>
+    <message>
         <source>{path} is outside the folders tools may use.</source>
         <translation>{path} 不在工具可以使用的文件夹内。</translation>
     </message>
@@ -2293,6 +2297,46 @@ Start one with “+ New”.</source>
     <message>
         <source>Subagents are not available in this session.</source>
         <translation>此会话中无法使用子智能体。</translation>
+    </message>
+    <message>
+        <source>Unknown subagent_type {type!r}. Types: {types}.</source>
+        <translation>未知的 subagent_type {type!r}。可用类型：{types}。</translation>
+    </message>
+    <message>
+        <source>The app is shutting down; no new subagent can start.</source>
+        <translation>应用正在关闭，无法启动新的子智能体。</translation>
+    </message>
+    <message>
+        <source>The subagent could not be started: {detail}</source>
+        <translation>无法启动子智能体：{detail}</translation>
+    </message>
+    <message>
+        <source>The subagent was cancelled before it finished ({reason}).</source>
+        <translation>子智能体在完成前被取消（{reason}）。</translation>
+    </message>
+    <message>
+        <source>The subagent failed.</source>
+        <translation>子智能体运行失败。</translation>
+    </message>
+    <message>
+        <source>it was cancelled</source>
+        <translation>它被取消了</translation>
+    </message>
+    <message>
+        <source>its parent was stopped</source>
+        <translation>它的父会话已停止</translation>
+    </message>
+    <message>
+        <source>the app shut down</source>
+        <translation>应用已关闭</translation>
+    </message>
+    <message>
+        <source>the user stopped it</source>
+        <translation>用户停止了它</translation>
+    </message>
+    <message>
+        <source>The content is {size} bytes; the limit is {limit} bytes. Write smaller files.</source>
+        <translation>内容为 {size} 字节，上限为 {limit} 字节。请写入更小的文件。</translation>
     </message>
     <message>
         <source>The state&apos;s frontmatter is not valid YAML; nothing was written.</source>

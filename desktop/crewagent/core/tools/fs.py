@@ -142,7 +142,7 @@ def write_preflight(args: dict[str, Any], ctx: ToolContext) -> ToolResult | None
 def _write_limit(size: int, ctx: ToolContext) -> ToolResult:
     return error(
         ErrorCode.E_WRITE_LIMIT,
-        f"The content is {size} bytes; the limit is {ctx.policy.max_write_bytes} bytes. Write smaller files.",
+        texts.WRITE_TOO_LARGE.format(size=size, limit=ctx.policy.max_write_bytes),
     )
 
 

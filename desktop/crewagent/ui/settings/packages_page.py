@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from crewagent.core.settings import Settings
+from crewagent.ui.core_texts import translate_core
 from crewagent.ui.dialogs import ProjectDialogs
 from crewagent.ui.settings.package_models import PackageRole, PackagesModel, ProblemsModel
 from crewagent.ui.settings.page import SettingsPage
@@ -227,7 +228,7 @@ class PackagesPage(SettingsPage):
             self._copy_holder.show()
             self.problems_view.resizeRowsToContents()
         else:
-            self._set_status(self.import_status, "resultError", "✕ " + self.tr("{name} was not installed: {reason}").format(name=name, reason=result.message))
+            self._set_status(self.import_status, "resultError", "✕ " + self.tr("{name} was not installed: {reason}").format(name=name, reason=translate_core(result.message)))
         self._update_buttons()
 
     def _problems_text(self) -> str:
@@ -297,7 +298,7 @@ class PackagesPage(SettingsPage):
             self._set_status(self.remove_status, "resultOk", "✓ " + self.tr("Removed {name}.").format(name=name))
         else:
             self._removing = ""
-            self._set_status(self.remove_status, "resultError", "✕ " + removal.message)
+            self._set_status(self.remove_status, "resultError", "✕ " + translate_core(removal.message))
         self._update_buttons()
 
     def _name_of(self, package_id: str) -> str:
