@@ -1172,6 +1172,26 @@ Files the model writes will appear here.</source>
         <translation>类型</translation>
     </message>
     <message>
+        <source>step</source>
+        <translation>步骤</translation>
+    </message>
+    <message>
+        <source>decision</source>
+        <translation>决策</translation>
+    </message>
+    <message>
+        <source>merge</source>
+        <translation>汇合</translation>
+    </message>
+    <message>
+        <source>end</source>
+        <translation>结束</translation>
+    </message>
+    <message>
+        <source>subworkflow</source>
+        <translation>子工作流</translation>
+    </message>
+    <message>
         <source>completed</source>
         <translation>已完成</translation>
     </message>
@@ -2123,6 +2143,14 @@ Start one with “+ New”.</source>
         <translation>本回合已达到 {limit} 次模型调用的上限（engine.maxTurns），已停止。</translation>
     </message>
     <message>
+        <source>The current turn does not fit the context budget even with every tool result and large tool argument shortened to a note: the system prompt and the current turn need {chars} characters / {tokens} tokens (before shortening {turn_chars} / {turn_tokens}), over the budget of {budget}. Raise the model&apos;s context window (Settings &gt; Model &gt; Context window) or start a new conversation, then press Continue.</source>
+        <translation>即使把每个工具结果和较大的工具参数都缩短为一条说明，当前回合仍然放不进上下文预算：系统提示词和当前回合需要 {chars} 个字符 / {tokens} 个 token（缩短前为 {turn_chars} / {turn_tokens}），超过了预算 {budget}。请调大模型的上下文窗口（设置 &gt; 模型 &gt; 上下文窗口）或新建一个会话，然后点击“继续”。</translation>
+    </message>
+    <message>
+        <source>The current turn is too large to send whole, and its full tool outputs could not be saved for the model to read ({detail}). Free some disk space, then press Continue.</source>
+        <translation>当前回合太大，无法完整发送，而且其完整的工具输出也无法保存供模型读取（{detail}）。请释放一些磁盘空间，然后点击“继续”。</translation>
+    </message>
+    <message>
         <source>The provider did not answer in time.</source>
         <translation>模型提供方未及时响应。</translation>
     </message>
@@ -2209,6 +2237,10 @@ Start one with “+ New”.</source>
     <message>
         <source>The call was interrupted by the user.</source>
         <translation>调用被用户中断。</translation>
+    </message>
+    <message>
+        <source>The tool call {name} ({call_id}) was interrupted before it returned a result (the app stopped or the call was cancelled). It may not have completed; check its effects and run it again if it is still needed.</source>
+        <translation>工具调用 {name}（{call_id}）在返回结果前被中断（应用已停止或调用被取消）。它可能没有完成；请检查其效果，如仍需要请重新运行。</translation>
     </message>
     <message>
         <source>No tool named {name!r} is available. Tools: {available}.</source>

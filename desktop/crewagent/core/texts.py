@@ -30,6 +30,18 @@ ENGINE_LOOP_DETECTED = QT_TRANSLATE_NOOP(
     "core", "The same failing call ({tool} with the same arguments) was made {count} times in a row; the turn was stopped to avoid a loop."
 )
 ENGINE_MAX_TURNS = QT_TRANSLATE_NOOP("core", "The turn reached the limit of {limit} model calls (engine.maxTurns) and was stopped.")
+CONTEXT_TOO_LARGE = QT_TRANSLATE_NOOP(
+    "core",
+    "The current turn does not fit the context budget even with every tool result and large tool argument shortened "
+    "to a note: the system prompt and the current turn need {chars} characters / {tokens} tokens (before shortening "
+    "{turn_chars} / {turn_tokens}), over the budget of {budget}. Raise the model's context window (Settings > Model > "
+    "Context window) or start a new conversation, then press Continue.",
+)
+CONTEXT_SPILL_FAILED = QT_TRANSLATE_NOOP(
+    "core",
+    "The current turn is too large to send whole, and its full tool outputs could not be saved for the model to read "
+    "({detail}). Free some disk space, then press Continue.",
+)
 
 # -- the model provider --------------------------------------------------------------------------------
 LLM_TIMEOUT = QT_TRANSLATE_NOOP("core", "The provider did not answer in time.")
@@ -58,6 +70,11 @@ USER_CANCELLED = QT_TRANSLATE_NOOP("core", "The user closed the question without
 
 # -- tool errors (the result of a failed tool call, shown in the timeline) -----------------------------
 TOOL_CALL_INTERRUPTED = QT_TRANSLATE_NOOP("core", "The call was interrupted by the user.")
+TOOL_NEVER_RETURNED = QT_TRANSLATE_NOOP(
+    "core",
+    "The tool call {name} ({call_id}) was interrupted before it returned a result (the app stopped or the call was "
+    "cancelled). It may not have completed; check its effects and run it again if it is still needed.",
+)
 TOOL_UNKNOWN = QT_TRANSLATE_NOOP("core", "No tool named {name!r} is available. Tools: {available}.")
 TOOL_ARGS_INVALID = QT_TRANSLATE_NOOP("core", "Arguments of {name} {problem}.")
 TOOL_ARGS_SCHEMA = QT_TRANSLATE_NOOP("core", "Invalid arguments for {name}: {problem}")

@@ -30,6 +30,7 @@ from crewagent.ui.core_texts import translate_core
 from crewagent.ui.dialogs import ProjectDialogs
 from crewagent.ui.settings.package_models import PackageRole, PackagesModel, ProblemsModel
 from crewagent.ui.settings.page import SettingsPage
+from crewagent.ui.workflow_panel import phase_label
 from crewagent.worker.values import PackageImport, PackageRemoval, PackagesListing
 
 
@@ -284,7 +285,7 @@ class PackagesPage(SettingsPage):
         if removal.uses:
             runs = [
                 self.tr("{project}: workflow {workflow} (run {run}, {phase})").format(
-                    project=use.project_name, workflow=use.workflow_id, run=use.run_id[:8], phase=use.phase
+                    project=use.project_name, workflow=use.workflow_id, run=use.run_id[:8], phase=phase_label(use.phase)
                 )
                 for use in removal.uses
             ]
