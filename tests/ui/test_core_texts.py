@@ -22,10 +22,11 @@ from crewagent.ui.approval import ApprovalDialog
 from crewagent.ui.core_texts import _match, translate_core
 from crewagent.ui.i18n import LanguageManager
 from crewagent.ui.settings.package_models import ProblemsModel
+from crewagent.ui.timeline import TimelineModel, TimelineRole, TimelineView
 from crewagent.ui.timeline.canvas import Fonts, Frame
 from crewagent.ui.timeline.rows import error as error_row
 from crewagent.ui.timeline.rows.tool import ToolFacts, ToolPainter
-from crewagent.worker.turn_values import ApprovalPrompt
+from crewagent.worker.turn_values import ApprovalPrompt, LoadedConversation, TimelineMessage, ToolCallRef
 
 CORE = Path(texts.__file__).parent
 FIELD = re.compile(r"\{(\w+)(![rsa])?(:[^{}]*)?\}")
@@ -136,3 +137,32 @@ def test_package_problems_are_listed_in_chinese_and_copied_as_the_core_wrote_the
     assert shown.startswith("不支持经典 BMAD 工作流包（workflow.yaml）")
     assert "a classic BMAD package (workflow.yaml) is not supported" in model.text()
 
+
+
+def test_a_language_switch_lays_out_a_failed_tool_again_with_its_translated_error(qtbot: Any, qapp: QApplication) -> None:
+    failed = error(ErrorCode.ENOENT, texts.PATH_MISSING.format(path="@project/notes.md"))
+    loaded = LoadedConversation("proj", "conv", (
+        TimelineMessage("a-1", "assistant", "2026-01-01T00:00:00.000Z", "Let me look.",
+                        tool_calls=(ToolCallRef("c-1", "fs.read", '{"path": "notes.md"}'),)),
+        TimelineMessage("t-1", "tool", "2026-01-01T00:00:00.000Z", json.dumps(failed), tool_call_id="c-1",
+                        tool_name="fs.read", part_type="error"),
+    ))
+    model = TimelineModel()
+    model.load(loaded)
+    view = TimelineView()
+    qtbot.addWidget(view)
+    view.set_timeline(model)
+    view.resize(640, 400)
+    view.view_state.expanded_tools.add("tool:c-1")
+    view.show()
+    row = next(index for index in (model.index(r, 0, top) for top in model.iter_top() for r in range(model.rowCount(top)))
+               if index.data(TimelineRole.KEY) == "tool:c-1")
+    english = view.visualRect(row).height()
+    assert english > 0
+    languages = LanguageManager(qapp)
+    try:
+        languages.set_language("zh_CN")
+        qtbot.waitUntil(lambda: view.visualRect(row).height() > english)
+    finally:
+        languages.set_language("en")
+    qtbot.waitUntil(lambda: view.visualRect(row).height() == english)
