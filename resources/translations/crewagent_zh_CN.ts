@@ -2403,6 +2403,14 @@ Start one with “+ New”.</source>
         <translation>无法读取 {path}：{reason}。</translation>
     </message>
     <message>
+        <source>The exported chain would not be valid; nothing was written.</source>
+        <translation>导出的消息链将是无效的；未写入任何内容。</translation>
+    </message>
+    <message>
+        <source>Cannot write {path}: {reason}</source>
+        <translation>无法写入 {path}：{reason}</translation>
+    </message>
+    <message>
         <source>the disk is full (or the file size limit was reached)</source>
         <translation>磁盘已满（或已达到文件大小上限）</translation>
     </message>
