@@ -1,8 +1,9 @@
 """English texts the core shows to users, each a stable template the UI translates when it shows it.
 
 The core stays in English and imports no Qt: the log, the command line and the model see exactly
-these texts (the worker's own messages to the window are catalogued here too). A window showing one of them translates it at display time (``crewagent.ui.core_texts``
-matches the text back to its template and fills the translated template with the same fields).
+these texts (the worker's own messages to the window are catalogued here too). A window showing
+one of them translates it at display time (``crewagent.ui.core_texts`` matches the text back to
+its template and fills the translated template with the same fields).
 ``QT_TRANSLATE_NOOP`` is a plain identity function here; ``pyside6-lupdate`` sees the calls and
 extracts the templates into the catalogue under the context ``core`` (``make translations``).
 
