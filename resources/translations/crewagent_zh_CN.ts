@@ -2159,8 +2159,12 @@ Start one with “+ New”.</source>
         <translation>模型还未完成回答，连接就已断开。</translation>
     </message>
     <message>
-        <source>Network error talking to {where}{detail}.</source>
-        <translation>与 {where} 通信时出现网络错误{detail}。</translation>
+        <source>Network error talking to {where}.</source>
+        <translation>与{where}通信时出现网络错误。</translation>
+    </message>
+    <message>
+        <source>Network error talking to {where} ({detail}).</source>
+        <translation>与 {where} 通信时出现网络错误（{detail}）。</translation>
     </message>
     <message>
         <source>the provider</source>

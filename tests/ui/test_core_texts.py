@@ -55,6 +55,8 @@ def test_every_catalogued_text_is_used_by_the_core() -> None:
 def test_every_catalogued_text_is_found_again_from_its_english() -> None:
     """No template hides another: each one, filled in, is matched back to itself with its fields."""
     for template in texts.catalogue().values():
+        # Two fields side by side cannot be told apart again ("{where}{detail}" split anywhere).
+        assert not re.search(r"\}\{", template), template
         text = _filled(template)
         matched = _match(text)
         assert matched is not None and matched[0] == template, (template, text, matched)
@@ -76,6 +78,9 @@ def test_a_catalogued_text_is_translated_with_its_fields_and_nested_reasons(chin
     assert translate_core(str(exc)) == "无法写入 /data/x.jsonl：磁盘已满（或已达到文件大小上限）。已保存的内容没有丢失。"
     assert translate_core(texts.TOOL_UNKNOWN.format(name="fs.nope", available="fs.read")) == "没有名为 'fs.nope' 的可用工具。可用工具：fs.read。"
     assert translate_core(texts.TOOL_TIMED_OUT.format(name="fs.search", timeout=2.5)) == "fs.search 未在 2.5 秒内完成，已被停止。"
+    network = "Network error talking to http://127.0.0.1:9/v1 (ConnectError: All connection attempts failed (refused))."
+    assert translate_core(network) == "与 http://127.0.0.1:9/v1 通信时出现网络错误（ConnectError: All connection attempts failed (refused)）。"
+    assert translate_core(texts.LLM_NETWORK.format(where=texts.LLM_THE_PROVIDER)) == "与模型提供方通信时出现网络错误。"
 
 
 def _recording_sizer(seen: dict[str, str]) -> Any:

@@ -47,7 +47,8 @@ CONTEXT_SPILL_FAILED = QT_TRANSLATE_NOOP(
 # -- the model provider --------------------------------------------------------------------------------
 LLM_TIMEOUT = QT_TRANSLATE_NOOP("core", "The provider did not answer in time.")
 LLM_CONNECTION_ENDED = QT_TRANSLATE_NOOP("core", "The connection ended before the model finished its answer.")
-LLM_NETWORK = QT_TRANSLATE_NOOP("core", "Network error talking to {where}{detail}.")
+LLM_NETWORK = QT_TRANSLATE_NOOP("core", "Network error talking to {where}.")
+LLM_NETWORK_DETAIL = QT_TRANSLATE_NOOP("core", "Network error talking to {where} ({detail}).")
 LLM_THE_PROVIDER = QT_TRANSLATE_NOOP("core", "the provider")
 LLM_KEY_REJECTED = QT_TRANSLATE_NOOP("core", "The API key was rejected (HTTP {status}): {detail}")
 LLM_ACCESS_DENIED = QT_TRANSLATE_NOOP("core", "Access denied (HTTP {status}): {detail}")

@@ -285,9 +285,12 @@ def classify_error(exc: BaseException, *, base_url: str = "") -> LlmError:
     if isinstance(exc, openai.APITimeoutError):
         return LlmError("LLM_TIMEOUT", texts.LLM_TIMEOUT, retryable=True)
     if isinstance(exc, openai.APIConnectionError):
-        cause = exc.__cause__
-        detail = f" ({type(cause).__name__}: {cause})" if cause else ""
-        return LlmError("LLM_HTTP_ERROR", texts.LLM_NETWORK.format(where=base_url or texts.LLM_THE_PROVIDER, detail=detail), retryable=True)
+        cause, where = exc.__cause__, base_url or texts.LLM_THE_PROVIDER
+        if cause:
+            message = texts.LLM_NETWORK_DETAIL.format(where=where, detail=f"{type(cause).__name__}: {cause}")
+        else:
+            message = texts.LLM_NETWORK.format(where=where)
+        return LlmError("LLM_HTTP_ERROR", message, retryable=True)
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
         detail = _provider_message(exc)
