@@ -2415,6 +2415,10 @@ Start one with “+ New”.</source>
         <translation>无法写入 {path}：{reason}</translation>
     </message>
     <message>
+        <source>the conversation holds no message a request would carry: the export is []</source>
+        <translation>会话中没有任何会随请求发送的消息：导出结果为 []</translation>
+    </message>
+    <message>
         <source>the disk is full (or the file size limit was reached)</source>
         <translation>磁盘已满（或已达到文件大小上限）</translation>
     </message>

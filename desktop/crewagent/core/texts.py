@@ -121,6 +121,7 @@ CANNOT_WRITE = QT_TRANSLATE_NOOP("core", "Could not write {path}: {reason}. Noth
 CANNOT_READ = QT_TRANSLATE_NOOP("core", "Cannot read {path}: {reason}.")
 EXPORT_INVALID = QT_TRANSLATE_NOOP("core", "The exported chain would not be valid; nothing was written.")
 EXPORT_CANNOT_WRITE = QT_TRANSLATE_NOOP("core", "Cannot write {path}: {reason}")
+EXPORT_EMPTY = QT_TRANSLATE_NOOP("core", "the conversation holds no message a request would carry: the export is []")
 REASON_DISK_FULL = QT_TRANSLATE_NOOP("core", "the disk is full (or the file size limit was reached)")
 REASON_PERMISSION = QT_TRANSLATE_NOOP("core", "permission denied")
 REASON_IS_FOLDER = QT_TRANSLATE_NOOP("core", "it is a folder, not a file")
