@@ -17,7 +17,7 @@
     </message>
     <message>
         <source>To report a problem, open an issue at &lt;a href=&quot;{url}&quot;&gt;{url}&lt;/a&gt; with what you did, what you expected, and the diagnostics below (Copy diagnostics). Conversation logs stay on your machine unless you attach them.</source>
-        <translation>如需报告问题，请在 &lt;a href=&quot;{url}&quot;&gt;{url}&lt;/a&gt; 提交 issue，写明你做了什么、期望的结果，并附上下方的诊断信息（复制诊断信息）。除非你主动附上，对话记录只保存在你的电脑上。</translation>
+        <translation>如需报告问题，请在 &lt;a href=&quot;{url}&quot;&gt;{url}&lt;/a&gt; 提交 issue，写明你做了什么、期望的结果，并附上下方的诊断信息（复制诊断信息）。除非你主动附上，会话记录只保存在你的电脑上。</translation>
     </message>
     <message>
         <source>Copy diagnostics</source>
@@ -33,11 +33,11 @@
     <message>
         <source>Starts this workflow in Run mode, in this conversation</source>
         <extracomment>Rows shown before the list scrolls. ``(number)``: the user picked this item (1-based, as typed).</extracomment>
-        <translation>在此对话中以运行模式启动此工作流</translation>
+        <translation>在此会话中以运行模式启动此工作流</translation>
     </message>
     <message>
         <source>Runs a file of its package</source>
-        <translation>运行其软件包中的文件</translation>
+        <translation>运行其工作流包中的文件</translation>
     </message>
     <message>
         <source>Close the menu</source>
@@ -61,11 +61,11 @@
     </message>
     <message>
         <source>This item starts a workflow that no installed package provides.</source>
-        <translation>此条目启动的工作流不在任何已安装的软件包中。</translation>
+        <translation>此条目启动的工作流不在任何已安装的工作流包中。</translation>
     </message>
     <message>
         <source>This item runs a file of its package that is not a workflow; this version can only start workflows.</source>
-        <translation>此条目运行其软件包中一个不是工作流的文件；当前版本只能启动工作流。</translation>
+        <translation>此条目运行其工作流包中一个不是工作流的文件；当前版本只能启动工作流。</translation>
     </message>
 </context>
 <context>
@@ -113,7 +113,7 @@
     </message>
     <message>
         <source>Allow in this conversation</source>
-        <translation>在此对话中允许</translation>
+        <translation>在此会话中允许</translation>
     </message>
     <message>
         <source>Always allow {tool}</source>
@@ -351,7 +351,7 @@
     </message>
     <message>
         <source>The agent persona Agent mode answers with; saved with the conversation</source>
-        <translation>智能体模式下用来回答的智能体角色；随对话保存</translation>
+        <translation>智能体模式下用来回答的智能体角色；随会话保存</translation>
     </message>
     <message>
         <source>Agent:</source>
@@ -359,7 +359,7 @@
     </message>
     <message>
         <source>Plain chat with the model and the project&apos;s tools.</source>
-        <translation>与模型直接对话，可使用项目工具。</translation>
+        <translation>与模型直接聊天，可使用项目工具。</translation>
     </message>
     <message>
         <source>{count} · created {created}</source>
@@ -375,7 +375,7 @@
     </message>
     <message>
         <source>{n} damaged line(s) of this conversation were skipped.</source>
-        <translation>已跳过此对话中 {n} 行损坏的记录。</translation>
+        <translation>已跳过此会话中 {n} 行损坏的记录。</translation>
     </message>
 </context>
 <context>
@@ -401,15 +401,15 @@
     <name>EmptyConversation</name>
     <message>
         <source>Pick a conversation</source>
-        <translation>选择一个对话</translation>
+        <translation>选择一个会话</translation>
     </message>
     <message>
         <source>Start a conversation</source>
-        <translation>开始一个对话</translation>
+        <translation>开始一个会话</translation>
     </message>
     <message>
         <source>Select one in the Works list on the left.</source>
-        <translation>在左侧的“作品”列表中选择一个。</translation>
+        <translation>在左侧的“会话”列表中选择一个。</translation>
     </message>
     <message>
         <source>Use “+ New” or press Ctrl+Shift+N: Chat, Agent or Workflow.</source>
@@ -441,7 +441,7 @@
     <message>
         <source>Artifacts</source>
         <extracomment>Opens a file or folder with the desktop&apos;s default application (replaced in tests). ``path``: open this file in a workspace tab (absolute path).</extracomment>
-        <translation>产出</translation>
+        <translation>产出文件</translation>
     </message>
     <message>
         <source>What the model wrote: the project&apos;s artifacts/ folder</source>
@@ -495,7 +495,7 @@ Files the model writes will appear here.</source>
     </message>
     <message>
         <source>Where CrewAgent sends your conversations. The demo works offline with no setup; connect a real model with OpenAI or any OpenAI-compatible server (Ollama, LM Studio, vLLM…).</source>
-        <translation>CrewAgent 将对话发送到哪里。演示模式离线可用、无需配置；也可以连接 OpenAI 或任何兼容 OpenAI 的服务器（Ollama、LM Studio、vLLM…）使用真实模型。</translation>
+        <translation>CrewAgent 将会话发送到哪里。演示模式离线可用、无需配置；也可以连接 OpenAI 或任何兼容 OpenAI 的服务器（Ollama、LM Studio、vLLM…）使用真实模型。</translation>
     </message>
     <message>
         <source>Connection</source>
@@ -791,11 +791,11 @@ Files the model writes will appear here.</source>
     </message>
     <message>
         <source>New &amp;Conversation…</source>
-        <translation>新建对话(&amp;C)…</translation>
+        <translation>新建会话(&amp;C)…</translation>
     </message>
     <message>
         <source>Start a conversation: Chat, Agent or Workflow</source>
-        <translation>开始对话：聊天、智能体或工作流</translation>
+        <translation>开始会话：聊天、智能体或工作流</translation>
     </message>
     <message>
         <source>&amp;Exit Project</source>
@@ -883,15 +883,15 @@ Files the model writes will appear here.</source>
     <message>
         <source>The package of this run is not installed</source>
         <extracomment>``(package_label)``: the user wants to import the package again (&quot;project-brief 1.0.0&quot;). The user goes back: the conversation leaves Run mode, the run is kept.</extracomment>
-        <translation>此运行所需的包未安装</translation>
+        <translation>此运行所需的工作流包未安装</translation>
     </message>
     <message>
         <source>Run {run} of “{workflow}” needs the package {package}, which is no longer installed. Import it again to go on with the run, or go back and keep the conversation without it.</source>
-        <translation>“{workflow}”的运行 {run} 需要包 {package}，但该包已不再安装。请重新导入它以继续运行，或返回并在没有它的情况下保留此对话。</translation>
+        <translation>“{workflow}”的运行 {run} 需要工作流包 {package}，但该工作流包已不再安装。请重新导入它以继续运行，或返回并在没有它的情况下保留此会话。</translation>
     </message>
     <message>
         <source>Re-import Package…</source>
-        <translation>重新导入包…</translation>
+        <translation>重新导入工作流包…</translation>
     </message>
     <message>
         <source>Back</source>
@@ -907,7 +907,7 @@ Files the model writes will appear here.</source>
     <message>
         <source>Switch this conversation to {mode}; its history stays</source>
         <extracomment>The switcher&apos;s segments, in order (``run`` is shown as Workflow). ``(mode)``: the user picked a mode (chat, agent or run); not emitted by ``set_mode``.</extracomment>
-        <translation>将此对话切换到{mode}模式；历史记录保留</translation>
+        <translation>将此会话切换到{mode}模式；历史记录保留</translation>
     </message>
 </context>
 <context>
@@ -1176,6 +1176,26 @@ Files the model writes will appear here.</source>
         <translation>类型</translation>
     </message>
     <message>
+        <source>step</source>
+        <translation>步骤</translation>
+    </message>
+    <message>
+        <source>decision</source>
+        <translation>决策</translation>
+    </message>
+    <message>
+        <source>merge</source>
+        <translation>汇合</translation>
+    </message>
+    <message>
+        <source>end</source>
+        <translation>结束</translation>
+    </message>
+    <message>
+        <source>subworkflow</source>
+        <translation>子工作流</translation>
+    </message>
+    <message>
         <source>completed</source>
         <translation>已完成</translation>
     </message>
@@ -1213,7 +1233,7 @@ Files the model writes will appear here.</source>
     </message>
     <message>
         <source>Import the package {package}</source>
-        <translation>导入包 {package}</translation>
+        <translation>导入工作流包 {package}</translation>
     </message>
     <message>
         <source>Workflow packages (*.bmad *.zip);;All files (*)</source>
@@ -1293,12 +1313,12 @@ Files the model writes will appear here.</source>
     <message>
         <source>Conversation</source>
         <extracomment>``(text)``: a passing notice of the Conversation tab, for the status bar. ``(project_id, entry_type)``: create a conversation of that type (chat, agent, run). The user wants to leave the project and go back to the Start page. The user wants the Settings dialog (the sidebar&apos;s Settings button). ``(project_id, conversation_id, title)``: rename a conversation (``Worker.rename_conversation``). ``(project_id, conversation_id)``: delete a conversation, confirmed by the user. ``(project_id, query)``: search the message text of the project&apos;s conversations. ``path``: read a project file for its tab (``Worker.read_project_file``). ``message``: a notice for the message bar (e.g. an empty name was refused). ``(project_id, conversation_id)``: the selected conversation changed (&quot;&quot; when none). ``(project_id)``: create a Workflow conversation with the built-in example picked (``Worker.try_workflow``).</extracomment>
-        <translation>对话</translation>
+        <translation>会话</translation>
     </message>
     <message>
         <source>Works</source>
         <extracomment>Subagents&apos; conversations, read-only (opened from a Task part; fed by the main window).</extracomment>
-        <translation>作品</translation>
+        <translation>会话</translation>
     </message>
     <message>
         <source>Files</source>
@@ -1470,7 +1490,7 @@ This folder is missing or is no longer a project.</source>
     </message>
     <message>
         <source>New conversation (Chat, Agent or Workflow)</source>
-        <translation>新建对话（聊天、智能体或工作流）</translation>
+        <translation>新建会话（聊天、智能体或工作流）</translation>
     </message>
     <message>
         <source>Exit the project</source>
@@ -1478,7 +1498,7 @@ This folder is missing or is no longer a project.</source>
     </message>
     <message>
         <source>Export the conversation</source>
-        <translation>导出对话</translation>
+        <translation>导出会话</translation>
     </message>
     <message>
         <source>Settings</source>
@@ -1490,7 +1510,7 @@ This folder is missing or is no longer a project.</source>
     </message>
     <message>
         <source>Search conversations (in the Logs panel: clear the log)</source>
-        <translation>搜索对话（在日志面板中：清空日志）</translation>
+        <translation>搜索会话（在日志面板中：清空日志）</translation>
     </message>
     <message>
         <source>Show or hide the run&apos;s Logs panel</source>
@@ -1518,11 +1538,11 @@ This folder is missing or is no longer a project.</source>
     </message>
     <message>
         <source>Works list: rename the conversation</source>
-        <translation>工作列表：重命名对话</translation>
+        <translation>会话列表：重命名会话</translation>
     </message>
     <message>
         <source>Works list, recent projects: delete or forget the selected item</source>
-        <translation>工作列表、最近项目：删除或移除所选项</translation>
+        <translation>会话列表、最近的项目：删除或移除所选项</translation>
     </message>
     <message>
         <source>Full output viewer: find</source>
@@ -1542,7 +1562,7 @@ This folder is missing or is no longer a project.</source>
     </message>
     <message>
         <source>Settings, Packages: copy the selected problem</source>
-        <translation>设置 &gt; 软件包：复制所选问题</translation>
+        <translation>设置 &gt; 工作流包：复制所选问题</translation>
     </message>
     <message>
         <source>Keyboard shortcuts</source>
@@ -1636,19 +1656,19 @@ Create a project or open an existing one to see it here.</source>
     <message>
         <source>Stop subagent</source>
         <extracomment>Characters of the description a tab&apos;s title shows (the tooltip has all of it). ``(project_id, conversation_id, session_id)``: open a subagent this one started. ``(session_id)``: stop this subagent (it runs, e.g. in the background).</extracomment>
-        <translation>停止子代理</translation>
+        <translation>停止子智能体</translation>
     </message>
     <message>
         <source>Cancel this subagent; its log ends with a cancelled marker</source>
-        <translation>取消此子代理；其日志将以“已取消”标记结尾</translation>
+        <translation>取消此子智能体；其日志将以“已取消”标记结尾</translation>
     </message>
     <message>
         <source>Subagent</source>
-        <translation>子代理</translation>
+        <translation>子智能体</translation>
     </message>
     <message>
         <source>This subagent&apos;s conversation cannot be read: {error}</source>
-        <translation>无法读取此子代理的对话：{error}</translation>
+        <translation>无法读取此子智能体的会话：{error}</translation>
     </message>
     <message>
         <source>Loading…</source>
@@ -1656,11 +1676,11 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>Subagent {type}: {description}</source>
-        <translation>子代理 {type}：{description}</translation>
+        <translation>子智能体 {type}：{description}</translation>
     </message>
     <message>
         <source>Read-only: the subagent&apos;s own conversation, linked to the Task call of its parent.</source>
-        <translation>只读：这是子代理自己的对话，与其父对话中的 Task 调用相互链接。</translation>
+        <translation>只读：这是子智能体自己的会话，与其父会话中的 Task 调用相互链接。</translation>
     </message>
     <message>
         <source>It runs in the background.</source>
@@ -1759,12 +1779,16 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>The turn ended with an error</source>
-        <translation>本轮因错误而结束</translation>
+        <translation>本回合因错误而结束</translation>
     </message>
     <message>
         <source>Arguments</source>
         <extracomment>Characters of a tool result shown expanded (the rest: &quot;… more&quot;, and &quot;Open full output&quot; opens the viewer). A Task part&apos;s subagent type and description (from its subagent, else from its arguments). Read only when the part is expanded (a tool&apos;s arguments may be megabytes). A running command&apos;s output so far (expanded parts only; &quot;&quot; once the result is in). Bytes of an offloaded result (None: the result is stored whole). Expanded only: the line under the header, the Arguments and Result sections, the row with &quot;Open full output&quot; (an offloaded result, or one cut at MAX_RESULT_CHARS).</extracomment>
         <translation>参数</translation>
+    </message>
+    <message>
+        <source>Error</source>
+        <translation>错误</translation>
     </message>
     <message>
         <source>… {n} more characters</source>
@@ -1780,7 +1804,7 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>Subagent</source>
-        <translation>子代理</translation>
+        <translation>子智能体</translation>
     </message>
     <message>
         <source>Open full output</source>
@@ -1801,12 +1825,12 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>Open subagent conversation</source>
-        <translation>打开子代理对话</translation>
+        <translation>打开子智能体会话</translation>
     </message>
     <message>
         <source>Background subagent {type} {status}</source>
         <extracomment>The title line (status dot, title, description), the summary line and the button&apos;s place.</extracomment>
-        <translation>后台子代理 {type} {status}</translation>
+        <translation>后台子智能体 {type} {status}</translation>
     </message>
     <message>
         <source>A question</source>
@@ -1815,7 +1839,7 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>Not answered: the turn was stopped.</source>
-        <translation>未回答：本轮已停止。</translation>
+        <translation>未回答：本回合已停止。</translation>
     </message>
     <message>
         <source>Not answered.</source>
@@ -1828,7 +1852,7 @@ Create a project or open an existing one to see it here.</source>
     <message>
         <source>Summary of the earlier conversation</source>
         <extracomment>The summary and where it goes (expanded only).</extracomment>
-        <translation>之前对话的摘要</translation>
+        <translation>之前会话的摘要</translation>
     </message>
 </context>
 <context>
@@ -1918,7 +1942,7 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>Approvals</source>
-        <translation>授权</translation>
+        <translation>批准</translation>
     </message>
     <message>
         <source>Always allowed</source>
@@ -1974,7 +1998,7 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>Start a new run of this workflow in this conversation</source>
-        <translation>在此对话中开始此工作流的新运行</translation>
+        <translation>在此会话中开始此工作流的新运行</translation>
     </message>
     <message>
         <source>Runs:</source>
@@ -1994,19 +2018,19 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>No run started in this conversation yet</source>
-        <translation>此对话尚未开始任何运行</translation>
+        <translation>此会话尚未开始任何运行</translation>
     </message>
     <message>
         <source>1 run started in this conversation</source>
-        <translation>此对话已开始 1 次运行</translation>
+        <translation>此会话已开始 1 次运行</translation>
     </message>
     <message>
         <source>{count} runs started in this conversation</source>
-        <translation>此对话已开始 {count} 次运行</translation>
+        <translation>此会话已开始 {count} 次运行</translation>
     </message>
     <message>
         <source>No installed package provides workflows yet; import one in Settings.</source>
-        <translation>尚无已安装的包提供工作流；请在设置中导入一个。</translation>
+        <translation>尚无已安装的工作流包提供工作流；请在设置中导入一个。</translation>
     </message>
 </context>
 <context>
@@ -2014,15 +2038,15 @@ Create a project or open an existing one to see it here.</source>
     <message>
         <source>A plain conversation with the model</source>
         <extracomment>The types &quot;New Conversation&quot; offers, in menu order (``run`` is shown as Workflow). Typing pauses this long before the message text is searched. Role of the proxy: the snippet of the first message that matched the search (&quot;&quot; when none).</extracomment>
-        <translation>与模型直接对话</translation>
+        <translation>与模型直接聊天</translation>
     </message>
     <message>
         <source>Talk to a persona with a menu, such as the code reviewer</source>
-        <translation>与带菜单的角色对话，例如代码审查员</translation>
+        <translation>与带菜单的智能体角色交谈，例如代码审查员</translation>
     </message>
     <message>
         <source>Run a workflow from a package, step by step</source>
-        <translation>逐步运行包中的工作流</translation>
+        <translation>逐步运行工作流包中的工作流</translation>
     </message>
     <message>
         <source>+ New</source>
@@ -2031,7 +2055,7 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>New conversation: Chat, Agent or Workflow (Ctrl+Shift+N)</source>
-        <translation>新建对话：聊天、智能体或工作流 (Ctrl+Shift+N)</translation>
+        <translation>新建会话：聊天、智能体或工作流 (Ctrl+Shift+N)</translation>
     </message>
     <message>
         <source>Search titles and messages</source>
@@ -2043,11 +2067,11 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>Start a Workflow conversation with the built-in Project brief example</source>
-        <translation>用内置的“项目简介”示例开始一个工作流对话</translation>
+        <translation>用内置的“项目简介”示例开始一个工作流会话</translation>
     </message>
     <message>
         <source>Delete conversation</source>
-        <translation>删除对话</translation>
+        <translation>删除会话</translation>
     </message>
     <message>
         <source>Delete “{title}”?</source>
@@ -2063,7 +2087,7 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>A conversation needs a name; the old one was kept.</source>
-        <translation>对话需要一个名称；已保留原名称。</translation>
+        <translation>会话需要一个名称；已保留原名称。</translation>
     </message>
     <message>
         <source>Searching messages…</source>
@@ -2071,7 +2095,7 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>Found in the messages of {count} conversation(s)</source>
-        <translation>在 {count} 个对话的消息中找到</translation>
+        <translation>在 {count} 个会话的消息中找到</translation>
     </message>
     <message>
         <source>No message contains this text</source>
@@ -2087,17 +2111,540 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>Loading conversations…</source>
-        <translation>正在加载对话…</translation>
+        <translation>正在加载会话…</translation>
     </message>
     <message>
         <source>No conversation matches “{query}”.</source>
-        <translation>没有与“{query}”匹配的对话。</translation>
+        <translation>没有与“{query}”匹配的会话。</translation>
     </message>
     <message>
         <source>No conversations yet.
 Start one with “+ New”.</source>
-        <translation>还没有对话。
+        <translation>还没有会话。
 点击“+ 新建”开始。</translation>
+    </message>
+</context>
+<context>
+    <name>core</name>
+    <message>
+        <source>The app stopped while the answer was streaming.</source>
+        <translation>应用在回答生成过程中停止了。</translation>
+    </message>
+    <message>
+        <source>The app stopped while this answer was streaming; the text above is what had arrived.</source>
+        <translation>应用在此回答生成过程中停止了；上面是已经收到的文本。</translation>
+    </message>
+    <message>
+        <source>Stopped by the user while the answer was streaming.</source>
+        <translation>用户在回答生成过程中停止了它。</translation>
+    </message>
+    <message>
+        <source>The app stopped while this subagent was running; its work ends here.</source>
+        <translation>应用在此子智能体运行时停止了；它的工作到此结束。</translation>
+    </message>
+    <message>
+        <source>The same failing call ({tool} with the same arguments) was made {count} times in a row; the turn was stopped to avoid a loop.</source>
+        <translation>同一个失败的调用（{tool}，参数相同）已连续进行 {count} 次；为避免死循环，本回合已停止。</translation>
+    </message>
+    <message>
+        <source>The turn reached the limit of {limit} model calls (engine.maxTurns) and was stopped.</source>
+        <translation>本回合已达到 {limit} 次模型调用的上限（engine.maxTurns），已停止。</translation>
+    </message>
+    <message>
+        <source>The current turn does not fit the context budget even with every tool result and large tool argument shortened to a note: the system prompt and the current turn need {chars} characters / {tokens} tokens (before shortening {turn_chars} / {turn_tokens}), over the budget of {budget}. Raise the model&apos;s context window (Settings &gt; Model &gt; Context window) or start a new conversation, then press Continue.</source>
+        <translation>即使把每个工具结果和较大的工具参数都缩短为一条说明，当前回合仍然放不进上下文预算：系统提示词和当前回合需要 {chars} 个字符 / {tokens} 个 token（缩短前为 {turn_chars} / {turn_tokens}），超过了预算 {budget}。请调大模型的上下文窗口（设置 &gt; 模型 &gt; 上下文窗口）或新建一个会话，然后点击“继续”。</translation>
+    </message>
+    <message>
+        <source>The current turn is too large to send whole, and its full tool outputs could not be saved for the model to read ({detail}). Free some disk space, then press Continue.</source>
+        <translation>当前回合太大，无法完整发送，而且其完整的工具输出也无法保存供模型读取（{detail}）。请释放一些磁盘空间，然后点击“继续”。</translation>
+    </message>
+    <message>
+        <source>The provider did not answer in time.</source>
+        <translation>模型提供方未及时响应。</translation>
+    </message>
+    <message>
+        <source>The connection ended before the model finished its answer.</source>
+        <translation>模型还未完成回答，连接就已断开。</translation>
+    </message>
+    <message>
+        <source>Network error talking to {where}.</source>
+        <translation>与{where}通信时出现网络错误。</translation>
+    </message>
+    <message>
+        <source>Network error talking to {where} ({detail}).</source>
+        <translation>与 {where} 通信时出现网络错误（{detail}）。</translation>
+    </message>
+    <message>
+        <source>the provider</source>
+        <translation>模型提供方</translation>
+    </message>
+    <message>
+        <source>The API key was rejected (HTTP {status}): {detail}</source>
+        <translation>API 密钥被拒绝（HTTP {status}）：{detail}</translation>
+    </message>
+    <message>
+        <source>Access denied (HTTP {status}): {detail}</source>
+        <translation>访问被拒绝（HTTP {status}）：{detail}</translation>
+    </message>
+    <message>
+        <source>Rate limited (HTTP 429): {detail}</source>
+        <translation>请求过于频繁，已被限流（HTTP 429）：{detail}</translation>
+    </message>
+    <message>
+        <source>The provider timed out (HTTP 408): {detail}</source>
+        <translation>模型提供方超时（HTTP 408）：{detail}</translation>
+    </message>
+    <message>
+        <source>The provider&apos;s response has an unexpected shape: {detail}</source>
+        <translation>模型提供方的响应格式不符合预期：{detail}</translation>
+    </message>
+    <message>
+        <source>The provider sent malformed JSON: {detail} (at char {pos}).</source>
+        <translation>模型提供方发送了格式错误的 JSON：{detail}（第 {pos} 个字符处）。</translation>
+    </message>
+    <message>
+        <source>The provider sent a malformed chunk: {detail}.</source>
+        <translation>模型提供方发送了格式错误的数据块：{detail}。</translation>
+    </message>
+    <message>
+        <source>The provider reported an error: {detail}</source>
+        <translation>模型提供方报告了错误：{detail}</translation>
+    </message>
+    <message>
+        <source>The provider&apos;s response is not a JSON object.</source>
+        <translation>模型提供方的响应不是 JSON 对象。</translation>
+    </message>
+    <message>
+        <source>The provider&apos;s response holds no message.</source>
+        <translation>模型提供方的响应中没有消息。</translation>
+    </message>
+    <message>
+        <source>The provider&apos;s answer ended without a final message.</source>
+        <translation>模型提供方的回答结束了，但没有给出最终消息。</translation>
+    </message>
+    <message>
+        <source>Write {path}</source>
+        <translation>写入 {path}</translation>
+    </message>
+    <message>
+        <source>Write {path} ({size} bytes)</source>
+        <translation>写入 {path}（{size} 字节）</translation>
+    </message>
+    <message>
+        <source>Patch {path} ({form})</source>
+        <translation>修改 {path}（{form}）</translation>
+    </message>
+    <message>
+        <source>task ({type}): {description}</source>
+        <translation>子任务（{type}）：{description}</translation>
+    </message>
+    <message>
+        <source>The user refused this tool call. Do not retry it; ask the user what to do instead.</source>
+        <translation>用户拒绝了此次工具调用。</translation>
+    </message>
+    <message>
+        <source>The user closed the question without answering.</source>
+        <translation>用户关闭了问题，没有回答。</translation>
+    </message>
+    <message>
+        <source>The call was interrupted by the user.</source>
+        <translation>调用被用户中断。</translation>
+    </message>
+    <message>
+        <source>The tool call {name} ({call_id}) was interrupted before it returned a result (the app stopped or the call was cancelled). It may not have completed; check its effects and run it again if it is still needed.</source>
+        <translation>工具调用 {name}（{call_id}）在返回结果前被中断（应用已停止或调用被取消）。它可能没有完成；请检查其效果，如仍需要请重新运行。</translation>
+    </message>
+    <message>
+        <source>No tool named {name!r} is available. Tools: {available}.</source>
+        <translation>没有名为 {name!r} 的可用工具。可用工具：{available}。</translation>
+    </message>
+    <message>
+        <source>Arguments of {name} {problem}.</source>
+        <translation>{name} 的参数{problem}。</translation>
+    </message>
+    <message>
+        <source>Invalid arguments for {name}: {problem}</source>
+        <translation>{name} 的参数无效：{problem}</translation>
+    </message>
+    <message>
+        <source>{name} did not finish within {timeout:g} s and was stopped.</source>
+        <translation>{name} 未在 {timeout:g} 秒内完成，已被停止。</translation>
+    </message>
+    <message>
+        <source>{name} failed: {kind}: {detail}</source>
+        <translation>{name} 失败：{kind}：{detail}</translation>
+    </message>
+    <message>
+        <source>{name} returned an invalid result.</source>
+        <translation>{name} 返回了无效的结果。</translation>
+    </message>
+    <message>
+        <source>{path} does not exist.</source>
+        <translation>{path} 不存在。</translation>
+    </message>
+    <message>
+        <source>{path} is a folder; use fs.list to see what it holds.</source>
+        <translation>{path} 是文件夹；请用 fs.list 查看其内容。</translation>
+    </message>
+    <message>
+        <source>{path} is a folder.</source>
+        <translation>{path} 是文件夹。</translation>
+    </message>
+    <message>
+        <source>{path} is a file; use fs.read to read it.</source>
+        <translation>{path} 是文件；请用 fs.read 读取。</translation>
+    </message>
+    <message>
+        <source>{path} is not a regular file.</source>
+        <translation>{path} 不是普通文件。</translation>
+    </message>
+    <message>
+        <source>{path} is a binary file.</source>
+        <translation>{path} 是二进制文件。</translation>
+    </message>
+    <message>
+        <source>{path} is not UTF-8 text.</source>
+        <translation>{path} 不是 UTF-8 文本。</translation>
+    </message>
+    <message>
+        <source>{path} cannot be read: {reason}.</source>
+        <translation>无法读取 {path}：{reason}。</translation>
+    </message>
+    <message>
+        <source>{path} is outside the folders tools may use.</source>
+        <translation>{path} 不在工具可以使用的文件夹内。</translation>
+    </message>
+    <message>
+        <source>{path} is in @pkg, which is read-only.</source>
+        <translation>{path} 位于只读的 @pkg 中。</translation>
+    </message>
+    <message>
+        <source>{path} is the project file; the app manages it, tools may only read it.</source>
+        <translation>{path} 是项目文件，由应用管理，工具只能读取它。</translation>
+    </message>
+    <message>
+        <source>{path} is a log kept by the app (read-only for tools).</source>
+        <translation>{path} 是应用保存的日志（对工具只读）。</translation>
+    </message>
+    <message>
+        <source>{path!r} is absolute; use @project/, @state/ or @pkg/ (or a path relative to the project).</source>
+        <translation>{path!r} 是绝对路径；请使用 @project/、@state/ 或 @pkg/（或相对于项目的路径）。</translation>
+    </message>
+    <message>
+        <source>{path!r}: &apos;..&apos; is not allowed in paths.</source>
+        <translation>{path!r}：路径中不允许出现“..”。</translation>
+    </message>
+    <message>
+        <source>{path!r} resolves outside @{alias} (through a symbolic link).</source>
+        <translation>{path!r} 通过符号链接指向了 @{alias} 之外。</translation>
+    </message>
+    <message>
+        <source>Subagents are not available in this session.</source>
+        <translation>此会话中无法使用子智能体。</translation>
+    </message>
+    <message>
+        <source>Unknown subagent_type {type!r}. Types: {types}.</source>
+        <translation>未知的 subagent_type {type!r}。可用类型：{types}。</translation>
+    </message>
+    <message>
+        <source>The app is shutting down; no new subagent can start.</source>
+        <translation>应用正在关闭，无法启动新的子智能体。</translation>
+    </message>
+    <message>
+        <source>The subagent could not be started: {detail}</source>
+        <translation>无法启动子智能体：{detail}</translation>
+    </message>
+    <message>
+        <source>The subagent was cancelled before it finished ({reason}).</source>
+        <translation>子智能体在完成前被取消（{reason}）。</translation>
+    </message>
+    <message>
+        <source>The subagent failed.</source>
+        <translation>子智能体运行失败。</translation>
+    </message>
+    <message>
+        <source>it was cancelled</source>
+        <translation>它被取消了</translation>
+    </message>
+    <message>
+        <source>its parent was stopped</source>
+        <translation>它的父会话已停止</translation>
+    </message>
+    <message>
+        <source>the app shut down</source>
+        <translation>应用已关闭</translation>
+    </message>
+    <message>
+        <source>the user stopped it</source>
+        <translation>用户停止了它</translation>
+    </message>
+    <message>
+        <source>The content is {size} bytes; the limit is {limit} bytes. Write smaller files.</source>
+        <translation>内容为 {size} 字节，上限为 {limit} 字节。请写入更小的文件。</translation>
+    </message>
+    <message>
+        <source>The state&apos;s frontmatter is not valid YAML; nothing was written.</source>
+        <translation>运行状态的 frontmatter 不是有效的 YAML；未写入任何内容。</translation>
+    </message>
+    <message>
+        <source>{folder} is not a CrewAgent project (it has no .crewagent.json).</source>
+        <translation>{folder} 不是 CrewAgent 项目（其中没有 .crewagent.json）。</translation>
+    </message>
+    <message>
+        <source>The folder {folder} does not exist.</source>
+        <translation>文件夹 {folder} 不存在。</translation>
+    </message>
+    <message>
+        <source>{folder} is a file, not a folder.</source>
+        <translation>{folder} 是文件，不是文件夹。</translation>
+    </message>
+    <message>
+        <source>The project path is empty; give the project folder.</source>
+        <translation>项目路径为空；请指定项目文件夹。</translation>
+    </message>
+    <message>
+        <source>No conversation with id {conversation_id!r} in this project.</source>
+        <translation>此项目中没有 ID 为 {conversation_id!r} 的会话。</translation>
+    </message>
+    <message>
+        <source>Could not write {path}: {reason}. Nothing already stored was lost.</source>
+        <translation>无法写入 {path}：{reason}。已保存的内容没有丢失。</translation>
+    </message>
+    <message>
+        <source>Cannot read {path}: {reason}.</source>
+        <translation>无法读取 {path}：{reason}。</translation>
+    </message>
+    <message>
+        <source>The exported chain would not be valid; nothing was written.</source>
+        <translation>导出的消息链将是无效的；未写入任何内容。</translation>
+    </message>
+    <message>
+        <source>Cannot write {path}: {reason}</source>
+        <translation>无法写入 {path}：{reason}</translation>
+    </message>
+    <message>
+        <source>the conversation holds no message a request would carry: the export is []</source>
+        <translation>会话中没有任何会随请求发送的消息：导出结果为 []</translation>
+    </message>
+    <message>
+        <source>the disk is full (or the file size limit was reached)</source>
+        <translation>磁盘已满（或已达到文件大小上限）</translation>
+    </message>
+    <message>
+        <source>permission denied</source>
+        <translation>权限不足</translation>
+    </message>
+    <message>
+        <source>it is a folder, not a file</source>
+        <translation>它是文件夹，不是文件</translation>
+    </message>
+    <message>
+        <source>a part of the path is a file, not a folder</source>
+        <translation>路径中的某一部分是文件，不是文件夹</translation>
+    </message>
+    <message>
+        <source>The full output of tool result {message_id} is missing ({path}); only its preview remains in the conversation.</source>
+        <translation>工具结果 {message_id} 的完整输出已丢失（{path}）；会话中只保留了它的预览。</translation>
+    </message>
+    <message>
+        <source>The full output of tool result {message_id} ({path}) does not match its checksum; the file was changed or damaged.</source>
+        <translation>工具结果 {message_id} 的完整输出（{path}）与其校验和不符；文件已被修改或损坏。</translation>
+    </message>
+    <message>
+        <source>This conversation has no workflow run; start one with Start Workflow in the Workflow header, `crewagent run --workflow ...` or an agent&apos;s workflow menu item.</source>
+        <translation>此会话还没有工作流运行；请通过工作流标题栏中的“开始工作流”、`crewagent run --workflow ...` 或智能体菜单中的工作流条目开始一个。</translation>
+    </message>
+    <message>
+        <source>The package {package} has no workflow {workflow!r} (menu of {agent}).</source>
+        <translation>工作流包 {package} 中没有工作流 {workflow!r}（{agent} 的菜单）。</translation>
+    </message>
+    <message>
+        <source>Run {run} needs the package {package}, which is no longer installed; import it again.</source>
+        <translation>运行 {run} 需要工作流包 {package}，但它已不再安装；请重新导入。</translation>
+    </message>
+    <message>
+        <source>The run {run} belongs to another conversation.</source>
+        <translation>运行 {run} 属于另一个会话。</translation>
+    </message>
+    <message>
+        <source>Run {run} is complete; there is nothing to resume.</source>
+        <translation>运行 {run} 已完成，没有可继续的内容。</translation>
+    </message>
+    <message>
+        <source>Run {run}: {detail}</source>
+        <translation>运行 {run}：{detail}</translation>
+    </message>
+    <message>
+        <source>The package {package} has no workflow {workflow!r}.</source>
+        <translation>工作流包 {package} 中没有工作流 {workflow!r}。</translation>
+    </message>
+    <message>
+        <source>No installed package with id {package!r}.</source>
+        <translation>没有已安装的 ID 为 {package!r} 的工作流包。</translation>
+    </message>
+    <message>
+        <source>a classic BMAD package (workflow.yaml) is not supported: format 1.1 needs bmad.json, workflow.graph.json, workflow.md and steps/*.md</source>
+        <translation>不支持经典 BMAD 工作流包（workflow.yaml）：1.1 格式需要 bmad.json、workflow.graph.json、workflow.md 和 steps/*.md</translation>
+    </message>
+    <message>
+        <source>is missing: a package has bmad.json at its root</source>
+        <translation>缺失：工作流包的根目录中必须有 bmad.json</translation>
+    </message>
+    <message>
+        <source>is not UTF-8 text (byte {byte})</source>
+        <translation>不是 UTF-8 文本（第 {byte} 字节）</translation>
+    </message>
+    <message>
+        <source>is not valid JSON: {detail}</source>
+        <translation>不是有效的 JSON：{detail}</translation>
+    </message>
+    <message>
+        <source>has no YAML frontmatter (a &apos;---&apos; block at the top)</source>
+        <translation>没有 YAML frontmatter（文件开头的 “---” 块）</translation>
+    </message>
+    <message>
+        <source>{value!r} is not a relative path inside the package</source>
+        <translation>{value!r} 不是工作流包内的相对路径</translation>
+    </message>
+    <message>
+        <source>the {what} {value!r} is not in the package</source>
+        <translation>{what} {value!r} 不在工作流包中</translation>
+    </message>
+    <message>
+        <source>agents file</source>
+        <translation>智能体文件</translation>
+    </message>
+    <message>
+        <source>workflow file</source>
+        <translation>工作流文件</translation>
+    </message>
+    <message>
+        <source>graph file</source>
+        <translation>流程图文件</translation>
+    </message>
+    <message>
+        <source>the step file {value!r} is not in the package</source>
+        <translation>步骤文件 {value!r} 不在工作流包中</translation>
+    </message>
+    <message>
+        <source>the agent id {value!r} is used twice</source>
+        <translation>智能体 ID {value!r} 被使用了两次</translation>
+    </message>
+    <message>
+        <source>the agent {value!r} is not in the package&apos;s agents</source>
+        <translation>智能体 {value!r} 不在工作流包的智能体中</translation>
+    </message>
+    <message>
+        <source>{value!r} is not a node of {graph}</source>
+        <translation>{value!r} 不是 {graph} 中的节点</translation>
+    </message>
+    <message>
+        <source>the node id {value!r} is used twice</source>
+        <translation>节点 ID {value!r} 被使用了两次</translation>
+    </message>
+    <message>
+        <source>the entry node {value!r} is not a node of the graph</source>
+        <translation>入口节点 {value!r} 不是流程图中的节点</translation>
+    </message>
+    <message>
+        <source>the edge&apos;s {end!r} node {value!r} is not a node of the graph</source>
+        <translation>连线的 {end!r} 端节点 {value!r} 不是流程图中的节点</translation>
+    </message>
+    <message>
+        <source>node {value!r} already has a default edge</source>
+        <translation>节点 {value!r} 已经有一条默认连线</translation>
+    </message>
+    <message>
+        <source>is {value!r} but the graph&apos;s node is {node!r}</source>
+        <translation>是 {value!r}，但流程图中的节点是 {node!r}</translation>
+    </message>
+    <message>
+        <source>is {value!r} but the graph says {type!r}</source>
+        <translation>是 {value!r}，但流程图中写的是 {type!r}</translation>
+    </message>
+    <message>
+        <source>this step file is not the file of any node of the package&apos;s graphs</source>
+        <translation>此步骤文件不属于工作流包中任何流程图的节点</translation>
+    </message>
+    <message>
+        <source>the workflow id {value!r} is used twice</source>
+        <translation>工作流 ID {value!r} 被使用了两次</translation>
+    </message>
+    <message>
+        <source>{value!r} is not a workflow of this package</source>
+        <translation>{value!r} 不是此工作流包中的工作流</translation>
+    </message>
+    <message>
+        <source>this app cannot use the agent: {detail}</source>
+        <translation>本应用无法使用此智能体：{detail}</translation>
+    </message>
+    <message>
+        <source>Connected to {url} ({count} models).</source>
+        <translation>已连接到 {url}（{count} 个模型）。</translation>
+    </message>
+    <message>
+        <source>Connected to {url} ({count} models). The model {model!r} is not in the provider&apos;s list.</source>
+        <translation>已连接到 {url}（{count} 个模型）。模型 {model!r} 不在模型提供方的列表中。</translation>
+    </message>
+    <message>
+        <source>The provider refused the API key: {detail}</source>
+        <translation>模型提供方拒绝了 API 密钥：{detail}</translation>
+    </message>
+    <message>
+        <source>{url} did not answer in time.</source>
+        <translation>{url} 未及时响应。</translation>
+    </message>
+    <message>
+        <source>{url} answered, but not like an OpenAI-compatible API.</source>
+        <translation>{url} 有响应，但不像兼容 OpenAI 的接口。</translation>
+    </message>
+    <message>
+        <source>{url}/models does not exist: check the base URL (it usually ends in /v1).</source>
+        <translation>{url}/models 不存在：请检查基础 URL（通常以 /v1 结尾）。</translation>
+    </message>
+    <message>
+        <source>Could not reach {url}: {detail}</source>
+        <translation>无法连接到 {url}：{detail}</translation>
+    </message>
+    <message>
+        <source>{url}/models did not return a model list.</source>
+        <translation>{url}/models 没有返回模型列表。</translation>
+    </message>
+    <message>
+        <source>The openai-compatible provider needs a base URL (settings, or OPENAI_BASE_URL), e.g. http://localhost:11434/v1 for Ollama.</source>
+        <translation>兼容 OpenAI 的模型提供方需要基础 URL（在设置中填写，或设置 OPENAI_BASE_URL），例如 Ollama 的 http://localhost:11434/v1。</translation>
+    </message>
+    <message>
+        <source>The openai-compatible provider needs a model name (settings, or CREWAGENT_MODEL).</source>
+        <translation>兼容 OpenAI 的模型提供方需要模型名称（在设置中填写，或设置 CREWAGENT_MODEL）。</translation>
+    </message>
+    <message>
+        <source>The openai provider needs an API key (save it in Settings, or set OPENAI_API_KEY).</source>
+        <translation>OpenAI 模型提供方需要 API 密钥（在设置中保存，或设置 OPENAI_API_KEY）。</translation>
+    </message>
+    <message>
+        <source>The base URL must start with http:// or https://.</source>
+        <translation>基础 URL 必须以 http:// 或 https:// 开头。</translation>
+    </message>
+    <message>
+        <source>An OpenAI-compatible provider needs a base URL, e.g. http://localhost:11434/v1.</source>
+        <translation>兼容 OpenAI 的模型提供方需要基础 URL，例如 http://localhost:11434/v1。</translation>
+    </message>
+    <message>
+        <source>Choose or type the model to use.</source>
+        <translation>请选择或输入要使用的模型。</translation>
+    </message>
+    <message>
+        <source>The {provider} provider takes no API key.</source>
+        <translation>{provider} 模型提供方不需要 API 密钥。</translation>
+    </message>
+    <message>
+        <source>The demo provider runs inside CrewAgent; there is nothing to connect to.</source>
+        <translation>演示模型在 CrewAgent 内部运行，无需连接。</translation>
+    </message>
+    <message>
+        <source>{url} did not answer within {seconds:.0f} s.</source>
+        <translation>{url} 未在 {seconds:.0f} 秒内响应。</translation>
     </message>
 </context>
 <context>

@@ -26,6 +26,7 @@ from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
 
+from crewagent.core import texts
 from crewagent.core.context import ContextResult
 from crewagent.core.llm import Completed, LlmAdapter, LlmError, LlmRequest
 from crewagent.core.llm import StreamStarted as LlmStreamStarted
@@ -223,17 +224,14 @@ class ToolLoop:
                 failing_count = failing_count + 1 if key == failing_key else 1
                 failing_key = key
             if failing_count >= LOOP_DETECT_REPEATS and failing_key is not None:
-                reason = (
-                    f"The same failing call ({failing_key[0]} with the same arguments) was made "
-                    f"{failing_count} times in a row; the turn was stopped to avoid a loop."
-                )
+                reason = texts.ENGINE_LOOP_DETECTED.format(tool=failing_key[0], count=failing_count)
                 async for event in self._finish_with_error("ENGINE_LOOP_DETECTED", reason, title="ENGINE_ERROR"):
                     yield event
                 return
             if self._stop_requested:
                 yield TurnFinished("stopped")
                 return
-        reason = f"The turn reached the limit of {self.options.max_turns} model calls (engine.maxTurns) and was stopped."
+        reason = texts.ENGINE_MAX_TURNS.format(limit=self.options.max_turns)
         async for event in self._finish_with_error("ENGINE_MAX_TURNS_EXCEEDED", reason, title="ENGINE_ERROR"):
             yield event
 
@@ -336,7 +334,7 @@ class ToolLoop:
                 pump.cancel()
                 await asyncio.gather(pump, return_exceptions=True)
         if completed is None:  # the adapter ended without Completed: a bug there, reported as a bad response
-            error = LlmError("LLM_BAD_RESPONSE", "The provider's answer ended without a final message.")
+            error = LlmError("LLM_BAD_RESPONSE", texts.LLM_NO_FINAL)
             async for event in self._persist_llm_error(message_id, error, "".join(text), "".join(reasoning)):
                 yield event
             return
@@ -365,7 +363,7 @@ class ToolLoop:
                 id=message_id,
                 partType="content",
                 interrupted=True,
-                error={"code": "LLM_INTERRUPTED", "message": "Stopped by the user while the answer was streaming."},
+                error={"code": "LLM_INTERRUPTED", "message": texts.STREAM_STOPPED},
                 **({"reasoning_content": reasoning} if reasoning else {}),
                 **({"reasoningSeconds": reasoning_seconds} if reasoning_seconds is not None else {}),
             )

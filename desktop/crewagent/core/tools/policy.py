@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, Protocol
 
+from crewagent.core import texts
 from crewagent.core.tools.results import ErrorCode, error
 
 log = logging.getLogger(__name__)
@@ -287,7 +288,7 @@ class ApprovalGate:
     approver: Approver | ApproveFn
     always_allowed: Iterable[str] = ()
     persist_always: Callable[[str], None] | None = None
-    deny_message: str = "The user refused this tool call. Do not retry it; ask the user what to do instead."
+    deny_message: str = texts.USER_DENIED
     _always: set[str] = field(init=False, repr=False)
     _conversation: dict[str | None, set[str]] = field(init=False, repr=False, default_factory=dict)
     #: One question at a time per conversation (conversations of a session ask independently).

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ValidationError
 
-from crewagent.core import paths
+from crewagent.core import paths, texts
 from crewagent.core.jsonparse import parse_json
 from crewagent.core.tools.audit import AuditLog
 from crewagent.core.tools.policy import ApprovalGate, ApprovalRequest, ToolPolicy
@@ -266,7 +266,7 @@ class ToolRegistry:
                     result = await self._run(tool, parsed, call_ctx)
         except asyncio.CancelledError:
             call_ctx.cancel_event.set()
-            interrupted = error(ErrorCode.TOOL_INTERRUPTED, "The call was interrupted by the user.")
+            interrupted = error(ErrorCode.TOOL_INTERRUPTED, texts.TOOL_CALL_INTERRUPTED)
             if ctx.audit is not None:
                 # Synchronous on purpose: awaiting here would be cancelled too; one short append.
                 self._audit(ctx, name, args, interrupted, started, call_id, approval)
@@ -281,13 +281,13 @@ class ToolRegistry:
         """Parsed arguments, or the error result that refuses the call before it runs."""
         if tool is None or not ctx.policy.allows(name):
             available = ", ".join(t.name for t in self.visible(ctx.policy)) or "none"
-            return None, error(ErrorCode.TOOL_NOT_AVAILABLE, f"No tool named {name!r} is available. Tools: {available}.")
+            return None, error(ErrorCode.TOOL_NOT_AVAILABLE, texts.TOOL_UNKNOWN.format(name=name, available=available))
         parsed, problem = parse_arguments(arguments)
         if parsed is None:
-            return None, error(ErrorCode.TOOL_ARGS_INVALID_JSON, f"Arguments of {name} {problem}.")
+            return None, error(ErrorCode.TOOL_ARGS_INVALID_JSON, texts.TOOL_ARGS_INVALID.format(name=name, problem=problem))
         invalid = validate_args(tool, parsed)
         if invalid is not None:
-            return parsed, error(ErrorCode.E_SCHEMA_VALIDATION, f"Invalid arguments for {name}: {invalid}")
+            return parsed, error(ErrorCode.E_SCHEMA_VALIDATION, texts.TOOL_ARGS_SCHEMA.format(name=name, problem=invalid))
         if tool.preflight is not None:
             refused = tool.preflight(parsed, ctx)
             if refused is not None:
@@ -304,15 +304,15 @@ class ToolRegistry:
                 result = await asyncio.wait_for(tool.handler(args, ctx), timeout)
         except TimeoutError:
             ctx.cancel_event.set()
-            return error(ErrorCode.TOOL_TIMEOUT, f"{tool.name} did not finish within {timeout:g} s and was stopped.")
+            return error(ErrorCode.TOOL_TIMEOUT, texts.TOOL_TIMED_OUT.format(name=tool.name, timeout=timeout))
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a bug in the tool: the model reads it, the log keeps the traceback
             log.exception("tool %s failed", tool.name)
-            return error(ErrorCode.TOOL_EXEC_FAILED, f"{tool.name} failed: {type(exc).__name__}: {exc}")
+            return error(ErrorCode.TOOL_EXEC_FAILED, texts.TOOL_FAILED.format(name=tool.name, kind=type(exc).__name__, detail=exc))
         if not isinstance(result, dict) or not isinstance(result.get("ok"), bool):
             log.error("tool %s returned %r, not a result dict", tool.name, type(result).__name__)
-            return error(ErrorCode.TOOL_EXEC_FAILED, f"{tool.name} returned an invalid result.")
+            return error(ErrorCode.TOOL_EXEC_FAILED, texts.TOOL_INVALID_RESULT.format(name=tool.name))
         return result
 
     @staticmethod

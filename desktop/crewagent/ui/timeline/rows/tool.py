@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from PySide6.QtCore import QPointF, QRectF
 
 from crewagent.core.tools.results import readable
+from crewagent.ui.core_texts import translate_core
 from crewagent.ui.timeline.canvas import Canvas, Fonts, Frame, Text, TextSizer, height_of
 from crewagent.ui.timeline.labels import (
     duration_label,
@@ -28,6 +29,19 @@ from crewagent.worker.turn_values import SubagentInfo
 
 #: Characters of a tool result shown expanded (the rest: "… more", and "Open full output" opens the viewer).
 MAX_RESULT_CHARS = 20_000
+
+
+
+def _translated_error(result: str) -> str:
+    """A failed call's error message in the UI language; empty when there is none or it reads the same."""
+    if '"ok": false' not in result[:40] or len(result) > MAX_RESULT_CHARS:
+        return ""
+    problem = json_object(result).get("error")
+    message = problem.get("message") if isinstance(problem, dict) else None
+    if not isinstance(message, str):
+        return ""
+    translated = translate_core(message)
+    return translated if translated != message else ""
 
 
 @dataclass(frozen=True)
@@ -118,6 +132,9 @@ class ToolPainter(RowPainter[ToolFacts, ToolGeometry]):
             if arguments:
                 texts.append((translate("TimelineDelegate", "Arguments"), sizer("args", arguments, inner_w, fonts.mono, plain=True)))
             if facts.result:
+                problem = _translated_error(facts.result)
+                if problem:
+                    texts.append((translate("TimelineDelegate", "Error"), sizer("error", problem, inner_w, fonts.base, plain=True)))
                 # Multi-line text fields (a command's stdout, an fs.read's content) as text under their
                 # name: inside JSON they are one line of "\n" escapes, and laying out one 20,000-character
                 # line stalled the GUI thread for a third of a second.
