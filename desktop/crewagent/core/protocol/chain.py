@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from crewagent.core.messages import ConversationMessage, ToolCall
+from crewagent.core.protocol.branches import split_branch
 from crewagent.core.protocol.validator import DOTTED_FUNCTION_NAME
 
 INTERRUPTED_CODE = "TOOL_INTERRUPTED"
@@ -102,6 +103,8 @@ class ChainReport:
     invalidToolCallIds: list[str] = field(default_factory=list)
     unansweredToolCallIds: list[str] = field(default_factory=list)
     droppedSystemMessageIds: list[str] = field(default_factory=list)
+    #: Messages of an old branch: an edited question, a regenerated answer (protocol/branches.py).
+    supersededMessageIds: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, list[str]]:
         return {name: list(getattr(self, name)) for name in self.__slots__}
@@ -140,9 +143,15 @@ def assemble(
     """Group the log into units; results attach to the call that issued them.
 
     ``pending_call_ids`` are calls whose tools are still running: they are not reported as
-    unanswered (the caller decides what to do with them).
+    unanswered (the caller decides what to do with them). Only the current branch is read: what
+    an edit or a regenerate superseded is reported, never grouped (protocol/branches.py).
     """
     report = ChainReport()
+    # Positions stay those of ``messages`` (repair places units by them): old branches are skipped.
+    gone: set[int] = set()
+    for old in split_branch(messages)[1]:
+        gone.add(id(old))
+        report.supersededMessageIds.append(str(old.get("id") if isinstance(old, Mapping) else old.id))
     units: list[Unit] = []
     open_calls: dict[str, Unit] = {}
     issued: set[str] = set()
@@ -150,6 +159,8 @@ def assemble(
     summary: ConversationMessage | None = None
     names_ok: dict[str, bool] = {}  # few distinct tool names: match each once
     for position, raw in enumerate(messages):
+        if gone and id(raw) in gone:
+            continue
         message = raw if isinstance(raw, ConversationMessage) else coerce(raw)
         if message is None:
             raw_id = raw.get("id") if isinstance(raw, Mapping) else None
