@@ -95,6 +95,11 @@ def test_selecting_text_with_the_mouse_and_ctrl_c_copies_it(
     QGuiApplication.clipboard().clear()
     qtbot.keyClick(view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
     assert QGuiApplication.clipboard().text() == "Alpha beta gamma delta."
+    # Typing goes on in the composer (the timeline only took the keyboard for the copy).
+    qtbot.keyClick(view, Qt.Key.Key_A)
+    composer = main.project_view.conversation.composer.input
+    assert composer.toPlainText() == "a"
+    composer.clear()
     # A drag over part of the text copies that part; a click elsewhere clears the selection.
     middle = QPoint(round(left + doc.laid.document.idealWidth() / 2), start.y())
     _mouse(view, QEvent.Type.MouseButtonPress, start, Qt.MouseButton.LeftButton, Qt.MouseButton.LeftButton)

@@ -7,6 +7,7 @@ conversation are ignored, except that its busy state is remembered).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from typing import Any
 
@@ -110,6 +111,7 @@ class ConversationView(ConversationSignals):
         self.timeline.action_requested.connect(self._on_action)
         self.timeline.widget_answered.connect(self._on_widget_answered)
         self.timeline.notice.connect(self.notice)
+        self.timeline.typed.connect(functools.partial(keyboard.type_into, self.composer.input))
         #: Run mode: the Workflow header's runs, starting or resuming one, the missing-package card.
         self.run_controls = RunControls(self)
         self.show_summary(None, has_conversations=False)

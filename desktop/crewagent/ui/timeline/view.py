@@ -44,6 +44,9 @@ class TimelineView(QTreeView):
     #: ``(text)``: something worth a line in the status bar ("Copied").
     notice = Signal(str)
 
+    #: ``(text)``: typed while the timeline had the keyboard (after selecting text; "" for Esc).
+    typed = Signal(str)
+
     def __init__(self, parent: QWidget | None = None):
         self._reserved_bottom = 0  # before the base class lays out (it calls updateGeometries)
         super().__init__(parent)
@@ -112,6 +115,10 @@ class TimelineView(QTreeView):
         # Ctrl+C copies the text selected with the mouse (not the current row, as Qt's views do).
         if event.matches(QKeySequence.StandardKey.Copy):
             self.timeline_delegate.copy_selection()
+            return
+        typed = event.text() if not event.modifiers() & ~Qt.KeyboardModifier.ShiftModifier else ""
+        if event.key() == Qt.Key.Key_Escape or (typed and typed.isprintable()):
+            self.typed.emit(typed if event.key() != Qt.Key.Key_Escape else "")  # the keyboard goes back to writing
             return
         super().keyPressEvent(event)
 
