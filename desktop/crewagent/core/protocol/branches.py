@@ -26,9 +26,18 @@ T = TypeVar("T")
 
 
 def _get(message: Any, key: str) -> Any:
-    if isinstance(message, Mapping):
+    if type(message) is dict or isinstance(message, Mapping):  # the type check first: it is cheap
         return message.get(key)
     return getattr(message, key, None)
+
+
+def _has_branches(messages: Sequence[Any]) -> bool:
+    """Whether any message starts a branch: one cheap look per message (this runs on every request)."""
+    for message in messages:
+        target = message.get(REPLACES_FIELD) if type(message) is dict else getattr(message, REPLACES_FIELD, None)
+        if target:
+            return True
+    return False
 
 
 def _target(message: Any) -> str | None:
@@ -54,7 +63,7 @@ def split_branch(messages: Sequence[T], *, partial: bool = False) -> tuple[list[
     ``partial``: ``messages`` is the end of a log (its newest page), so a ``replaces`` naming a
     message before the page cuts everything before the branch point.
     """
-    if not any(_target(message) is not None for message in messages):
+    if not _has_branches(messages):
         return list(messages), []
     kept: list[T] = []
     where: dict[str, int] = {}  # message id -> its position in ``kept``

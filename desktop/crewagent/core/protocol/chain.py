@@ -146,12 +146,25 @@ def assemble(
     unanswered (the caller decides what to do with them). Only the current branch is read: what
     an edit or a regenerate superseded is reported, never grouped (protocol/branches.py).
     """
+    return _assemble(messages, pending_call_ids, None)
+
+
+def _branched(messages: Sequence[ConversationMessage | Mapping[str, Any]], pending_call_ids: Iterable[str]) -> Chain:
+    """:func:`assemble` of a log with an edit or a regenerate in it: the old branches skipped.
+
+    Positions stay those of ``messages`` (repair places units by them).
+    """
+    superseded = split_branch(messages)[1]
+    chain = _assemble(messages, pending_call_ids, {id(old) for old in superseded})
+    chain.report.supersededMessageIds.extend(str(old.get("id") if isinstance(old, Mapping) else old.id) for old in superseded)
+    return chain
+
+
+def _assemble(
+    messages: Sequence[ConversationMessage | Mapping[str, Any]], pending_call_ids: Iterable[str], gone: set[int] | None
+) -> Chain:
+    """``gone``: the messages of old branches (None: not looked for yet; a branch point starts over)."""
     report = ChainReport()
-    # Positions stay those of ``messages`` (repair places units by them): old branches are skipped.
-    gone: set[int] = set()
-    for old in split_branch(messages)[1]:
-        gone.add(id(old))
-        report.supersededMessageIds.append(str(old.get("id") if isinstance(old, Mapping) else old.id))
     units: list[Unit] = []
     open_calls: dict[str, Unit] = {}
     issued: set[str] = set()
@@ -166,6 +179,8 @@ def assemble(
             raw_id = raw.get("id") if isinstance(raw, Mapping) else None
             report.invalidMessageIds.append(str(raw_id) if raw_id else f"#{position}")
             continue
+        if gone is None and message.replaces is not None:
+            return _branched(messages, pending_call_ids)  # rare: the plain read costs one check a message
         if not message.includeInContext:
             report.skippedMessageIds.append(message.id)
             continue
