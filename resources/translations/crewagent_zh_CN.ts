@@ -1548,6 +1548,10 @@ This folder is missing or is no longer a project.</source>
         <translation>设置 &gt; 软件包：复制所选问题</translation>
     </message>
     <message>
+        <source>Conversation: copy the text selected in a message</source>
+        <translation>会话：复制在消息中选中的文字</translation>
+    </message>
+    <message>
         <source>Keyboard shortcuts</source>
         <translation>键盘快捷键</translation>
     </message>
@@ -1847,7 +1851,7 @@ Create a project or open an existing one to see it here.</source>
     <name>TimelineView</name>
     <message>
         <source>Code copied to the clipboard.</source>
-        <extracomment>Pixels from the bottom that still count as &quot;at the bottom&quot; (following new rows). Older rows shown at a time when the user scrolls to the first row shown (TimelineModel.show_older). Back at the end with more rows than this shown, the view keeps only the newest OPEN_ROWS (each new message lays out every row shown again; see TimelineModel.OPEN_ROWS). The most rows shown at once: on the way up (or down) the window slides rather than grows, so showing another batch lays out at most this many rows (~10 ms). ``(action, key, message_id)``: Retry/Continue on an error part, &quot;open_output&quot; of a tool part, &quot;edit_message&quot; or &quot;regenerate&quot; (a message&apos;s hover actions; Copy is done here); for &quot;open_subagent&quot; (a Task part or a subagent notice) ``message_id`` is the subagent&apos;s session id. ``(request_id, call_id, payload)``: an ask-user widget was answered (None: dismissed). ``(text)``: something worth a line in the status bar (&quot;Copied&quot;).</extracomment>
+        <extracomment>Pixels from the bottom that still count as &quot;at the bottom&quot; (following new rows). Older rows shown at a time when the user scrolls to the first row shown (TimelineModel.show_older). Back at the end with more rows than this shown, the view keeps only the newest OPEN_ROWS (each new message lays out every row shown again; see TimelineModel.OPEN_ROWS). The most rows shown at once: on the way up (or down) the window slides rather than grows, so showing another batch lays out at most this many rows (~10 ms). ``(action, key, message_id)``: Retry/Continue on an error part, &quot;open_output&quot; of a tool part, &quot;edit_message&quot; or &quot;regenerate&quot; (a message&apos;s hover actions; Copy is done here); for &quot;open_subagent&quot; (a Task part or a subagent notice) ``message_id`` is the subagent&apos;s session id. ``(request_id, call_id, payload)``: an ask-user widget was answered (None: dismissed). ``(text)``: something worth a line in the status bar (&quot;Copied&quot;). ``(text)``: typed while the timeline had the keyboard (after selecting text; &quot;&quot; for Esc).</extracomment>
         <translation>代码已复制到剪贴板。</translation>
     </message>
     <message>
