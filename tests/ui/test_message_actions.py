@@ -167,3 +167,31 @@ def test_esc_gives_up_an_edit_and_the_next_send_is_a_new_message(
     assert conversation.composer.input.toPlainText() == "" and conversation.message_edit.message_id is None
     say(qtbot, main, "second")
     assert rows(main) == [("user", "first"), ("assistant", "One."), ("user", "second"), ("assistant", "Two.")]
+
+
+def test_the_model_drops_the_replaced_row_and_those_after_it_wherever_the_window_is(qtmodeltester: Any) -> None:
+    from crewagent.ui.timeline import TimelineModel
+    from crewagent.ui.timeline.window import OPEN_ROWS
+    from crewagent.worker.turn_values import LoadedConversation, TimelineMessage, ToolCallRef
+
+    def message(n: int, **fields: Any) -> TimelineMessage:
+        return TimelineMessage(f"m{n}", "user" if n % 2 == 0 else "assistant", "t", f"text {n}", **fields)
+
+    count = OPEN_ROWS + 60
+    calls = (ToolCallRef("c1", "fs.list", "{}"),)
+    history = [message(n) if n != 5 else message(5, tool_calls=calls) for n in range(count)]
+    history.insert(6, TimelineMessage("r1", "tool", "t", '{"ok": true}', tool_call_id="c1"))
+    model = TimelineModel()
+    model.load(LoadedConversation("p", "c", tuple(history)))
+    assert model.older_count == count - OPEN_ROWS  # m4 is above the window
+    # A question above the window is edited: everything from it on goes, the rows before it stay.
+    model.add_message(TimelineMessage("e1", "user", "t", "edited", replaces="m4"))
+    qtmodeltester.check(model)
+    assert model.keys()[-1] == "e1" and "m4" not in model.keys() and "tool:c1" not in model.keys()
+    assert model.older_count + model.rowCount() == 5  # m0..m3 and the edited question
+    assert model.index(model.rowCount() - 1, 0).data(TimelineRole.IS_LAST)
+    # Regenerate of the last question, in the window: its answer goes, the copy of the question comes.
+    model.add_message(TimelineMessage("a1", "assistant", "t", "answer"))
+    model.add_message(TimelineMessage("e2", "user", "t", "edited", replaces="e1"))
+    qtmodeltester.check(model)
+    assert model.keys()[-1] == "e2" and "a1" not in model.keys() and "e1" not in model.keys()
