@@ -185,3 +185,28 @@ def test_raw_log_lines_are_read_alike() -> None:
     log = [m.to_log_dict() for m in _conversation()] + [{"id": "m7", "role": "user", "createdAt": "t", "content": "b", "replaces": "m5"}]
     assert [m["id"] for m in current_branch(log)] == ["m1", "m2", "m3", "m4", "m7"]
     assert json.loads(json.dumps(log[-1]))["replaces"] == "m5"
+
+
+def test_a_long_conversation_opens_on_the_current_branch_its_first_page_too(store: Any, project: Any, conversation: Any) -> None:
+    """The window's open: the newest page first, then the whole log; an old branch in neither."""
+    import asyncio
+
+    from crewagent.core.tools.policy import AutoApprover
+    from crewagent.core.turn_host import FIRST_PAGE, Opened, TurnHost
+
+    pid, cid = project.id, conversation.id
+    written = [store.append_message(pid, cid, ConversationMessage.new("user" if n % 2 == 0 else "assistant", f"m{n}"))
+               for n in range(FIRST_PAGE + 50)]
+    edited = store.append_message(pid, cid, ConversationMessage.new("user", "edited", replaces=written[10].id))
+    host: TurnHost[ConversationMessage] = TurnHost(
+        lambda: store, lambda m: m, approver=AutoApprover(), ask_user=lambda cid: None, on_subagent=lambda e: None  # type: ignore[arg-type,return-value]
+    )
+    host.add_project(project)
+
+    async def pages() -> list[Opened[ConversationMessage]]:
+        return [page async for page in host.open(pid, cid)]
+
+    first, whole = asyncio.run(pages())
+    assert not first.complete and [m.id for m in first.messages] == [edited.id]
+    assert [m.text for m in whole.messages] == [f"m{n}" for n in range(10)] + ["edited"]
+    host.close()

@@ -284,8 +284,8 @@ class TurnHost(Generic[M]):
         newest = store.load_newest(project_id, conversation_id, FIRST_PAGE)
         if len(newest) < FIRST_PAGE:
             return ()
-        # A result whose call is above the page would show as a part of its own: start after it.
         newest = current_branch(newest, partial=True)  # an edit's old branch is not shown
+        # A result whose call is above the page would show as a part of its own: start after it.
         start = next((n for n, message in enumerate(newest) if message.role != "tool"), len(newest))
         return tuple(self._present(message) for message in newest[start:])
 
