@@ -259,11 +259,12 @@ class TimelineDelegate(QStyledItemDelegate):
                 self._repaint(option)
             if self.selection.press(key, layout, pos):
                 self._press_index = QPersistentModelIndex(index)
-                self._take_keyboard(option)  # Ctrl+C goes to the timeline now
                 return True
             return False
         if self.selection.dragging:
             self.selection.release()
+            if self.selection.text():
+                self._take_keyboard(option)  # Ctrl+C goes to the timeline now (a plain click leaves the keyboard be)
             return True
         if hit is not None:
             self._activate(hit.name, key, index)
