@@ -370,7 +370,7 @@
     <name>ConversationView</name>
     <message>
         <source>Loading…</source>
-        <extracomment>&quot;Open full output&quot; opens a viewer window per tool result (issue 18). The TurnWorker&apos;s streamed text, tool calls and messages, into the timeline of the shown conversation. Run mode: the Workflow header&apos;s runs, starting or resuming one, the missing-package card.</extracomment>
+        <extracomment>Edit on a user message: its text in the composer, the next Send replaces it (issue 18 item 12). &quot;Open full output&quot; opens a viewer window per tool result (issue 18). The TurnWorker&apos;s streamed text, tool calls and messages, into the timeline of the shown conversation. Run mode: the Workflow header&apos;s runs, starting or resuming one, the missing-package card.</extracomment>
         <translation>正在加载…</translation>
     </message>
     <message>
@@ -876,6 +876,13 @@ Files the model writes will appear here.</source>
         <source>Dismiss</source>
         <extracomment>The bar was closed by the user.</extracomment>
         <translation>关闭</translation>
+    </message>
+</context>
+<context>
+    <name>MessageEdit</name>
+    <message>
+        <source>Editing a message: Send replaces it and the answers after it (the old ones stay in the log). Esc cancels.</source>
+        <translation>正在编辑消息：发送后将替换这条消息及其后的回答（旧内容仍保留在记录中）。按 Esc 取消。</translation>
     </message>
 </context>
 <context>
@@ -1565,6 +1572,10 @@ This folder is missing or is no longer a project.</source>
         <translation>设置 &gt; 工作流包：复制所选问题</translation>
     </message>
     <message>
+        <source>Conversation: copy the text selected in a message</source>
+        <translation>会话：复制在消息中选中的文字</translation>
+    </message>
+    <message>
         <source>Keyboard shortcuts</source>
         <translation>键盘快捷键</translation>
     </message>
@@ -1736,7 +1747,7 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>Assistant</source>
-        <extracomment>The ``error`` block of an error part; None when the message is not one. Retry and Continue are offered (the last message failed or was stopped, and nothing runs). The answer and where it goes. &quot;● ● ●&quot; while a stream has nothing to show yet.</extracomment>
+        <extracomment>The ``error`` block of an error part; None when the message is not one. Retry and Continue are offered (the last message failed or was stopped, and nothing runs). The hover actions (rows/actions.py): Copy when there is text, Regenerate on the last answer. The answer and where it goes. &quot;● ● ●&quot; while a stream has nothing to show yet.</extracomment>
         <translation>助手</translation>
     </message>
     <message>
@@ -1854,13 +1865,30 @@ Create a project or open an existing one to see it here.</source>
         <extracomment>The summary and where it goes (expanded only).</extracomment>
         <translation>之前会话的摘要</translation>
     </message>
+    <message>
+        <source>Copy</source>
+        <extracomment>Pixels between two links, and around them on a backdrop.</extracomment>
+        <translation>复制</translation>
+    </message>
+    <message>
+        <source>Edit</source>
+        <translation>编辑</translation>
+    </message>
+    <message>
+        <source>Regenerate</source>
+        <translation>重新生成</translation>
+    </message>
 </context>
 <context>
     <name>TimelineView</name>
     <message>
         <source>Code copied to the clipboard.</source>
-        <extracomment>Pixels from the bottom that still count as &quot;at the bottom&quot; (following new rows). Older rows shown at a time when the user scrolls to the first row shown (TimelineModel.show_older). Back at the end with more rows than this shown, the view keeps only the newest OPEN_ROWS (each new message lays out every row shown again; see TimelineModel.OPEN_ROWS). The most rows shown at once: on the way up (or down) the window slides rather than grows, so showing another batch lays out at most this many rows (~10 ms). ``(action, key, message_id)``: Retry/Continue on an error part, or &quot;open_output&quot; of a tool part; for &quot;open_subagent&quot; (a Task part or a subagent notice) ``message_id`` is the subagent&apos;s session id. ``(request_id, call_id, payload)``: an ask-user widget was answered (None: dismissed). ``(text)``: something worth a line in the status bar (&quot;Copied&quot;).</extracomment>
+        <extracomment>Pixels from the bottom that still count as &quot;at the bottom&quot; (following new rows). Older rows shown at a time when the user scrolls to the first row shown (TimelineModel.show_older). Back at the end with more rows than this shown, the view keeps only the newest OPEN_ROWS (each new message lays out every row shown again; see TimelineModel.OPEN_ROWS). The most rows shown at once: on the way up (or down) the window slides rather than grows, so showing another batch lays out at most this many rows (~10 ms). ``(action, key, message_id)``: Retry/Continue on an error part, &quot;open_output&quot; of a tool part, &quot;edit_message&quot; or &quot;regenerate&quot; (a message&apos;s hover actions; Copy is done here); for &quot;open_subagent&quot; (a Task part or a subagent notice) ``message_id`` is the subagent&apos;s session id. ``(request_id, call_id, payload)``: an ask-user widget was answered (None: dismissed). ``(text)``: something worth a line in the status bar (&quot;Copied&quot;). ``(text)``: typed while the timeline had the keyboard (after selecting text; &quot;&quot; for Esc).</extracomment>
         <translation>代码已复制到剪贴板。</translation>
+    </message>
+    <message>
+        <source>Copied to the clipboard.</source>
+        <translation>已复制到剪贴板。</translation>
     </message>
 </context>
 <context>

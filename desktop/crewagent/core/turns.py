@@ -81,13 +81,15 @@ async def run_turn(
     subagents: SubagentManager | None = None,
     packages: PackageStore | None = None,
     config_dir: Path | None = None,
+    replaces: str | None = None,
 ) -> AsyncGenerator[LoopEvent, None]:
     """Persist ``text`` (None: continue without a new message) and run the turn; yields its events.
 
     Run mode continues the conversation's active run (RunSetupError when it has none). Raises
     CrewAgentError subclasses before anything is written when the turn cannot start.
     ``config_dir`` is the settings folder in use (None: the default): the sandbox protects it,
-    and the provider's context windows remembered there size the budget.
+    and the provider's context windows remembered there size the budget. ``replaces``: ``text``
+    starts a new branch in place of that message (Edit and Regenerate, protocol/branches.py).
     """
     hooks = hooks or TurnHooks()
     window = await asyncio.to_thread(context_window, settings, config, config_dir=config_dir)
@@ -147,7 +149,7 @@ async def run_turn(
             run_id=driver.run.runId if driver is not None else None,
             workflow_id=driver.workflow.id if driver is not None else None,
         )
-        async with aclosing(session.send(text, per_turn)) as events:
+        async with aclosing(session.send(text, per_turn, replaces=replaces)) as events:
             async for event in events:
                 yield event
 
