@@ -345,13 +345,13 @@ class ScriptedServer:
     @property
     def bodies(self) -> list[Any]:
         """The JSON bodies of the chat completion requests, in order (title requests aside)."""
-        chat = [r.body for r in self._server.requests if r.path.rstrip("/").endswith("/chat/completions")]
+        chat = [r.body for r in self._server.requests if r.path.split("?", 1)[0].rstrip("/").endswith("/chat/completions")]
         return [body for body in chat if _route_of(body, [TITLE_INSTRUCTION]) is None]
 
     @property
     def title_bodies(self) -> list[Any]:
         """The JSON bodies of the title requests, in order."""
-        chat = [r.body for r in self._server.requests if r.path.rstrip("/").endswith("/chat/completions")]
+        chat = [r.body for r in self._server.requests if r.path.split("?", 1)[0].rstrip("/").endswith("/chat/completions")]
         return [body for body in chat if _route_of(body, [TITLE_INSTRUCTION]) is not None]
 
     @property

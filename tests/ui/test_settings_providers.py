@@ -39,3 +39,28 @@ def test_each_provider_shows_its_own_model_and_url_and_they_survive_a_save(
     assert (dialog.llm_page.base_url.text(), dialog.llm_page.model.currentText()) == ("", "gpt-4.1")
     choose_provider(dialog, "openai-compatible")
     assert dialog.llm_page.model.currentText() == "fake-small"
+
+
+def test_the_picker_lists_every_preset_and_shows_what_each_needs(
+    qtbot: Any, main: MainWindow, isolated_dirs: dict[str, Path]  # noqa: F811
+) -> None:
+    dialog = open_settings(qtbot, main)
+    page = dialog.llm_page
+    listed = [page.provider.itemData(row) for row in range(page.provider.count())]
+    assert listed[:3] == ["demo", "openai", "openai-compatible"] and {"ollama", "lmstudio", "deepseek", "mistral", "azure"} <= set(listed)
+
+    choose_provider(dialog, "ollama")
+    assert page.provider.currentText() == "Ollama (on this computer)"
+    assert "http://localhost:11434/v1" in page.base_url.placeholderText()
+    assert not page.api_key.isEnabled() and page.fetch_models.isEnabled()
+    choose_provider(dialog, "azure")
+    assert page.api_key.isEnabled() and not page.fetch_models.isEnabled()
+    assert "openai.azure.com/openai/deployments" in page.base_url.placeholderText()
+    choose_provider(dialog, "deepseek")
+    assert page.api_key.isEnabled() and page.fetch_models.isEnabled()
+    page.model.setEditText("deepseek-reasoner")
+
+    dialog.save_button.click()
+    qtbot.waitUntil(lambda: not dialog.isVisible())
+    saved = json.loads((isolated_dirs["config"] / "settings.json").read_text(encoding="utf-8"))["llm"]
+    assert (saved["provider"], saved["baseUrl"], saved["model"]) == ("deepseek", "", "deepseek-reasoner")

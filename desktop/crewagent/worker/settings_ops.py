@@ -19,14 +19,15 @@ from crewagent.core.llm import config_from_env
 from crewagent.core.llm.config import LlmConfigError, ProviderConfig
 from crewagent.core.llm.demo import DEMO_MODEL
 from crewagent.core.llm.errors import LlmError
+from crewagent.core.providers import presets
 from crewagent.core.secrets import SecretStore
 from crewagent.core.settings import Settings, SettingsStore
 from crewagent.worker.values import ApiKeyState, ConnectionReport, LlmDraft, ModelList, SettingsProblem
 
 #: The longest a user waits for Test Connection or the model list, whatever the timeout setting.
 NETWORK_CHECK_TIMEOUT = 20.0
-#: Providers whose key is kept (the demo needs none).
-KEYED_PROVIDERS = ("openai", "openai-compatible")
+#: Providers whose key is kept (the demo, Ollama and LM Studio need none).
+KEYED_PROVIDERS = tuple(name for name, spec in presets().items() if spec.key != "none")
 
 
 class SettingsInvalid(CrewAgentError):
@@ -58,19 +59,26 @@ def _problems_of(exc: ValidationError) -> tuple[SettingsProblem, ...]:
 
 
 def _check_provider(llm: Mapping[str, Any]) -> tuple[SettingsProblem, ...]:
-    """What the schema cannot say: a URL is http(s); an openai-compatible provider needs a URL and a model."""
+    """What the schema cannot say: a URL is http(s); a provider without its own URL (openai-compatible,
+    vLLM, Azure ...) needs one, and a provider without a default model needs a model."""
     problems = []
     url = str(llm.get("baseUrl") or "").strip()
     if url and not url.startswith(("http://", "https://")):
         problems.append(SettingsProblem("llm.baseUrl", "The base URL must start with http:// or https://."))
-    if llm.get("provider") == "openai-compatible":
+    spec = presets().get(str(llm.get("provider")))
+    if spec is not None and spec.needs_url:
         if not url:
-            problems.append(
-                SettingsProblem("llm.baseUrl", "An OpenAI-compatible provider needs a base URL, e.g. http://localhost:11434/v1.")
-            )
-        if not str(llm.get("model") or "").strip():
+            example = "http://localhost:11434/v1" if spec.id == "openai-compatible" else spec.urlHint
+            problems.append(SettingsProblem("llm.baseUrl", f"{_article(spec.label)} provider needs a base URL, e.g. {example}."))
+        if not str(llm.get("model") or "").strip() and not spec.defaultModel:
             problems.append(SettingsProblem("llm.model", "Choose or type the model to use."))
     return tuple(problems)
+
+
+def _article(label: str) -> str:
+    """"An OpenAI-compatible" / "A vLLM server" (the label without its parenthesis)."""
+    name = label.split(" (")[0]
+    return f"{'An' if name[:1] in 'AEIOU' else 'A'} {name}"
 
 
 class SettingsOps:

@@ -91,7 +91,9 @@ class LlmAdapter:
         self._retry = retry or RetryPolicy()
         self._sleep = sleep
         self._streaming = config.stream
-        from crewagent.core.llm._client import make_client  # imports openai (see _OpenAIOnFirstUse)
+        from crewagent.core.llm._client import make_client, request_headers  # imports openai (see _OpenAIOnFirstUse)
+
+        self._request_headers = request_headers(config.auth)
 
         self._client = make_client(
             base_url=config.base_url,
@@ -99,6 +101,8 @@ class LlmAdapter:
             timeout=config.timeout,
             headers=config.extra_headers,
             http_client=http_client,
+            auth=config.auth,
+            query=config.query,
         )
 
     @property
@@ -264,6 +268,8 @@ class LlmAdapter:
         if request.extra_body:
             body.update(request.extra_body)
         options: dict[str, Any] = {}
+        if self._request_headers:
+            options["headers"] = dict(self._request_headers)
         if request.timeout is not None:
             options["timeout"] = request.timeout
         return body, options

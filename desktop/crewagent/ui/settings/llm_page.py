@@ -20,7 +20,15 @@ from PySide6.QtWidgets import (
 from crewagent.core.context.window import DEMO_MODEL, ContextWindow, resolve_window
 from crewagent.core.settings import LlmSettings, ProviderProfile, Settings
 from crewagent.ui.settings.form import Field, Group, set_hint
-from crewagent.ui.settings.labels import PROVIDERS, provider_label
+from crewagent.ui.settings.labels import (
+    PROVIDERS,
+    key_needed,
+    lists_models,
+    model_placeholder,
+    provider_hint,
+    provider_label,
+    url_placeholder,
+)
 from crewagent.ui.settings.page import SettingsPage
 from crewagent.worker.values import ApiKeyState, ConnectionReport, LlmDraft, ModelList
 
@@ -225,7 +233,7 @@ class LlmPage(SettingsPage):
 
     def typed_key(self) -> str:
         """A key the user typed (to be stored on Apply), or ""."""
-        return self.api_key.text().strip() if self.current_provider() != "demo" else ""
+        return self.api_key.text().strip() if key_needed(self.current_provider()) else ""
 
     @Slot(object)
     def set_key_state(self, state: ApiKeyState) -> None:
@@ -237,7 +245,7 @@ class LlmPage(SettingsPage):
 
     def _show_key_state(self) -> None:
         state = self._key_state
-        keyed = self.current_provider() != "demo"
+        keyed = key_needed(self.current_provider())
         stored = bool(state and state.is_set and state.provider == self.current_provider())
         self.remove_key.setVisible(keyed and stored)
         if not keyed:
@@ -290,23 +298,15 @@ class LlmPage(SettingsPage):
     def _update_for_provider(self) -> None:
         provider = self.current_provider()
         demo = provider == "demo"
-        for name in ("llm.baseUrl", "llm.model", "llm.apiKey"):
-            self.fields[name].set_enabled(not demo)
-        self.fetch_models.setEnabled(not demo and not self._busy)
+        self.fields["llm.baseUrl"].set_enabled(not demo)
+        self.fields["llm.model"].set_enabled(not demo)
+        self.fields["llm.apiKey"].set_enabled(key_needed(provider))
+        self.fetch_models.setEnabled(lists_models(provider) and not self._busy)
         model_line = self.model.lineEdit()
         assert model_line is not None  # the model box is editable
-        if demo:
-            set_hint(self.fields["llm.provider"], self.tr("A scripted model inside CrewAgent: no network, no key, always the same answers. Good for trying the app."))
-            self.base_url.setPlaceholderText("")
-            model_line.setPlaceholderText("")
-        elif provider == "openai":
-            set_hint(self.fields["llm.provider"], "")
-            self.base_url.setPlaceholderText(self.tr("https://api.openai.com/v1 (leave empty for the default)"))
-            model_line.setPlaceholderText("gpt-4o-mini")
-        else:
-            set_hint(self.fields["llm.provider"], self.tr("Any server that speaks the OpenAI chat API."))
-            self.base_url.setPlaceholderText("http://localhost:11434/v1")
-            model_line.setPlaceholderText(self.tr("e.g. llama3.1"))
+        set_hint(self.fields["llm.provider"], provider_hint(provider))
+        self.base_url.setPlaceholderText(url_placeholder(provider))
+        model_line.setPlaceholderText(model_placeholder(provider))
 
     # -- network checks ----------------------------------------------------------------------
 
