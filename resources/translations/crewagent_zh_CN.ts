@@ -602,22 +602,6 @@ Files the model writes will appear here.</source>
         <translation>系统密钥环不可用：密钥保存在仅你可读的文件中，但未加密。</translation>
     </message>
     <message>
-        <source>A scripted model inside CrewAgent: no network, no key, always the same answers. Good for trying the app.</source>
-        <translation>CrewAgent 内置的脚本模型：无需网络和密钥，回答始终相同，适合试用。</translation>
-    </message>
-    <message>
-        <source>https://api.openai.com/v1 (leave empty for the default)</source>
-        <translation>https://api.openai.com/v1（留空使用默认值）</translation>
-    </message>
-    <message>
-        <source>Any server that speaks the OpenAI chat API.</source>
-        <translation>任何支持 OpenAI 聊天接口的服务器。</translation>
-    </message>
-    <message>
-        <source>e.g. llama3.1</source>
-        <translation>例如 llama3.1</translation>
-    </message>
-    <message>
         <source>Connecting…</source>
         <translation>正在连接…</translation>
     </message>
@@ -664,6 +648,18 @@ Files the model writes will appear here.</source>
     <message>
         <source>No answer. Check the base URL and your network, then try again.</source>
         <translation>没有响应。请检查基础 URL 和网络后重试。</translation>
+    </message>
+</context>
+<context>
+    <name>LocalServerOffer</name>
+    <message>
+        <source>Found running: {name} at {url} ({count} models)</source>
+        <extracomment>``LocalServerFound``: the user wants this server as the provider. The rows&apos; &quot;Use&quot; buttons, in the order of the servers found (for tests and focus order).</extracomment>
+        <translation>发现正在运行：{name}，地址 {url}（{count} 个模型）</translation>
+    </message>
+    <message>
+        <source>Use it</source>
+        <translation>使用</translation>
     </message>
 </context>
 <context>
@@ -770,7 +766,7 @@ Files the model writes will appear here.</source>
     <name>MainWindow</name>
     <message>
         <source>&amp;New Project…</source>
-        <extracomment>Milliseconds a close waits for running turns to stop and persist what they stopped. Ask the worker for the settings (once at start; ``settings_changed`` answers). Stop every running turn (the window is closing). Ask the turn worker which provider and model the next turn uses (``provider_changed``). Ask the worker for the agents Agent mode offers (``agents_loaded``). Ask the worker for the installed workflow packages (``packages_loaded``). ``(path)``: install a ``.bmad`` file or a package folder (``Worker.import_package``).</extracomment>
+        <extracomment>Milliseconds a close waits for running turns to stop and persist what they stopped. Ask the worker for the settings (once at start; ``settings_changed`` answers). Stop every running turn (the window is closing). Ask the turn worker which provider and model the next turn uses (``provider_changed``). Look for model servers on this computer (``Worker.probe_local_servers``): once, at a start that still runs on the demo provider. Ask the worker for the agents Agent mode offers (``agents_loaded``). Ask the worker for the installed workflow packages (``packages_loaded``). ``(path)``: install a ``.bmad`` file or a package folder (``Worker.import_package``).</extracomment>
         <translation>新建项目(&amp;N)…</translation>
     </message>
     <message>
@@ -1421,7 +1417,7 @@ This folder is missing or is no longer a project.</source>
     <name>SettingsDialog</name>
     <message>
         <source>Saved. The changes are in effect.</source>
-        <extracomment>While the dialog is open, how often it asks whether settings.json changed on disk (&quot;Always allow&quot; in an approval, another process, a hand edit): a stat on the worker thread, nothing more. ``{section: {key: value}}``: save these settings (``Worker.save_settings``). ``(provider, key)``: keep this API key (&quot;&quot; removes it) (``Worker.set_api_key``). ``provider``: tell whether that provider has a key stored (``Worker.load_api_key_state``). ``LlmDraft``: test the connection as typed (``Worker.test_connection``). ``LlmDraft``: fetch the model list (``Worker.list_models``). Re-read settings.json if it changed on disk (``Worker.refresh_settings``). The settings the pages were loaded from (a JSON dump): edits are what differs from it. Installs and removes packages itself (its signals are wired to the worker by MainWindow).</extracomment>
+        <extracomment>While the dialog is open, how often it asks whether settings.json changed on disk (&quot;Always allow&quot; in an approval, another process, a hand edit): a stat on the worker thread, nothing more. ``{section: {key: value}}``: save these settings (``Worker.save_settings``). ``(provider, key)``: keep this API key (&quot;&quot; removes it) (``Worker.set_api_key``). ``provider``: tell whether that provider has a key stored (``Worker.load_api_key_state``). ``LlmDraft``: test the connection as typed (``Worker.test_connection``). ``LlmDraft``: fetch the model list (``Worker.list_models``). Re-read settings.json if it changed on disk (``Worker.refresh_settings``). Look for model servers running on this computer (``Worker.probe_local_servers``). The settings the pages were loaded from (a JSON dump): edits are what differs from it. Installs and removes packages itself (its signals are wired to the worker by MainWindow).</extracomment>
         <translation>已保存，更改已生效。</translation>
     </message>
     <message>
@@ -1617,6 +1613,10 @@ Create a project or open an existing one to see it here.</source>
     <message>
         <source>Forget this project; its folder is not touched (Del)</source>
         <translation>从列表中移除此项目；不会改动其文件夹 (Del)</translation>
+    </message>
+    <message>
+        <source>Found running on this computer: {servers}. Choose it in Settings to use it.</source>
+        <translation>在本机发现正在运行的服务：{servers}。在设置中选择即可使用。</translation>
     </message>
     <message>
         <source>Model provider: {provider}</source>
@@ -2139,7 +2139,7 @@ Start one with “+ New”.</source>
     <name>labels</name>
     <message>
         <source>Demo (offline script)</source>
-        <extracomment>Providers in the order the LLM page lists them.</extracomment>
+        <extracomment>Providers in the order the LLM page lists them: the demo, then resources/providers.json.</extracomment>
         <translation>演示（离线脚本）</translation>
     </message>
     <message>
@@ -2149,6 +2149,10 @@ Start one with “+ New”.</source>
     <message>
         <source>OpenAI-compatible (custom URL)</source>
         <translation>兼容 OpenAI（自定义 URL）</translation>
+    </message>
+    <message>
+        <source>{name} (on this computer)</source>
+        <translation>{name}（本机）</translation>
     </message>
     <message>
         <source>Follow the system</source>
@@ -2161,6 +2165,38 @@ Start one with “+ New”.</source>
     <message>
         <source>Dark</source>
         <translation>深色</translation>
+    </message>
+    <message>
+        <source>A scripted model inside CrewAgent: no network, no key, always the same answers. Good for trying the app.</source>
+        <translation>CrewAgent 内置的脚本模型：无需网络和密钥，回答始终相同，适合试用。</translation>
+    </message>
+    <message>
+        <source>Any server that speaks the OpenAI chat API.</source>
+        <translation>任何支持 OpenAI 聊天接口的服务器。</translation>
+    </message>
+    <message>
+        <source>The deployment&apos;s URL from the Azure portal; requests carry api-version {version}. Type the deployment name as the model.</source>
+        <translation>填写 Azure 门户中部署的 URL；请求会带上 api-version {version}。模型处请填写部署名称。</translation>
+    </message>
+    <message>
+        <source>Runs on this computer, no key needed. Start {name}, then fetch its models.</source>
+        <translation>在本机运行，无需密钥。先启动 {name}，再获取模型列表。</translation>
+    </message>
+    <message>
+        <source>Give the address of your {name}; a key only if you set one.</source>
+        <translation>填写你的 {name} 的地址；仅在你设置了密钥时才需要填写密钥。</translation>
+    </message>
+    <message>
+        <source>Needs an API key from {name}.</source>
+        <translation>需要 {name} 的 API 密钥。</translation>
+    </message>
+    <message>
+        <source>{url} (leave empty for the default)</source>
+        <translation>{url}（留空使用默认值）</translation>
+    </message>
+    <message>
+        <source>e.g. llama3.1</source>
+        <translation>例如 llama3.1</translation>
     </message>
 </context>
 <context>

@@ -7,6 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from crewagent.ui.mainwindow import MainWindow
+from crewagent.worker import WorkerThread
+from tests.fakes import fixtures as _client_imported  # noqa: F401  (the model client, imported before any timed wait)
+from tests.fakes.scripted_server import ScriptedServer, models
+from tests.ui.conftest import ScriptedDialogs
 from tests.ui.test_settings import choose_provider, main, no_system_keyring, open_settings  # noqa: F401  (fixtures)
 
 
@@ -64,3 +68,39 @@ def test_the_picker_lists_every_preset_and_shows_what_each_needs(
     qtbot.waitUntil(lambda: not dialog.isVisible())
     saved = json.loads((isolated_dirs["config"] / "settings.json").read_text(encoding="utf-8"))["llm"]
     assert (saved["provider"], saved["baseUrl"], saved["model"]) == ("deepseek", "", "deepseek-reasoner")
+
+
+def test_opening_settings_offers_a_local_server_that_answers_with_its_models(
+    qtbot: Any, main: MainWindow, isolated_dirs: dict[str, Path], monkeypatch: Any  # noqa: F811
+) -> None:
+    with ScriptedServer() as server:
+        server.script(models("qwen3:8b", "llama3.1:latest"))
+        monkeypatch.setenv("CREWAGENT_LOCAL_SERVERS", f"ollama={server.base_url}")
+        dialog = open_settings(qtbot, main)
+        offer = dialog.llm_page.local_offer
+        qtbot.waitUntil(lambda: len(offer.buttons) == 1, timeout=15_000)
+        assert offer.isVisible() and "Ollama" in offer.labels[0].text() and "2 models" in offer.labels[0].text()
+
+        offer.buttons[0].click()
+
+        page = dialog.llm_page
+        assert page.current_provider() == "ollama" and page.base_url.text() == server.base_url
+        assert [page.model.itemText(row) for row in range(page.model.count())] == ["llama3.1:latest", "qwen3:8b"]
+        assert page.model.currentText() == "llama3.1:latest"
+        server.assert_all_used()
+
+
+def test_a_first_start_on_the_demo_mentions_a_local_server_on_the_start_page(
+    qtbot: Any, worker_thread: WorkerThread, dialogs: ScriptedDialogs, monkeypatch: Any
+) -> None:
+    with ScriptedServer() as server:
+        server.script(models("qwen3:8b"))
+        monkeypatch.setenv("CREWAGENT_LOCAL_SERVERS", f"lmstudio={server.base_url}")
+        window = MainWindow(worker_thread.worker, dialogs=dialogs)
+        qtbot.addWidget(window)
+        window.show()
+        start = window.start_page
+        qtbot.waitUntil(lambda: start.local_label.isVisible(), timeout=15_000)
+        assert "LM Studio" in start.local_label.text()
+        server.assert_all_used()
+        window.close()

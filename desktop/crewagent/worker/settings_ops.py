@@ -22,7 +22,7 @@ from crewagent.core.llm.errors import LlmError
 from crewagent.core.providers import presets
 from crewagent.core.secrets import SecretStore
 from crewagent.core.settings import Settings, SettingsStore
-from crewagent.worker.values import ApiKeyState, ConnectionReport, LlmDraft, ModelList, SettingsProblem
+from crewagent.worker.values import ApiKeyState, ConnectionReport, LlmDraft, LocalServerFound, ModelList, SettingsProblem
 
 #: The longest a user waits for Test Connection or the model list, whatever the timeout setting.
 NETWORK_CHECK_TIMEOUT = 20.0
@@ -221,6 +221,14 @@ class SettingsOps:
             return ModelList(draft.provider, config.base_url, error=exc.message)
         self._remember_windows(config, windows)
         return ModelList(draft.provider, config.base_url, tuple(models), windows=tuple(sorted(windows.items())))
+
+    def probe_local(self) -> tuple[LocalServerFound, ...]:
+        """The local model servers that answer now, with their models (a short timeout each);
+        where to look: core/llm/discovery.py (``CREWAGENT_LOCAL_SERVERS``)."""
+        from crewagent.core.llm.discovery import probe_local_servers  # imports openai on use
+
+        found = asyncio.run(probe_local_servers())
+        return tuple(LocalServerFound(f.provider, f.base_url, f.models) for f in found)
 
     def _remember_windows(self, config: ProviderConfig, windows: Mapping[str, int]) -> None:
         """Keep the windows the provider reported for later turns (core/llm/reported_windows.py)."""

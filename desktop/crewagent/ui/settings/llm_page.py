@@ -29,8 +29,9 @@ from crewagent.ui.settings.labels import (
     provider_label,
     url_placeholder,
 )
+from crewagent.ui.settings.local_offer import LocalServerOffer
 from crewagent.ui.settings.page import SettingsPage
-from crewagent.worker.values import ApiKeyState, ConnectionReport, LlmDraft, ModelList
+from crewagent.worker.values import ApiKeyState, ConnectionReport, LlmDraft, LocalServerFound, ModelList
 
 #: How long the page waits for an answer before it gives up on a check (the worker bounds its own
 #: wait at 20 s; this only guards against an answer that never comes).
@@ -98,6 +99,8 @@ class LlmPage(SettingsPage):
         self.fields["llm.model"] = provider_group.add_field(model_row, wrapped=self.model)
         self.fields["llm.apiKey"] = provider_group.add_field(key_row, wrapped=self.api_key)
         provider_group.add_wide(self.key_warning)
+        self.local_offer = LocalServerOffer(provider_group)
+        provider_group.add_wide(self.local_offer)
         self._provider_group = provider_group
 
         self._check_group, self.test_button, self.busy, self.result = _check_group(self.add_group())
@@ -117,6 +120,7 @@ class LlmPage(SettingsPage):
         self.test_button.clicked.connect(self.request_test)
         self.fetch_models.clicked.connect(self.request_models)
         self.remove_key.clicked.connect(self._remove_key)
+        self.local_offer.chosen.connect(self.use_local_server)
         self.retranslate_ui()
         self._update_for_provider()
 
@@ -151,6 +155,7 @@ class LlmPage(SettingsPage):
             self.fields["llm.contextWindow"],
             self.tr("Leave on Automatic to use what the provider reports or the known size of the model. Each request gets the window minus room for the answer."),
         )
+        self.local_offer.retranslate_ui()
         self._check_group.title.setText(self.tr("Check"))
         self.test_button.setText(self.tr("Test Connection"))
         self._update_for_provider()
@@ -391,6 +396,13 @@ class LlmPage(SettingsPage):
         self._fill_models(listed.models)
         self._remember_reported(listed.windows)
         self._show_result("resultOk", self.tr("{count} models available.").format(count=len(listed.models)))
+
+    @Slot(object)
+    def use_local_server(self, found: LocalServerFound) -> None:
+        """Switch to a server found on this computer, with its URL and its models in the list."""
+        self.provider.setCurrentIndex(max(0, self.provider.findData(found.provider)))
+        self.base_url.setText(found.base_url)
+        self._fill_models(found.models)
 
     def _fill_models(self, models: tuple[str, ...]) -> None:
         typed = self.model.currentText()
