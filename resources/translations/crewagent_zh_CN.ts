@@ -203,7 +203,7 @@
     <name>Composer</name>
     <message>
         <source>Message the agent, or press Enter on an empty line for its menu</source>
-        <extracomment>Cells of the context meter ``[●●●○○]``. The meter&apos;s ``status`` property: the stylesheet colours each (app.qss, ``#contextMeter[status=...]``). Up in the empty box: the owner puts the user&apos;s last message back to edit (issue 18 item 18). ``(text)``: the user sent a message (empty only in Agent mode: the menu, see ``set_accepts_empty``). The user asked to stop the running turn (Stop button or Esc). Agent mode: an empty Enter is sent too (it asks for the agent&apos;s menu). Gives the user&apos;s last message of the conversation, for Up in an empty box (&quot;&quot; when none).</extracomment>
+        <extracomment>Cells of the context meter ``[●●●○○]``. The meter&apos;s ``status`` property: the stylesheet colours each (app.qss, ``#contextMeter[status=...]``). Up in the empty box: the owner puts the user&apos;s last message back to edit (issue 18 item 18). ``(text)``: the user sent a message (empty only in Agent mode: the menu, see ``set_accepts_empty``). The user asked to stop the running turn (Stop button or Esc). The conversation&apos;s tokens (and cost) so far, as the provider reported them (issue 17). Agent mode: an empty Enter is sent too (it asks for the agent&apos;s menu). Gives the user&apos;s last message of the conversation, for Up in an empty box (&quot;&quot; when none).</extracomment>
         <translation>给智能体发消息，或在空行按 Enter 查看其菜单</translation>
     </message>
     <message>
@@ -241,6 +241,10 @@
     <message>
         <source>Context: {used} of {total} tokens ({status})</source>
         <translation>上下文：已用 {used} / {total} 个 token（{status}）</translation>
+    </message>
+    <message>
+        <source>Tokens the provider reported for this conversation ({count} model calls)</source>
+        <translation>提供方为本会话报告的令牌数（{count} 次模型调用）</translation>
     </message>
     <message>
         <source>normal</source>
@@ -1703,6 +1707,18 @@ Create a project or open an existing one to see it here.</source>
         <translation>已中断</translation>
     </message>
     <message>
+        <source>{tokens} in</source>
+        <translation>输入 {tokens}</translation>
+    </message>
+    <message>
+        <source>({tokens} cached)</source>
+        <translation>（缓存 {tokens}）</translation>
+    </message>
+    <message>
+        <source>{tokens} out</source>
+        <translation>输出 {tokens}</translation>
+    </message>
+    <message>
         <source>completed</source>
         <translation>已完成</translation>
     </message>
@@ -1712,7 +1728,7 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>Assistant</source>
-        <extracomment>The ``error`` block of an error part; None when the message is not one. Retry and Continue are offered (the last message failed or was stopped, and nothing runs). The answer and where it goes. &quot;● ● ●&quot; while a stream has nothing to show yet.</extracomment>
+        <extracomment>The ``error`` block of an error part; None when the message is not one. Retry and Continue are offered (the last message failed or was stopped, and nothing runs). The model call&apos;s tokens (and cost), shown at the end of the header; &quot;&quot; when not reported. The answer and where it goes. &quot;● ● ●&quot; while a stream has nothing to show yet.</extracomment>
         <translation>助手</translation>
     </message>
     <message>

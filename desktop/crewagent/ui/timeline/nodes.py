@@ -62,6 +62,8 @@ class TimelineRole(IntEnum):
     SUBAGENT = USER_ROLE + 24
     #: The searched text to mark in this row ("" for every row but the search hit shown; issue 18).
     HIGHLIGHT = USER_ROLE + 25
+    #: The :class:`TokenUsage` of an assistant message's model call (None: not reported; issue 17).
+    USAGE = USER_ROLE + 26
 
 
 @dataclass(eq=False)
@@ -201,6 +203,8 @@ def node_data(node: Node, role: int, rows_after: int) -> Any:
         return node.highlight
     if role == TimelineRole.IS_LAST:
         return rows_after == 0
+    if role == TimelineRole.USAGE:
+        return message.usage if message is not None and node.kind == "assistant" else None
     return None
 
 
