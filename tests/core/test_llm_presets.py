@@ -156,3 +156,21 @@ def test_azure_test_connection_asks_the_deployment_for_one_token(scripted_llm: S
     assert result.ok, result.message
     body = scripted_llm.bodies[-1]
     assert body["max_tokens"] == 1 and scripted_llm.requests[-1].path.endswith("?api-version=2024-10-21")
+
+
+def test_the_preset_model_table_feeds_the_context_budget_after_setting_and_provider_list(isolated_dirs: dict[str, Any]) -> None:
+    from crewagent.core.llm.reported_windows import ReportedWindows
+    from crewagent.core.loop.factory import context_window
+    from crewagent.core.settings import Settings
+
+    settings = Settings()
+    mistral = config_from_env({"provider": "mistral", "model": "mistral-small-latest"}, env={}, api_key="k")
+    window = context_window(settings, mistral)
+    assert (window.tokens, window.source, window.known_as) == (131072, "known", "mistral-small-latest")
+    # The same model behind a custom URL: only the generic table (which knows an older, smaller one).
+    custom = config_from_env({"provider": "openai-compatible", "baseUrl": "http://x/v1", "model": "mistral-small-latest"}, env={})
+    assert context_window(settings, custom).tokens == 32768
+    ReportedWindows().record(mistral.base_url, {"mistral-small-latest": 65536})
+    assert context_window(settings, mistral).source == "provider"
+    settings.llm.contextWindow = 20000
+    assert context_window(settings, mistral).tokens == 20000

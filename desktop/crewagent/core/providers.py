@@ -79,13 +79,20 @@ class Preset(_Strict):
         """True when the user must give the base URL."""
         return not self.baseUrl
 
-    def model_info(self, model: str) -> ModelInfo | None:
-        """The table's entry for ``model``: exact id first, else the longest table id it starts with
-        (``gpt-4o-mini-2024-07-18`` is ``gpt-4o-mini``)."""
+    def model_entry(self, model: str) -> tuple[str, ModelInfo] | None:
+        """The table's id and entry for ``model``: exact id first, else the longest table id it
+        starts with (``gpt-4o-mini-2024-07-18`` is ``gpt-4o-mini``)."""
         if model in self.models:
-            return self.models[model]
+            return model, self.models[model]
         matches = [known for known in self.models if model.startswith(known)]
-        return self.models[max(matches, key=len)] if matches else None
+        if not matches:
+            return None
+        best = max(matches, key=len)
+        return best, self.models[best]
+
+    def model_info(self, model: str) -> ModelInfo | None:
+        entry = self.model_entry(model)
+        return entry[1] if entry is not None else None
 
 
 class PresetFile(_Strict):
@@ -129,6 +136,15 @@ def provider_names() -> tuple[str, ...]:
 
 def preset(name: str) -> Preset | None:
     return presets().get(name)
+
+
+def table_window(provider: str, model: str) -> tuple[str, int] | None:
+    """``(table id, window)`` when the provider's preset lists ``model`` with a context window."""
+    spec = preset(provider)
+    entry = spec.model_entry(model) if spec is not None and model else None
+    if entry is None or entry[1].contextWindow is None:
+        return None
+    return entry[0], entry[1].contextWindow
 
 
 def local_presets() -> list[Preset]:

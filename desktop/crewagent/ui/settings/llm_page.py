@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from crewagent.core.context.window import DEMO_MODEL, ContextWindow, resolve_window
+from crewagent.core.providers import table_window
 from crewagent.core.settings import LlmSettings, ProviderProfile, Settings
 from crewagent.ui.settings.form import Field, Group, set_hint
 from crewagent.ui.settings.labels import (
@@ -207,7 +208,8 @@ class LlmPage(SettingsPage):
         if self.current_provider() == "demo":
             model = DEMO_MODEL
         setting = self.context_window.value() or None
-        return resolve_window(model, setting=setting, reported=self._reported.get(model))
+        listed = table_window(self.current_provider(), model)
+        return resolve_window(model, setting=setting, reported=self._reported.get(model), listed=listed)
 
     @Slot()
     def _show_window(self) -> None:
