@@ -46,6 +46,8 @@ def isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[d
     monkeypatch.setenv("XDG_CONFIG_HOME", str(dirs["config"] / "xdg"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(dirs["cache"]))
     monkeypatch.setenv("HOME", str(dirs["home"]))
+    # Settings looks for Ollama and LM Studio on this machine: a test looks only where it says.
+    monkeypatch.setenv("CREWAGENT_LOCAL_SERVERS", "")
     yield dirs
 
 

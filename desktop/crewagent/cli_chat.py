@@ -12,6 +12,7 @@ from typing import Any
 
 from crewagent.core.llm import ProviderConfig
 from crewagent.core.llm.demo import start_demo_server
+from crewagent.core.llm.usage import sum_usage
 from crewagent.core.loop import (
     LoopEvent,
     MessagePersisted,
@@ -158,7 +159,9 @@ async def headless_turn(
         events = run_turn(
             store, project, conversation_id, text, mode=mode, settings=settings, config=config, hooks=hooks, subagents=subagents
         )
-        code = await print_turn(events, as_json)
+        turn_usage: list[Any] = []
+        code = await print_turn(events, as_json, turn_usage)
+        _print_usage(store, project, conversation_id, turn_usage)
         if subagents.running(conversation_id):
             # A background child was asked for: finish it (its notice reaches the next turn); Ctrl-C cancels it.
             waiting = len(subagents.running(conversation_id))
@@ -177,12 +180,28 @@ def _print_subagent(event: SubagentEvent) -> None:
         print(line, file=sys.stderr, flush=True)
 
 
-async def print_turn(events: AsyncGenerator[LoopEvent, None], as_json: bool) -> int:
-    """Show a turn on the terminal (or its messages as JSON lines); the exit code of how it ended."""
+def _print_usage(store: RuntimeStore, project: ProjectInfo, conversation_id: str, turn_usage: list[Any]) -> None:
+    """The tokens (and cost, where prices are known) of this turn and of the whole conversation, on stderr.
+
+    With ``--json`` every assistant line carries its own ``usage`` (core/llm/usage.py)."""
+    turn = sum_usage(turn_usage)
+    if not turn.calls:
+        return
+    messages = store.load_messages(project.id, conversation_id).messages
+    total = sum_usage(m.usage for m in messages)
+    print(f"crewagent: tokens this turn: {turn.describe()}; this conversation: {total.describe()}", file=sys.stderr)
+
+
+async def print_turn(events: AsyncGenerator[LoopEvent, None], as_json: bool, usage: list[Any] | None = None) -> int:
+    """Show a turn on the terminal (or its messages as JSON lines); the exit code of how it ended.
+
+    ``usage`` receives the ``usage`` of each persisted assistant message."""
     out, err = sys.stdout, sys.stderr
     finished: TurnFinished | None = None
     async with aclosing(events) as stream:
         async for event in stream:
+            if usage is not None and isinstance(event, MessagePersisted) and event.message.usage:
+                usage.append(event.message.usage)
             if as_json:
                 if isinstance(event, MessagePersisted):
                     print(json.dumps(event.message.to_log_dict(), ensure_ascii=False), flush=True)

@@ -13,6 +13,24 @@ from typing import Any
 
 #: The conversation modes (crewagent.core.messages.MODES, which imports pydantic; a test keeps them equal).
 MODES = ("chat", "agent", "run")
+#: ``--provider`` values: the demo and the presets of resources/providers.json (core.llm.presets
+#: validates that file with pydantic; tests/cli keeps this tuple equal to its ids).
+PROVIDERS = (
+    "demo",
+    "openai",
+    "openai-compatible",
+    "ollama",
+    "lmstudio",
+    "vllm",
+    "llamacpp",
+    "deepseek",
+    "openrouter",
+    "groq",
+    "mistral",
+    "together",
+    "gemini",
+    "azure",
+)
 
 
 def add_chat_subcommand(subparsers: Any, common: argparse.ArgumentParser) -> None:
@@ -22,7 +40,7 @@ def add_chat_subcommand(subparsers: Any, common: argparse.ArgumentParser) -> Non
     target.add_argument("--conversation", help="continue this conversation (default: the most recent one)")
     target.add_argument("--new", action="store_true", help="start a new conversation")
     chat.add_argument("--mode", choices=MODES, help="chat, agent or run (default: the conversation's mode)")
-    chat.add_argument("--provider", choices=("demo", "openai", "openai-compatible"))
+    chat.add_argument("--provider", choices=PROVIDERS, metavar="PROVIDER", help=f"one of {', '.join(PROVIDERS)}")
     chat.add_argument("--model")
     chat.add_argument("--yes", action="store_true", help="approve write tools without asking")
     chat.add_argument("message", help="the user message")
@@ -37,7 +55,7 @@ def add_run_subcommands(subparsers: Any, common: argparse.ArgumentParser) -> Non
     target.add_argument("--conversation", help="run in this conversation")
     target.add_argument("--new", action="store_true", help="start a new conversation")
     run.add_argument("--agent", help="the run's agent (a package agent id; default: the entry node's)")
-    run.add_argument("--provider", choices=("demo", "openai", "openai-compatible"))
+    run.add_argument("--provider", choices=PROVIDERS, metavar="PROVIDER", help=f"one of {', '.join(PROVIDERS)}")
     run.add_argument("--model")
     run.add_argument("--yes", action="store_true", help="approve write tools and answer questions with their defaults")
     run.add_argument("message", nargs="?", help="the user message (default: start / continue)")

@@ -124,3 +124,7 @@ def test_json_output_is_the_persisted_messages(capsys: pytest.CaptureFixture[str
     assert json.loads(lines[2]["content"])["content"] == "# Hello\nA tiny project.\n"
     conversation_id = captured.err.splitlines()[0]
     assert [m.id for m in _log(data, folder, conversation_id)] == [m["id"] for m in lines]
+    # Usage (issue 17): on every assistant line as the provider reported it, and summed on stderr.
+    out_tokens = [m["usage"]["completion_tokens"] for m in lines if m["role"] == "assistant"]
+    assert len(out_tokens) == 2 and sum(out_tokens) > 0
+    assert f"tokens this turn: 0 in · {sum(out_tokens):,} out; this conversation: 0 in · {sum(out_tokens):,} out" in captured.err

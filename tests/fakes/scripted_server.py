@@ -163,6 +163,24 @@ def tool_calls(*calls: ScriptedCall, text_parts: Sequence[str] = (), reasoning: 
     return Step(label, SseReply(items))
 
 
+def whole_tool_calls(*calls: tuple[str, str], ids: Sequence[str | None] = (), index: bool = False, one_chunk: bool = False, label: str = "whole tool calls") -> Step:
+    """Ollama's shape: each call complete (name and all its arguments) in one chunk, with no
+    ``index`` unless ``index`` and no ``id`` unless ``ids`` gives one; ``one_chunk`` puts all the
+    calls in a single chunk. ``calls`` are (wire name, arguments)."""
+    parts: list[dict[str, Any]] = []
+    for n, (name, arguments) in enumerate(calls):
+        part: dict[str, Any] = {"type": "function", "function": {"name": name, "arguments": arguments}}
+        if n < len(ids) and ids[n] is not None:
+            part["id"] = ids[n]
+        if index:
+            part["index"] = n
+        parts.append(part)
+    items: list[SseItem] = [chunk({"role": "assistant", "content": ""})]
+    items += [chunk({"tool_calls": parts})] if one_chunk else [chunk({"tool_calls": [part]}) for part in parts]
+    items += [chunk({}, "tool_calls"), usage_chunk()]
+    return Step(label, SseReply(items))
+
+
 def raw_stream(*items: SseItem, done: bool = True, label: str = "raw stream") -> Step:
     """Any sequence of SSE items (chunks, Raw bytes, Pause, Drop)."""
     return Step(label, SseReply(list(items), done=done))
@@ -345,13 +363,13 @@ class ScriptedServer:
     @property
     def bodies(self) -> list[Any]:
         """The JSON bodies of the chat completion requests, in order (title requests aside)."""
-        chat = [r.body for r in self._server.requests if r.path.rstrip("/").endswith("/chat/completions")]
+        chat = [r.body for r in self._server.requests if r.path.split("?", 1)[0].rstrip("/").endswith("/chat/completions")]
         return [body for body in chat if _route_of(body, [TITLE_INSTRUCTION]) is None]
 
     @property
     def title_bodies(self) -> list[Any]:
         """The JSON bodies of the title requests, in order."""
-        chat = [r.body for r in self._server.requests if r.path.rstrip("/").endswith("/chat/completions")]
+        chat = [r.body for r in self._server.requests if r.path.split("?", 1)[0].rstrip("/").endswith("/chat/completions")]
         return [body for body in chat if _route_of(body, [TITLE_INSTRUCTION]) is not None]
 
     @property

@@ -7,6 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from crewagent.ui.mainwindow import MainWindow
+from crewagent.worker import WorkerThread
+from tests.fakes import fixtures as _client_imported  # noqa: F401  (the model client, imported before any timed wait)
+from tests.fakes.scripted_server import ScriptedServer, models
+from tests.ui.conftest import ScriptedDialogs
 from tests.ui.test_settings import choose_provider, main, no_system_keyring, open_settings  # noqa: F401  (fixtures)
 
 
@@ -39,3 +43,64 @@ def test_each_provider_shows_its_own_model_and_url_and_they_survive_a_save(
     assert (dialog.llm_page.base_url.text(), dialog.llm_page.model.currentText()) == ("", "gpt-4.1")
     choose_provider(dialog, "openai-compatible")
     assert dialog.llm_page.model.currentText() == "fake-small"
+
+
+def test_the_picker_lists_every_preset_and_shows_what_each_needs(
+    qtbot: Any, main: MainWindow, isolated_dirs: dict[str, Path]  # noqa: F811
+) -> None:
+    dialog = open_settings(qtbot, main)
+    page = dialog.llm_page
+    listed = [page.provider.itemData(row) for row in range(page.provider.count())]
+    assert listed[:3] == ["demo", "openai", "openai-compatible"] and {"ollama", "lmstudio", "deepseek", "mistral", "azure"} <= set(listed)
+
+    choose_provider(dialog, "ollama")
+    assert page.provider.currentText() == "Ollama (on this computer)"
+    assert "http://localhost:11434/v1" in page.base_url.placeholderText()
+    assert not page.api_key.isEnabled() and page.fetch_models.isEnabled()
+    choose_provider(dialog, "azure")
+    assert page.api_key.isEnabled() and not page.fetch_models.isEnabled()
+    assert "openai.azure.com/openai/deployments" in page.base_url.placeholderText()
+    choose_provider(dialog, "deepseek")
+    assert page.api_key.isEnabled() and page.fetch_models.isEnabled()
+    page.model.setEditText("deepseek-reasoner")
+
+    dialog.save_button.click()
+    qtbot.waitUntil(lambda: not dialog.isVisible())
+    saved = json.loads((isolated_dirs["config"] / "settings.json").read_text(encoding="utf-8"))["llm"]
+    assert (saved["provider"], saved["baseUrl"], saved["model"]) == ("deepseek", "", "deepseek-reasoner")
+
+
+def test_opening_settings_offers_a_local_server_that_answers_with_its_models(
+    qtbot: Any, main: MainWindow, isolated_dirs: dict[str, Path], monkeypatch: Any  # noqa: F811
+) -> None:
+    with ScriptedServer() as server:
+        server.script(models("qwen3:8b", "llama3.1:latest"))
+        monkeypatch.setenv("CREWAGENT_LOCAL_SERVERS", f"ollama={server.base_url}")
+        dialog = open_settings(qtbot, main)
+        offer = dialog.llm_page.local_offer
+        qtbot.waitUntil(lambda: len(offer.buttons) == 1, timeout=15_000)
+        assert offer.isVisible() and "Ollama" in offer.labels[0].text() and "2 models" in offer.labels[0].text()
+
+        offer.buttons[0].click()
+
+        page = dialog.llm_page
+        assert page.current_provider() == "ollama" and page.base_url.text() == server.base_url
+        assert [page.model.itemText(row) for row in range(page.model.count())] == ["llama3.1:latest", "qwen3:8b"]
+        assert page.model.currentText() == "llama3.1:latest"
+        server.assert_all_used()
+
+
+def test_a_first_start_on_the_demo_mentions_a_local_server_on_the_start_page(
+    qtbot: Any, worker_thread: WorkerThread, dialogs: ScriptedDialogs, monkeypatch: Any
+) -> None:
+    with ScriptedServer() as server:
+        server.script(models("qwen3:8b"))
+        monkeypatch.setenv("CREWAGENT_LOCAL_SERVERS", f"lmstudio={server.base_url}")
+        window = MainWindow(worker_thread.worker, dialogs=dialogs)
+        qtbot.addWidget(window)
+        window.show()
+        start = window.start_page
+        qtbot.waitUntil(lambda: start.local_label.isVisible(), timeout=15_000)
+        assert "LM Studio" in start.local_label.text()
+        server.assert_all_used()
+        window.close()

@@ -201,3 +201,18 @@ def test_refresh_never_sets_aside_a_file_another_writer_is_half_way_through(isol
     assert refreshed is not None and refreshed.tools.alwaysAllow == ["fs.write"] and refreshed.engine.maxTurns == 7
     saved = ops.save({"tools": {"timeoutSeconds": 42}})
     assert saved.tools.alwaysAllow == ["fs.write"] and saved.engine.maxTurns == 7
+
+
+def test_presets_that_need_a_url_say_so_and_keyless_ones_take_no_key(isolated_dirs: dict[str, Path]) -> None:
+    from crewagent.worker.settings_ops import SettingsInvalid, SettingsOps
+
+    ops = SettingsOps()
+    with pytest.raises(SettingsInvalid) as refused:
+        ops.save({"llm": {"provider": "vllm", "baseUrl": "", "model": "m"}})
+    assert [(p.field, p.message) for p in refused.value.problems] == [
+        ("llm.baseUrl", "The vLLM server provider needs a base URL, e.g. http://localhost:8000/v1.")
+    ]
+    assert ops.save({"llm": {"provider": "ollama", "baseUrl": "", "model": ""}}).llm.provider == "ollama"
+    with pytest.raises(SettingsInvalid, match="takes no API key"):
+        ops.set_key("ollama", "sk-x")
+    assert ops.set_key("deepseek", "sk-d").is_set

@@ -8,11 +8,12 @@ import threading
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from crewagent.core import paths
 from crewagent.core.errors import SetupError, StoreReadError
 from crewagent.core.jsonparse import parse_json
+from crewagent.core.providers import provider_names
 from crewagent.core.store._fsutil import atomic_write_json
 
 log = logging.getLogger(__name__)
@@ -21,7 +22,8 @@ SETTINGS_NAME = "settings.json"
 #: Keys that must never be written to settings.json (they belong in the keyring).
 SECRET_KEYS = frozenset({"apiKey", "api_key", "OPENAI_API_KEY", "token", "password"})
 
-ProviderName = Literal["demo", "openai", "openai-compatible"]
+#: ``demo`` or the id of a preset in resources/providers.json (core/providers.py).
+ProviderName = str
 
 
 class _Section(BaseModel):
@@ -64,6 +66,13 @@ class LlmSettings(_Section):
     contextWindow: int | None = Field(default=None, ge=1024)
     includeToolResultsInContext: bool = True
     includeCollapsedUiEventsInContext: bool = False
+
+    @field_validator("provider")
+    @classmethod
+    def _known_provider(cls, value: str) -> str:
+        if value not in provider_names():
+            raise ValueError(f"unknown provider {value!r}; choose one of {', '.join(provider_names())}")
+        return value
 
     def profile(self, provider: str) -> ProviderProfile:
         """The base URL and model to show for ``provider``: the active one's own fields, else what

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from PySide6.QtCore import QEvent, QMimeData, QSize, Qt, Signal, Slot
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QFontMetrics, QKeyEvent, QTextCursor
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
 
-from crewagent.worker.turn_values import ContextUsage
+from crewagent.ui.timeline.labels import usage_label
+from crewagent.worker.turn_values import ContextUsage, TimelineMessage, TokenUsage
 
 #: Cells of the context meter ``[●●●○○]``.
 METER_CELLS = 5
@@ -153,6 +154,11 @@ class Composer(QFrame):
         self.meter.setProperty("status", "empty")
         self.hint = QLabel(self)
         self.hint.setObjectName("composerHint")
+        #: The conversation's tokens (and cost) so far, as the provider reported them (issue 17).
+        self.tokens = QLabel(self)
+        self.tokens.setObjectName("composerHint")
+        self.tokens.hide()
+        self._tokens: dict[str, TokenUsage] = {}
 
         box = QFrame(self)
         box.setObjectName("composerBox")
@@ -165,6 +171,7 @@ class Composer(QFrame):
         footer = QHBoxLayout()
         footer.setContentsMargins(4, 0, 4, 0)
         footer.addWidget(self.hint, 1)
+        footer.addWidget(self.tokens, 0)
         footer.addWidget(self.meter, 0)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(20, 8, 20, 10)
@@ -275,6 +282,20 @@ class Composer(QFrame):
             )
             status = usage.status
         self._set_meter_status(status if usage is not None else "empty")
+
+    def count_tokens(self, messages: Iterable[TimelineMessage], *, reset: bool = False) -> None:
+        """Add the usage of ``messages`` to the conversation's total (by message id: a message
+        stored again is not counted twice); ``reset`` starts a new total (another conversation)."""
+        if reset:
+            self._tokens = {}
+        for message in messages:
+            if message.usage is not None:
+                self._tokens[message.id] = message.usage
+        total = TokenUsage.total(self._tokens.values())
+        self.tokens.setVisible(total is not None)
+        if total is not None:
+            self.tokens.setText(usage_label(total))
+            self.tokens.setToolTip(self.tr("Tokens the provider reported for this conversation ({count} model calls)").format(count=len(self._tokens)))
 
     def _status_label(self, status: str) -> str:
         labels = {

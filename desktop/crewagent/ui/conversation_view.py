@@ -169,6 +169,7 @@ class ConversationView(ConversationSignals):
         self.agent_menu.dismiss()
         self.model.clear()
         self.composer.set_usage(None)
+        self.composer.count_tokens((), reset=True)
         self.composer.set_project_root(project.root if project else "")
         self.runs.show(project.id if project else None, summary.id if summary else None)
         if summary is not None:
@@ -348,6 +349,7 @@ class ConversationView(ConversationSignals):
             return
         opened = not self._loaded
         self.model.load(loaded)
+        self.composer.count_tokens(loaded.messages, reset=True)
         self._loaded = True
         self._try_reveal(complete=loaded.complete)
         if loaded.running:

@@ -57,6 +57,10 @@ class MainWindow(QMainWindow):
     #: Ask the turn worker which provider and model the next turn uses (``provider_changed``).
     describe_provider_requested = Signal()
 
+    #: Look for model servers on this computer (``Worker.probe_local_servers``): once, at a start
+    #: that still runs on the demo provider.
+    local_probe_requested = Signal()
+
     #: Ask the worker for the agents Agent mode offers (``agents_loaded``).
     load_agents_requested = Signal()
 
@@ -344,13 +348,17 @@ class MainWindow(QMainWindow):
 
     @Slot(object)
     def _on_settings_changed(self, settings: Settings) -> None:
-        self._settings = settings
+        first, self._settings = self._settings is None, settings
         if self._theme is not None:
             self._theme.set_choice(settings.appearance.theme)
         if self._languages is not None:
             self._languages.set_language(settings.appearance.language)
         self.settings_dialog.set_settings(settings)
         self.start_page.set_provider(provider_label(settings.llm.provider), settings.llm.model)
+        if first and settings.llm.provider == "demo":
+            self.local_probe_requested.emit()
+        elif settings.llm.provider != "demo":
+            self.start_page.show_local_servers(())  # a provider is chosen: nothing more to offer
 
     def _update_actions(self) -> None:
         in_project = self.stack.currentWidget() is self.project_view

@@ -23,7 +23,8 @@ import crewagent
 from crewagent.ui.delegates import RecentProjectDelegate, repaint_every_minute
 from crewagent.ui.dialogs import ProjectDialogs
 from crewagent.ui.models import RecentProjectsModel
-from crewagent.worker.values import RecentProjectEntry
+from crewagent.ui.settings.labels import provider_label
+from crewagent.worker.values import LocalServerFound, RecentProjectEntry
 
 
 class StartPage(QWidget):
@@ -81,6 +82,12 @@ class StartPage(QWidget):
         provider_row.addWidget(self.provider_label, 1)
         provider_row.addWidget(self.settings_button)
         self._provider: tuple[str, str] | None = None
+        # A model server found running on this computer (issue 17), offered on a first start.
+        self.local_label = QLabel(hero)
+        self.local_label.setObjectName("hint")
+        self.local_label.setWordWrap(True)
+        self.local_label.hide()
+        self._local: tuple[str, ...] = ()
         hero_layout = QVBoxLayout(hero)
         hero_layout.setContentsMargins(36, 40, 36, 32)
         hero_layout.setSpacing(10)
@@ -91,6 +98,7 @@ class StartPage(QWidget):
         hero_layout.addWidget(self.open_button)
         hero_layout.addStretch(1)
         hero_layout.addLayout(provider_row)
+        hero_layout.addWidget(self.local_label)
         hero_layout.addWidget(self._version)
 
         recent_card = QFrame(self)
@@ -181,7 +189,18 @@ class StartPage(QWidget):
         self._provider = (label, model)
         self._show_provider()
 
+    @Slot(object)
+    def show_local_servers(self, found: Iterable[LocalServerFound]) -> None:
+        """Model servers running on this computer (``Worker.local_servers_found``)."""
+        self._local = tuple(provider_label(server.provider) for server in found)
+        self._show_provider()
+
     def _show_provider(self) -> None:
+        if self._local:
+            self.local_label.setText(
+                self.tr("Found running on this computer: {servers}. Choose it in Settings to use it.").format(servers=", ".join(self._local))
+            )
+        self.local_label.setVisible(bool(self._local))
         if self._provider is None:
             self.provider_label.clear()
             return

@@ -48,6 +48,7 @@ class TimelineFeed(QObject):
         """A message is in the log: a turn's, or a finished background subagent's notice."""
         if self._view._mine(conversation_id):
             self._view.model.add_message(message)
+            self._view.composer.count_tokens((message,))
 
     @Slot(object)
     def on_subagent_status(self, info: SubagentInfo) -> None:

@@ -360,6 +360,12 @@ class Worker(WorkerSignals):
         llm = self._draft(draft)
         self._jobs.submit("list_models", lambda: self._settings.fetch_models(llm), self.models_listed.emit)
 
+    @Slot()
+    @_request
+    def probe_local_servers(self) -> None:
+        """Look for Ollama and LM Studio on this computer (background; answers ``local_servers_found``)."""
+        self._jobs.submit("probe_local", self._settings.probe_local, self.local_servers_found.emit)
+
     @staticmethod
     def _draft(draft: object) -> LlmDraft:
         if not isinstance(draft, LlmDraft):

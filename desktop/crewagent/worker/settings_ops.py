@@ -20,14 +20,15 @@ from crewagent.core.llm import config_from_env
 from crewagent.core.llm.config import LlmConfigError, ProviderConfig
 from crewagent.core.llm.demo import DEMO_MODEL
 from crewagent.core.llm.errors import LlmError
+from crewagent.core.providers import presets
 from crewagent.core.secrets import SecretStore
 from crewagent.core.settings import Settings, SettingsStore
-from crewagent.worker.values import ApiKeyState, ConnectionReport, LlmDraft, ModelList, SettingsProblem
+from crewagent.worker.values import ApiKeyState, ConnectionReport, LlmDraft, LocalServerFound, ModelList, SettingsProblem
 
 #: The longest a user waits for Test Connection or the model list, whatever the timeout setting.
 NETWORK_CHECK_TIMEOUT = 20.0
-#: Providers whose key is kept (the demo needs none).
-KEYED_PROVIDERS = ("openai", "openai-compatible")
+#: Providers whose key is kept (the demo, Ollama and LM Studio need none).
+KEYED_PROVIDERS = tuple(name for name, spec in presets().items() if spec.key != "none")
 
 
 class SettingsInvalid(CrewAgentError):
@@ -59,19 +60,25 @@ def _problems_of(exc: ValidationError) -> tuple[SettingsProblem, ...]:
 
 
 def _check_provider(llm: Mapping[str, Any]) -> tuple[SettingsProblem, ...]:
-    """What the schema cannot say: a URL is http(s); an openai-compatible provider needs a URL and a model."""
+    """What the schema cannot say: a URL is http(s); a provider without its own URL (openai-compatible,
+    vLLM, Azure ...) needs one, and a provider without a default model needs a model."""
     problems = []
     url = str(llm.get("baseUrl") or "").strip()
     if url and not url.startswith(("http://", "https://")):
         problems.append(SettingsProblem("llm.baseUrl", texts.SETTINGS_URL_SCHEME))
-    if llm.get("provider") == "openai-compatible":
+    spec = presets().get(str(llm.get("provider")))
+    if spec is not None and spec.needs_url:
         if not url:
-            problems.append(
-                SettingsProblem("llm.baseUrl", texts.SETTINGS_URL_NEEDED)
-            )
-        if not str(llm.get("model") or "").strip():
+            example = "http://localhost:11434/v1" if spec.id == "openai-compatible" else spec.urlHint
+            problems.append(SettingsProblem("llm.baseUrl", texts.SETTINGS_URL_NEEDED.format(provider=_short(spec.label), example=example)))
+        if not str(llm.get("model") or "").strip() and not spec.defaultModel:
             problems.append(SettingsProblem("llm.model", texts.SETTINGS_MODEL_NEEDED))
     return tuple(problems)
+
+
+def _short(label: str) -> str:
+    """"OpenAI-compatible" / "vLLM server": the label without its parenthesis."""
+    return label.split(" (")[0]
 
 
 class SettingsOps:
@@ -214,6 +221,14 @@ class SettingsOps:
             return ModelList(draft.provider, config.base_url, error=exc.message)
         self._remember_windows(config, windows)
         return ModelList(draft.provider, config.base_url, tuple(models), windows=tuple(sorted(windows.items())))
+
+    def probe_local(self) -> tuple[LocalServerFound, ...]:
+        """The local model servers that answer now, with their models (a short timeout each);
+        where to look: core/llm/discovery.py (``CREWAGENT_LOCAL_SERVERS``)."""
+        from crewagent.core.llm.discovery import probe_local_servers  # imports openai on use
+
+        found = asyncio.run(probe_local_servers())
+        return tuple(LocalServerFound(f.provider, f.base_url, f.models) for f in found)
 
     def _remember_windows(self, config: ProviderConfig, windows: Mapping[str, int]) -> None:
         """Keep the windows the provider reported for later turns (core/llm/reported_windows.py)."""

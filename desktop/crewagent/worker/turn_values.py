@@ -6,13 +6,14 @@ keep working with): :class:`TimelineMessage` is a frozen copy with what the time
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
 from crewagent.core.jsonparse import parse_json
+from crewagent.core.llm.usage import UsageTotals, sum_usage
 from crewagent.core.messages import ConversationMessage
 from crewagent.core.store.sidechain import SidechainMeta
 from crewagent.core.subagents.events import SubagentStatusChanged
@@ -109,6 +110,36 @@ class SubagentInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class TokenUsage:
+    """Tokens the provider reported (one model call, or a sum), and their cost when prices are known."""
+
+    prompt: int = 0
+    completion: int = 0
+    cached: int = 0
+    cost_usd: float | None = None
+
+    @classmethod
+    def of(cls, record: Mapping[str, Any] | None) -> TokenUsage | None:
+        """The usage stored on an assistant message (core/llm/usage.py); None without one."""
+        totals = sum_usage([record])
+        return cls._from(totals) if totals.calls else None
+
+    @classmethod
+    def total(cls, items: Iterable[TokenUsage | None]) -> TokenUsage | None:
+        known = [item for item in items if item is not None]
+        if not known:
+            return None
+        costs = [item.cost_usd for item in known if item.cost_usd is not None]
+        return cls(
+            sum(i.prompt for i in known), sum(i.completion for i in known), sum(i.cached for i in known), sum(costs) if costs else None
+        )
+
+    @classmethod
+    def _from(cls, totals: UsageTotals) -> TokenUsage:
+        return cls(totals.prompt_tokens, totals.completion_tokens, totals.cached_tokens, totals.cost_usd)
+
+
+@dataclass(frozen=True, slots=True)
 class TimelineMessage:
     """One stored message, as the timeline shows it."""
 
@@ -138,6 +169,8 @@ class TimelineMessage:
     #: An edited (or regenerated) question: the id of the message it takes the place of; that row
     #: and the rows after it leave the timeline (core/protocol/branches.py).
     replaces: str | None = None
+    #: The tokens of the model call that produced this assistant message (None: not reported).
+    usage: TokenUsage | None = None
 
     @classmethod
     def from_message(cls, message: ConversationMessage) -> TimelineMessage:
@@ -163,6 +196,7 @@ class TimelineMessage:
             subagent=SubagentInfo.from_links(message),
             reasoning_seconds=message.reasoningSeconds,
             replaces=message.replaces,
+            usage=TokenUsage.of(message.usage) if message.role == "assistant" else None,
         )
 
     @property

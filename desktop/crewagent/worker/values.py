@@ -173,6 +173,15 @@ class ModelList:
 
 
 @dataclass(frozen=True, slots=True)
+class LocalServerFound:
+    """A model server running on this computer (Ollama, LM Studio) and the models it lists."""
+
+    provider: str
+    base_url: str
+    models: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class MenuEntry:
     trigger: str
     description: str

@@ -49,6 +49,9 @@ class WorkerSignals(QObject):
     #: ``ModelList``: the provider's models (``GET /v1/models``), or why there are none.
     models_listed = Signal(object)
 
+    #: ``tuple[LocalServerFound, ...]``: the answer to ``probe_local_servers`` (empty: none running).
+    local_servers_found = Signal(object)
+
     #: ``tuple[AgentSummary, ...]``: the agents Agent mode offers (built-in ones first).
     agents_loaded = Signal(object)
 

@@ -173,12 +173,17 @@ def metadata_window(entry: Mapping[str, Any]) -> int | None:
     return None
 
 
-def resolve_window(model: str, *, setting: int | None = None, reported: int | None = None) -> ContextWindow:
-    """The window of ``model``: the user's setting, else what the provider reported, else the table."""
+def resolve_window(
+    model: str, *, setting: int | None = None, reported: int | None = None, listed: tuple[str, int] | None = None
+) -> ContextWindow:
+    """The window of ``model``: the user's setting, else what the provider reported, else the
+    provider preset's model table (``listed``: its id and window; core/providers.py), else the table."""
     if setting:
         return ContextWindow(setting, "setting", model)
     if reported:
         return ContextWindow(reported, "provider", model)
+    if listed is not None:
+        return ContextWindow(listed[1], "known", model, listed[0])
     known = known_window(model)
     if known is not None:
         return ContextWindow(known[1], "known", model, known[0])

@@ -90,17 +90,31 @@ def make_client(
     timeout: float,
     headers: Mapping[str, str],
     http_client: Any | None = None,
+    auth: str = "bearer",
+    query: Mapping[str, str] | None = None,
 ) -> CrewAgentOpenAI:
     """A client that never retries by itself (the adapter does, knowing what was streamed).
 
     Without ``http_client`` it gets its own, sharing the process's SSL context. Either way the
-    HTTP client is closed when the returned client is.
+    HTTP client is closed when the returned client is. ``auth="api-key"`` sends the key in an
+    ``api-key`` header, and each request must carry :func:`request_headers` (which drops the
+    ``Authorization`` the SDK would add); ``query`` is added to every request URL.
     """
+    default_headers: dict[str, Any] = dict(headers)
+    if auth == "api-key":
+        default_headers["api-key"] = api_key
     return CrewAgentOpenAI(
         base_url=base_url,
         api_key=api_key,
         timeout=timeout,
         max_retries=0,
-        default_headers=dict(headers),
+        default_headers=default_headers,
+        default_query=dict(query) if query else None,
         http_client=http_client if http_client is not None else _http_client(base_url),
     )
+
+
+def request_headers(auth: str) -> dict[str, Any]:
+    """Per-request headers for ``auth``: with ``api-key``, no bearer token (the SDK accepts an
+    ``Omit`` for Authorization only on the request, not in the client's default headers)."""
+    return {"Authorization": openai.Omit()} if auth == "api-key" else {}

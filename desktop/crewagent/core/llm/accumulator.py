@@ -7,7 +7,9 @@ Tool calls are accumulated per call, in the order they first appear:
 - a provider that repeats ``id``/``name`` in every delta is fine: the first non-empty value wins;
 - a provider that reuses one index for several calls (seen with some OpenAI-compatible servers)
   is recognised by a new, different ``id`` on that index and gets a new call;
-- a delta without ``index`` continues the last call unless it brings a new ``id``;
+- a delta without ``index`` continues the last call unless it brings a new ``id``, or a name while
+  the last call already has its name and complete JSON arguments (Ollama sends each call whole,
+  in one chunk, with neither index nor id; several may share one chunk);
 - a call without an id gets ``call_<random hex>``; an id the model already used in this message
   (duplicate tool_call ids) is renamed ``<id>_<n>`` so that every tool result can answer exactly
   one call. The renamed id is what the events, the log and later requests carry.
@@ -17,6 +19,7 @@ Names are decoded from the wire form (``fs_read``) back to the original (``fs.re
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -45,6 +48,17 @@ class _Call:
         self.arguments: list[str] = []
 
 
+def _whole(call: _Call) -> bool:
+    """The call has its name and arguments that already parse: a new name starts another call."""
+    if call.name is None or not call.arguments:
+        return False
+    try:
+        json.loads("".join(call.arguments))
+    except ValueError:
+        return False
+    return True
+
+
 def _new_call_id() -> str:
     return f"call_{uuid.uuid4().hex[:24]}"
 
@@ -52,8 +66,12 @@ def _new_call_id() -> str:
 class StreamAccumulator:
     """Accumulates one assistant turn; feed it chunks (or parts), then call :meth:`completed`."""
 
-    def __init__(self, decode_name: Callable[[str], str] = lambda name: name) -> None:
+    def __init__(
+        self, decode_name: Callable[[str], str] = lambda name: name, *, decode_id: Callable[[str], str] | None = None
+    ) -> None:
         self._decode = decode_name
+        #: Wire id -> the log's id, for a provider whose ids are mapped (callids.py).
+        self._decode_id = decode_id
         self._text: list[str] = []
         self._reasoning: list[str] = []
         self._calls: list[_Call] = []
@@ -151,6 +169,8 @@ class StreamAccumulator:
         self, index: Any, call_id: Any, name: Any, arguments: Any
     ) -> ToolCallDelta | None:
         call_id = call_id if isinstance(call_id, str) and call_id else None
+        if call_id is not None and self._decode_id is not None:
+            call_id = self._decode_id(call_id)
         name = name if isinstance(name, str) and name else None
         if arguments is not None and not isinstance(arguments, str):
             raise BadChunk(f"tool call arguments are {type(arguments).__name__}, not a string")
@@ -165,7 +185,7 @@ class StreamAccumulator:
                     position = None  # the same index reused for a new call
         elif self._calls:
             last = self._calls[-1]
-            if not call_id or call_id == last.raw_id:
+            if (not call_id or call_id == last.raw_id) and not (name and not call_id and _whole(last)):
                 position = len(self._calls) - 1
 
         created = position is None

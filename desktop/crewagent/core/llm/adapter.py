@@ -23,7 +23,8 @@ Behaviour (see events.py for the event order, errors.py for the error codes):
 - A stream that ends before a ``finish_reason`` arrived is a network failure
   (``LLM_HTTP_ERROR``, ``status=None``), not a complete answer.
 - Cancellation (``CancelledError``, or closing the generator) closes the HTTP response at once.
-- Tool names are encoded for the wire per :mod:`.toolnames` and decoded in the events.
+- Tool names are encoded for the wire per :mod:`.toolnames` and decoded in the events; for a
+  provider that needs them, tool-call ids are mapped per :mod:`.callids` and back.
 - The request goes through the SDK's generic ``client.post`` (its documented route for custom
   requests) with ``cast_to=object``: auth, headers, timeouts, the SSE parser and the error
   mapping are the SDK's, but the body is sent as built and every chunk stays a plain dict. The
@@ -45,6 +46,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from crewagent.core import texts
 from crewagent.core.llm.accumulator import BadChunk, StreamAccumulator
+from crewagent.core.llm.callids import Alnum9Ids
 from crewagent.core.llm.config import NO_KEY, ProviderConfig
 from crewagent.core.llm.errors import LlmError
 from crewagent.core.llm.events import Completed, LlmEvent, LlmRequest, RetryScheduled, StreamStarted
@@ -92,7 +94,9 @@ class LlmAdapter:
         self._retry = retry or RetryPolicy()
         self._sleep = sleep
         self._streaming = config.stream
-        from crewagent.core.llm._client import make_client  # imports openai (see _OpenAIOnFirstUse)
+        from crewagent.core.llm._client import make_client, request_headers  # imports openai (see _OpenAIOnFirstUse)
+
+        self._request_headers = request_headers(config.auth)
 
         self._client = make_client(
             base_url=config.base_url,
@@ -100,6 +104,8 @@ class LlmAdapter:
             timeout=config.timeout,
             headers=config.extra_headers,
             http_client=http_client,
+            auth=config.auth,
+            query=config.query,
         )
 
     @property
@@ -123,7 +129,7 @@ class LlmAdapter:
     def outgoing_messages(self, request: LlmRequest) -> list[dict[str, Any]]:
         """The messages exactly as the next call sends them (tool names encoded): for the pre-send check."""
         codec = _codec_for(request, enabled=self.config.encode_tool_names)
-        return [_outgoing_message(m, codec, self.config.send_reasoning) for m in request.messages]
+        return self._outgoing(request, codec, self._call_ids(request))
 
     async def complete(self, request: LlmRequest) -> Completed:
         """Run a call to the end and return its ``Completed`` event (for callers that do not stream)."""
@@ -136,17 +142,18 @@ class LlmAdapter:
     async def stream(self, request: LlmRequest) -> AsyncGenerator[LlmEvent, None]:
         """Yield the events of one assistant turn; raise :class:`LlmError` when it fails."""
         codec = _codec_for(request, enabled=self.config.encode_tool_names)
+        ids = self._call_ids(request)
         started = False
         attempt = 0
         timeouts = 0
         while True:
             attempt += 1
-            acc = StreamAccumulator(codec.decode)
+            acc = StreamAccumulator(codec.decode, decode_id=ids.decode if ids is not None else None)
             try:
                 if self._streaming:
-                    source = self._stream_attempt(request, codec, acc)
+                    source = self._stream_attempt(request, codec, acc, ids)
                 else:
-                    source = self._plain_attempt(request, codec, acc)
+                    source = self._plain_attempt(request, codec, acc, ids)
                 async with aclosing(source):
                     async for event in source:
                         if isinstance(event, StreamStarted):
@@ -171,9 +178,9 @@ class LlmAdapter:
                 raise error.with_partial(acc.text, acc.reasoning, attempt) from error.__cause__
 
     async def _stream_attempt(
-        self, request: LlmRequest, codec: ToolNameCodec, acc: StreamAccumulator
+        self, request: LlmRequest, codec: ToolNameCodec, acc: StreamAccumulator, ids: Alnum9Ids | None
     ) -> AsyncGenerator[LlmEvent, None]:
-        body, options = self._request(request, codec, streaming=True)
+        body, options = self._request(request, codec, ids, streaming=True)
         try:
             stream = await self._client.post(
                 "/chat/completions",
@@ -209,9 +216,9 @@ class LlmAdapter:
         yield acc.completed()
 
     async def _plain_attempt(
-        self, request: LlmRequest, codec: ToolNameCodec, acc: StreamAccumulator
+        self, request: LlmRequest, codec: ToolNameCodec, acc: StreamAccumulator, ids: Alnum9Ids | None
     ) -> AsyncGenerator[LlmEvent, None]:
-        body, options = self._request(request, codec, streaming=False)
+        body, options = self._request(request, codec, ids, streaming=False)
         try:
             response = await self._client.post("/chat/completions", body=body, options=cast(Any, options), cast_to=object)
         except (openai.OpenAIError, json.JSONDecodeError) as exc:
@@ -241,14 +248,24 @@ class LlmAdapter:
 
     # request building
 
+    def _call_ids(self, request: LlmRequest) -> Alnum9Ids | None:
+        """The tool-call id mapping of a provider that needs one (callids.py), else None."""
+        if self.config.tool_call_ids != "alnum9":
+            return None
+        return Alnum9Ids.for_messages(request.messages)
+
+    def _outgoing(self, request: LlmRequest, codec: ToolNameCodec, ids: Alnum9Ids | None) -> list[dict[str, Any]]:
+        messages = [_outgoing_message(m, codec, self.config.send_reasoning) for m in request.messages]
+        return [ids.apply(m) for m in messages] if ids is not None else messages
+
     def _request(
-        self, request: LlmRequest, codec: ToolNameCodec, *, streaming: bool
+        self, request: LlmRequest, codec: ToolNameCodec, ids: Alnum9Ids | None, *, streaming: bool
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         """The JSON body and the SDK request options."""
         config = self.config
         body: dict[str, Any] = {
             "model": request.model or config.model,
-            "messages": [_outgoing_message(m, codec, config.send_reasoning) for m in request.messages],
+            "messages": self._outgoing(request, codec, ids),
         }
         if request.tools:
             body["tools"] = [_encode_tool(tool, codec) for tool in request.tools]
@@ -265,6 +282,8 @@ class LlmAdapter:
         if request.extra_body:
             body.update(request.extra_body)
         options: dict[str, Any] = {}
+        if self._request_headers:
+            options["headers"] = dict(self._request_headers)
         if request.timeout is not None:
             options["timeout"] = request.timeout
         return body, options

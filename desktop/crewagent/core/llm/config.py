@@ -12,13 +12,16 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from crewagent.core import texts
 from crewagent.core.context.window import DEMO_MODEL
 from crewagent.core.errors import CrewAgentError
+from crewagent.core.providers import Preset, preset, provider_names
 from crewagent.core.redact import redact
 
-ProviderName = Literal["demo", "openai", "openai-compatible"]
-PROVIDERS: tuple[ProviderName, ...] = ("demo", "openai", "openai-compatible")
+#: A provider id: ``demo`` or a preset of resources/providers.json.
+ProviderName = str
+#: Every provider a setting or ``--provider`` may name, in the settings page's order.
+PROVIDERS: tuple[str, ...] = provider_names()
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
-DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
+DEFAULT_OPENAI_MODEL = "gpt-4o-mini"  # the openai preset's defaultModel
 #: Sent as the bearer token to providers that need none (Ollama, LM Studio): the SDK requires one.
 NO_KEY = "no-key"
 
@@ -61,6 +64,20 @@ class ProviderConfig(BaseModel):
     #: Retries after the first attempt for 429, 5xx, timeouts and connection errors.
     max_retries: int = Field(default=3, ge=0, le=10)
     extra_headers: dict[str, str] = Field(default_factory=dict)
+    #: How the key is sent: ``Authorization: Bearer`` or an ``api-key`` header (Azure OpenAI).
+    auth: Literal["bearer", "api-key"] = "bearer"
+    #: Query parameters added to every request (Azure's ``api-version``).
+    query: dict[str, str] = Field(default_factory=dict)
+    #: ``alnum9``: the provider accepts only 9-character alphanumeric tool-call ids (Mistral);
+    #: the log's ids are mapped on the wire and back (callids.py).
+    tool_call_ids: Literal["any", "alnum9"] = "any"
+
+    @field_validator("provider")
+    @classmethod
+    def _known_provider(cls, value: str) -> str:
+        if value not in PROVIDERS:
+            raise ValueError(f"unknown provider {value!r}")
+        return value
 
     @field_validator("base_url")
     @classmethod
@@ -104,10 +121,13 @@ def config_from_env(
     maxRetries, extraHeaders``; when it holds a ``providers`` mapping, ``providers[<provider>]``
     is merged over it. ``provider`` (e.g. ``--provider``) overrides the setting.
 
-    For ``openai`` and ``openai-compatible``, ``OPENAI_BASE_URL``, ``OPENAI_API_KEY`` and
-    ``CREWAGENT_MODEL`` win over the settings when set; ``api_key`` (from the keyring) is used
-    when ``OPENAI_API_KEY`` is not set. ``model`` (e.g. ``--model``) wins over both. ``demo``
-    ignores the environment and needs ``demo_base_url`` (the running demo server's ``base_url``).
+    Every other provider is a preset (resources/providers.json, core/providers.py): an empty base URL or
+    model falls back to the preset's. For ``openai`` and ``openai-compatible``,
+    ``OPENAI_BASE_URL`` wins over the settings when set; the preset's key variable
+    (``OPENAI_API_KEY``, ``DEEPSEEK_API_KEY`` ...) wins over ``api_key`` (from the keyring), and
+    ``CREWAGENT_MODEL`` over the settings' model. ``model`` (e.g. ``--model``) wins over all.
+    ``demo`` ignores the environment and needs ``demo_base_url`` (the running demo server's
+    ``base_url``).
     """
     env = os.environ if env is None else env
     section: dict[str, Any] = dict(settings or {})
@@ -137,24 +157,57 @@ def config_from_env(
             raise LlmConfigError("The demo provider needs its local server: start it with start_demo_server().")
         return demo_config(demo_base_url)
 
-    base_url = env.get("OPENAI_BASE_URL") or _pick(section, "baseUrl", "base_url")
+    spec = preset(name)
+    assert spec is not None  # every provider but the demo is a preset
+    # OPENAI_BASE_URL is the generic endpoint override: it does not redirect a named provider.
+    env_url = env.get("OPENAI_BASE_URL") if name in _ENV_URL_PROVIDERS else None
+    base_url = env_url or _pick(section, "baseUrl", "base_url") or spec.baseUrl
     if not base_url:
-        if name == "openai-compatible":
-            raise LlmConfigError(texts.CONFIG_NEEDS_URL)
-        base_url = OPENAI_BASE_URL
-    model = model or env.get("CREWAGENT_MODEL") or _pick(section, "model")
+        template = texts.CONFIG_NEEDS_URL_ENV if name in _ENV_URL_PROVIDERS else texts.CONFIG_NEEDS_URL
+        raise LlmConfigError(template.format(provider=name, example=_url_example(spec)))
+    model = model or env.get("CREWAGENT_MODEL") or _pick(section, "model") or spec.defaultModel
     if not model:
-        if name == "openai-compatible":
-            raise LlmConfigError(texts.CONFIG_NEEDS_MODEL)
-        model = DEFAULT_OPENAI_MODEL
-    key = env.get("OPENAI_API_KEY") or api_key or ""
-    if name == "openai" and not key:
-        # OpenAI refuses every request without one: say so before a conversation is touched.
-        raise LlmConfigError(texts.CONFIG_NEEDS_KEY)
+        raise LlmConfigError(texts.CONFIG_NEEDS_MODEL.format(provider=name))
+    key = (env.get(spec.keyEnv) if spec.keyEnv else None) or api_key or ""
+    if spec.key == "none":
+        key = ""
+    if spec.key == "required" and not key:
+        # The provider refuses every request without one: say so before a conversation is touched.
+        if spec.keyEnv:
+            raise LlmConfigError(texts.CONFIG_NEEDS_KEY_ENV.format(provider=name, variable=spec.keyEnv))
+        raise LlmConfigError(texts.CONFIG_NEEDS_KEY.format(provider=name))
+    options.update(_preset_options(spec, section, options))
     try:
         return ProviderConfig(provider=name, base_url=base_url, api_key=key, model=model, **options)
     except ValidationError as exc:
         raise LlmConfigError(f"Invalid {name} provider settings: {_one_line(exc)}") from exc
+
+
+#: The providers that OPENAI_BASE_URL points elsewhere (the generic ones).
+_ENV_URL_PROVIDERS = frozenset({"openai", "openai-compatible"})
+
+
+def _url_example(spec: Preset) -> str:
+    if spec.id == "openai-compatible":
+        return "http://localhost:11434/v1 for Ollama"
+    return spec.urlHint or spec.baseUrl
+
+
+def _preset_options(spec: Preset, section: Mapping[str, Any], options: Mapping[str, Any]) -> dict[str, Any]:
+    """The preset's quirks as ProviderConfig fields; the user's settings win where they overlap.
+
+    ``attribution: false`` in the provider's settings drops the preset's attribution headers
+    (OpenRouter's ``HTTP-Referer`` / ``X-Title``); ``apiVersion`` overrides the preset's.
+    """
+    headers = dict(spec.headers)
+    if _pick(section, "attribution") is not False:
+        headers.update(spec.attributionHeaders)
+    headers.update(options.get("extra_headers") or {})
+    out: dict[str, Any] = {"extra_headers": headers, "auth": spec.auth, "tool_call_ids": spec.toolCallIds}
+    version = _pick(section, "apiVersion", "api_version") or spec.apiVersion
+    if version:
+        out["query"] = {"api-version": str(version)}
+    return out
 
 
 def _one_line(exc: ValidationError) -> str:

@@ -12,10 +12,11 @@ import openai
 
 from crewagent.core import texts
 from crewagent.core.context.window import metadata_window
-from crewagent.core.llm._client import make_client
+from crewagent.core.llm._client import make_client, request_headers
 from crewagent.core.llm.adapter import classify_error
 from crewagent.core.llm.config import NO_KEY, ProviderConfig
 from crewagent.core.llm.errors import LlmError
+from crewagent.core.providers import preset
 
 ConnectionStatus = Literal["ok", "auth_failed", "unreachable", "timeout", "not_found", "http_error", "bad_response"]
 
@@ -55,9 +56,11 @@ async def list_models_with_windows(
         timeout=min(config.timeout, 15.0),
         headers=config.extra_headers,
         http_client=http_client,
+        auth=config.auth,
+        query=config.query,
     )
     try:
-        page = await client.models.list()
+        page = await client.models.list(extra_headers=request_headers(config.auth) or None)
         data = getattr(page, "data", None)
         if not isinstance(data, list):
             raise LlmError("LLM_BAD_RESPONSE", texts.MODELS_NOT_LISTED.format(url=config.base_url))
@@ -77,8 +80,14 @@ async def list_models_with_windows(
 
 
 async def test_connection(config: ProviderConfig, *, http_client: Any | None = None) -> ConnectionResult:
-    """Reach the provider with the config's key: ok (with the model list), or why not."""
+    """Reach the provider with the config's key: ok (with the model list), or why not.
+
+    A provider with no model list at its URL (an Azure deployment) is asked for a one-token answer.
+    """
     started = time.perf_counter()
+    spec = preset(config.provider)
+    if spec is not None and spec.listModels == "none":
+        return await _test_by_completion(config, started, http_client)
     try:
         models, windows = await list_models_with_windows(config, http_client=http_client)
     except LlmError as error:
@@ -92,6 +101,20 @@ async def test_connection(config: ProviderConfig, *, http_client: Any | None = N
 
 
 test_connection.__test__ = False  # type: ignore[attr-defined]  # not a pytest test, despite its name
+
+
+async def _test_by_completion(config: ProviderConfig, started: float, http_client: Any | None) -> ConnectionResult:
+    from crewagent.core.llm.adapter import LlmAdapter
+    from crewagent.core.llm.events import LlmRequest
+
+    quick = config.model_copy(update={"max_retries": 0, "timeout": min(config.timeout, 15.0)})
+    try:
+        async with LlmAdapter(quick, http_client=http_client) as llm:
+            await llm.complete(LlmRequest([{"role": "user", "content": "ping"}], max_tokens=1))
+    except LlmError as error:
+        return _failure(config, error)
+    latency = (time.perf_counter() - started) * 1000
+    return ConnectionResult("ok", f"{config.model} at {config.base_url} answered.", (), 200, latency, None)
 
 
 def _failure(config: ProviderConfig, error: LlmError) -> ConnectionResult:

@@ -13,6 +13,7 @@ from crewagent.core.llm.config import LlmConfigError
 from crewagent.core.llm.reported_windows import ReportedWindows
 from crewagent.core.loop.session import TurnSettings
 from crewagent.core.messages import Mode
+from crewagent.core.providers import table_window
 from crewagent.core.secrets import SecretStore
 from crewagent.core.settings import Settings
 from crewagent.core.store import ProjectInfo
@@ -78,11 +79,13 @@ def tool_context(
 
 def context_window(settings: Settings, config: ProviderConfig, *, config_dir: str | Path | None = None) -> ContextWindow:
     """The window of the model a turn uses: ``llm.contextWindow``, else what the provider's model
-    list reported (remembered by Test Connection / Fetch models), else the table of known models."""
+    list reported (remembered by Test Connection / Fetch models), else the preset's model table,
+    else the table of known models."""
     reported = None
     if settings.llm.contextWindow is None and config.provider != "demo":
         reported = ReportedWindows(config_dir).get(config.base_url, config.model)
-    return resolve_window(config.model, setting=settings.llm.contextWindow, reported=reported)
+    listed = table_window(config.provider, config.model)
+    return resolve_window(config.model, setting=settings.llm.contextWindow, reported=reported, listed=listed)
 
 
 def settings_window(settings: Settings, *, config_dir: str | Path | None = None) -> ContextWindow:

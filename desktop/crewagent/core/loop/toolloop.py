@@ -30,6 +30,7 @@ from crewagent.core import texts
 from crewagent.core.context import ContextResult
 from crewagent.core.llm import Completed, LlmAdapter, LlmError, LlmRequest
 from crewagent.core.llm import StreamStarted as LlmStreamStarted
+from crewagent.core.llm.usage import usage_record
 from crewagent.core.loop.events import (
     ContextBuilt,
     LoopEvent,
@@ -201,7 +202,7 @@ class ToolLoop:
                 id=message_id,
                 **({"tool_calls": calls} if calls else {}),
                 **({"reasoning_content": completed.reasoning_content} if completed.reasoning_content else {}),
-                **({"usage": completed.usage.to_dict()} if completed.usage else {}),
+                **({"usage": self._usage(completed)} if completed.usage else {}),
                 **({"reasoningSeconds": thinking.seconds} if thinking.seconds is not None else {}),
             )
             stored = await self.on_assistant_message(assistant)
@@ -234,6 +235,12 @@ class ToolLoop:
         reason = texts.ENGINE_MAX_TURNS.format(limit=self.options.max_turns)
         async for event in self._finish_with_error("ENGINE_MAX_TURNS_EXCEEDED", reason, title="ENGINE_ERROR"):
             yield event
+
+    def _usage(self, completed: Completed) -> dict[str, Any]:
+        """The provider's usage of this call, with cached tokens and cost (core/llm/usage.py)."""
+        assert completed.usage is not None
+        config = self.adapter.config
+        return usage_record(completed.usage, provider=config.provider, model=config.model, reported_model=completed.model)
 
     def _fresh_ids(self, calls: list[ToolCall], context: Sequence[Mapping[str, Any]]) -> list[ToolCall]:
         """Rename call ids an earlier message already issued to ``<id>_<n>``.

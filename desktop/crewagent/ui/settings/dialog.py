@@ -66,6 +66,9 @@ class SettingsDialog(QDialog):
     #: Re-read settings.json if it changed on disk (``Worker.refresh_settings``).
     refresh_requested = Signal()
 
+    #: Look for model servers running on this computer (``Worker.probe_local_servers``).
+    local_probe_requested = Signal()
+
     def __init__(self, parent: QWidget | None = None, *, dialogs: ProjectDialogs | None = None):
         super().__init__(parent)
         self.setObjectName("settingsDialog")
@@ -249,6 +252,10 @@ class SettingsDialog(QDialog):
     def set_model_list(self, listed: object) -> None:
         self.llm_page.set_model_list(listed)  # type: ignore[arg-type]
 
+    @Slot(object)
+    def show_local_servers(self, found: object) -> None:
+        self.llm_page.local_offer.show_found(found)  # type: ignore[arg-type]
+
     # -- saving ------------------------------------------------------------------------------
 
     def values(self) -> dict[str, Any]:
@@ -320,6 +327,7 @@ class SettingsDialog(QDialog):
     def showEvent(self, event: Any) -> None:
         self._refresh.start()
         self.refresh_requested.emit()
+        self.local_probe_requested.emit()
         super().showEvent(event)
 
     def hideEvent(self, event: Any) -> None:

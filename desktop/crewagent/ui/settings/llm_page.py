@@ -18,12 +18,22 @@ from PySide6.QtWidgets import (
 )
 
 from crewagent.core.context.window import DEMO_MODEL, ContextWindow, resolve_window
+from crewagent.core.providers import table_window
 from crewagent.core.settings import LlmSettings, ProviderProfile, Settings
 from crewagent.ui.core_texts import translate_core
 from crewagent.ui.settings.form import Field, Group, set_hint
-from crewagent.ui.settings.labels import PROVIDERS, provider_label
+from crewagent.ui.settings.labels import (
+    PROVIDERS,
+    key_needed,
+    lists_models,
+    model_placeholder,
+    provider_hint,
+    provider_label,
+    url_placeholder,
+)
+from crewagent.ui.settings.local_offer import LocalServerOffer
 from crewagent.ui.settings.page import SettingsPage
-from crewagent.worker.values import ApiKeyState, ConnectionReport, LlmDraft, ModelList
+from crewagent.worker.values import ApiKeyState, ConnectionReport, LlmDraft, LocalServerFound, ModelList
 
 #: How long the page waits for an answer before it gives up on a check (the worker bounds its own
 #: wait at 20 s; this only guards against an answer that never comes).
@@ -91,6 +101,8 @@ class LlmPage(SettingsPage):
         self.fields["llm.model"] = provider_group.add_field(model_row, wrapped=self.model)
         self.fields["llm.apiKey"] = provider_group.add_field(key_row, wrapped=self.api_key)
         provider_group.add_wide(self.key_warning)
+        self.local_offer = LocalServerOffer(provider_group)
+        provider_group.add_wide(self.local_offer)
         self._provider_group = provider_group
 
         self._check_group, self.test_button, self.busy, self.result = _check_group(self.add_group())
@@ -110,6 +122,7 @@ class LlmPage(SettingsPage):
         self.test_button.clicked.connect(self.request_test)
         self.fetch_models.clicked.connect(self.request_models)
         self.remove_key.clicked.connect(self._remove_key)
+        self.local_offer.chosen.connect(self.use_local_server)
         self.retranslate_ui()
         self._update_for_provider()
 
@@ -144,6 +157,7 @@ class LlmPage(SettingsPage):
             self.fields["llm.contextWindow"],
             self.tr("Leave on Automatic to use what the provider reports or the known size of the model. Each request gets the window minus room for the answer."),
         )
+        self.local_offer.retranslate_ui()
         self._check_group.title.setText(self.tr("Check"))
         self.test_button.setText(self.tr("Test Connection"))
         self._update_for_provider()
@@ -195,7 +209,8 @@ class LlmPage(SettingsPage):
         if self.current_provider() == "demo":
             model = DEMO_MODEL
         setting = self.context_window.value() or None
-        return resolve_window(model, setting=setting, reported=self._reported.get(model))
+        listed = table_window(self.current_provider(), model)
+        return resolve_window(model, setting=setting, reported=self._reported.get(model), listed=listed)
 
     @Slot()
     def _show_window(self) -> None:
@@ -226,7 +241,7 @@ class LlmPage(SettingsPage):
 
     def typed_key(self) -> str:
         """A key the user typed (to be stored on Apply), or ""."""
-        return self.api_key.text().strip() if self.current_provider() != "demo" else ""
+        return self.api_key.text().strip() if key_needed(self.current_provider()) else ""
 
     @Slot(object)
     def set_key_state(self, state: ApiKeyState) -> None:
@@ -238,7 +253,7 @@ class LlmPage(SettingsPage):
 
     def _show_key_state(self) -> None:
         state = self._key_state
-        keyed = self.current_provider() != "demo"
+        keyed = key_needed(self.current_provider())
         stored = bool(state and state.is_set and state.provider == self.current_provider())
         self.remove_key.setVisible(keyed and stored)
         if not keyed:
@@ -291,23 +306,15 @@ class LlmPage(SettingsPage):
     def _update_for_provider(self) -> None:
         provider = self.current_provider()
         demo = provider == "demo"
-        for name in ("llm.baseUrl", "llm.model", "llm.apiKey"):
-            self.fields[name].set_enabled(not demo)
-        self.fetch_models.setEnabled(not demo and not self._busy)
+        self.fields["llm.baseUrl"].set_enabled(not demo)
+        self.fields["llm.model"].set_enabled(not demo)
+        self.fields["llm.apiKey"].set_enabled(key_needed(provider))
+        self.fetch_models.setEnabled(lists_models(provider) and not self._busy)
         model_line = self.model.lineEdit()
         assert model_line is not None  # the model box is editable
-        if demo:
-            set_hint(self.fields["llm.provider"], self.tr("A scripted model inside CrewAgent: no network, no key, always the same answers. Good for trying the app."))
-            self.base_url.setPlaceholderText("")
-            model_line.setPlaceholderText("")
-        elif provider == "openai":
-            set_hint(self.fields["llm.provider"], "")
-            self.base_url.setPlaceholderText(self.tr("https://api.openai.com/v1 (leave empty for the default)"))
-            model_line.setPlaceholderText("gpt-4o-mini")
-        else:
-            set_hint(self.fields["llm.provider"], self.tr("Any server that speaks the OpenAI chat API."))
-            self.base_url.setPlaceholderText("http://localhost:11434/v1")
-            model_line.setPlaceholderText(self.tr("e.g. llama3.1"))
+        set_hint(self.fields["llm.provider"], provider_hint(provider))
+        self.base_url.setPlaceholderText(url_placeholder(provider))
+        model_line.setPlaceholderText(model_placeholder(provider))
 
     # -- network checks ----------------------------------------------------------------------
 
@@ -392,6 +399,13 @@ class LlmPage(SettingsPage):
         self._fill_models(listed.models)
         self._remember_reported(listed.windows)
         self._show_result("resultOk", self.tr("{count} models available.").format(count=len(listed.models)))
+
+    @Slot(object)
+    def use_local_server(self, found: LocalServerFound) -> None:
+        """Switch to a server found on this computer, with its URL and its models in the list."""
+        self.provider.setCurrentIndex(max(0, self.provider.findData(found.provider)))
+        self.base_url.setText(found.base_url)
+        self._fill_models(found.models)
 
     def _fill_models(self, models: tuple[str, ...]) -> None:
         typed = self.model.currentText()

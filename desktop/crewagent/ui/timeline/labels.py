@@ -9,6 +9,7 @@ from PySide6.QtCore import QCoreApplication
 from PySide6.QtGui import QFont, QFontMetricsF
 
 from crewagent.ui.timeline.model import FAILED, INTERRUPTED, OK, PENDING, RUNNING
+from crewagent.worker.turn_values import TokenUsage
 
 #: Characters of a subagent's summary shown in its Task part (the whole answer is in its tab).
 MAX_SUMMARY_CHARS = 280
@@ -26,6 +27,17 @@ def state_label(state: str) -> str:
         FAILED: translate("TimelineDelegate", "failed"),
         INTERRUPTED: translate("TimelineDelegate", "interrupted"),
     }.get(state, state)
+
+
+def usage_label(usage: TokenUsage) -> str:
+    """``1,234 in (1,000 cached) · 56 out · $0.0012``: what a model call (or a conversation) used."""
+    text = translate("TimelineDelegate", "{tokens} in").format(tokens=f"{usage.prompt:,}")
+    if usage.cached:
+        text += " " + translate("TimelineDelegate", "({tokens} cached)").format(tokens=f"{usage.cached:,}")
+    text += " · " + translate("TimelineDelegate", "{tokens} out").format(tokens=f"{usage.completion:,}")
+    if usage.cost_usd is not None:
+        text += f" · ${usage.cost_usd:.4f}"
+    return text
 
 
 def subagent_status_label(status: str) -> str:

@@ -64,6 +64,8 @@ class TimelineRole(IntEnum):
     HIGHLIGHT = USER_ROLE + 25
     #: A running command's output so far, stdout and stderr as they came (the newest ~16 KB; "" for other parts).
     TOOL_LIVE_OUTPUT = USER_ROLE + 26
+    #: The :class:`TokenUsage` of an assistant message's model call (None: not reported; issue 17).
+    USAGE = USER_ROLE + 27
 
 
 @dataclass(eq=False)
@@ -207,6 +209,8 @@ def node_data(node: Node, role: int, rows_after: int) -> Any:
         return node.live_output if node.result is None else ""
     if role == TimelineRole.IS_LAST:
         return rows_after == 0
+    if role == TimelineRole.USAGE:
+        return message.usage if message is not None and node.kind == "assistant" else None
     return None
 
 

@@ -7,16 +7,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QRectF
+from PySide6.QtCore import QRectF, Qt
 
 from crewagent.ui.timeline.canvas import Canvas, Fonts, Frame, Text, TextSizer, height_of
-from crewagent.ui.timeline.labels import translate
+from crewagent.ui.timeline.labels import translate, usage_label
 from crewagent.ui.timeline.metrics import METRICS
 from crewagent.ui.timeline.model import TimelineRole
 from crewagent.ui.timeline.rows import actions, error, reasoning
 from crewagent.ui.timeline.rows.base import Index, RowContext, RowPainter
 from crewagent.ui.timeline.rows.error import ErrorGeometry
 from crewagent.ui.timeline.rows.reasoning import ReasoningFacts, ReasoningGeometry
+from crewagent.worker.turn_values import TokenUsage
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,8 @@ class AssistantFacts:
     offer: bool = False
     #: The hover actions (rows/actions.py): Copy when there is text, Regenerate on the last answer.
     actions: tuple[str, ...] = ()
+    #: The model call's tokens (and cost), shown at the end of the header; "" when not reported.
+    usage: str = ""
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,7 @@ class AssistantPainter(RowPainter[AssistantFacts, AssistantGeometry]):
             interrupted=interrupted,
             synthetic=bool(index.data(TimelineRole.SYNTHETIC)),
             offer=offer,
+            usage=usage_label(usage) if isinstance(usage := index.data(TimelineRole.USAGE), TokenUsage) else "",
         )
 
     def estimated(self, text: str, has_reasoning: bool) -> AssistantFacts:
@@ -114,6 +118,9 @@ class AssistantPainter(RowPainter[AssistantFacts, AssistantGeometry]):
             x = canvas.pill(x, center, translate("TimelineDelegate", "Interrupted"), canvas.c.badges["interrupted"])
         if facts.synthetic:
             x = canvas.pill(x, center, translate("TimelineDelegate", "Synthetic"), canvas.c.badges["synthetic"])
+        if facts.usage and header.right() - x > METRICS.assistant.name_gap:
+            room = QRectF(x, header.top(), header.right() - x, header.height())
+            canvas.text(room, facts.usage, canvas.fonts.small, canvas.c.muted, Qt.AlignmentFlag.AlignRight)
         if geometry.reasoning is not None:
             reasoning.draw(geometry.reasoning, canvas)
         if geometry.error is not None:
