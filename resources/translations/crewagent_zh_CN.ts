@@ -207,7 +207,7 @@
     <name>Composer</name>
     <message>
         <source>Message the agent, or press Enter on an empty line for its menu</source>
-        <extracomment>Cells of the context meter ``[●●●○○]``. The meter&apos;s ``status`` property: the stylesheet colours each (app.qss, ``#contextMeter[status=...]``). Up in the empty box: the owner puts the user&apos;s last message back to edit (issue 18 item 18). ``(text)``: the user sent a message (empty only in Agent mode: the menu, see ``set_accepts_empty``). The user asked to stop the running turn (Stop button or Esc). Agent mode: an empty Enter is sent too (it asks for the agent&apos;s menu). Gives the user&apos;s last message of the conversation, for Up in an empty box (&quot;&quot; when none).</extracomment>
+        <extracomment>Cells of the context meter ``[●●●○○]``. The meter&apos;s ``status`` property: the stylesheet colours each (app.qss, ``#contextMeter[status=...]``). Up in the empty box: the owner puts the user&apos;s last message back to edit (issue 18 item 18). ``(text)``: the user sent a message (empty only in Agent mode: the menu, see ``set_accepts_empty``). The user asked to stop the running turn (Stop button or Esc). The conversation&apos;s tokens (and cost) so far, as the provider reported them (issue 17). Agent mode: an empty Enter is sent too (it asks for the agent&apos;s menu). Gives the user&apos;s last message of the conversation, for Up in an empty box (&quot;&quot; when none).</extracomment>
         <translation>给智能体发消息，或在空行按 Enter 查看其菜单</translation>
     </message>
     <message>
@@ -245,6 +245,10 @@
     <message>
         <source>Context: {used} of {total} tokens ({status})</source>
         <translation>上下文：已用 {used} / {total} 个 token（{status}）</translation>
+    </message>
+    <message>
+        <source>Tokens the provider reported for this conversation ({count} model calls)</source>
+        <translation>提供方为本会话报告的令牌数（{count} 次模型调用）</translation>
     </message>
     <message>
         <source>normal</source>
@@ -606,22 +610,6 @@ Files the model writes will appear here.</source>
         <translation>系统密钥环不可用：密钥保存在仅你可读的文件中，但未加密。</translation>
     </message>
     <message>
-        <source>A scripted model inside CrewAgent: no network, no key, always the same answers. Good for trying the app.</source>
-        <translation>CrewAgent 内置的脚本模型：无需网络和密钥，回答始终相同，适合试用。</translation>
-    </message>
-    <message>
-        <source>https://api.openai.com/v1 (leave empty for the default)</source>
-        <translation>https://api.openai.com/v1（留空使用默认值）</translation>
-    </message>
-    <message>
-        <source>Any server that speaks the OpenAI chat API.</source>
-        <translation>任何支持 OpenAI 聊天接口的服务器。</translation>
-    </message>
-    <message>
-        <source>e.g. llama3.1</source>
-        <translation>例如 llama3.1</translation>
-    </message>
-    <message>
         <source>Connecting…</source>
         <translation>正在连接…</translation>
     </message>
@@ -668,6 +656,18 @@ Files the model writes will appear here.</source>
     <message>
         <source>No answer. Check the base URL and your network, then try again.</source>
         <translation>没有响应。请检查基础 URL 和网络后重试。</translation>
+    </message>
+</context>
+<context>
+    <name>LocalServerOffer</name>
+    <message>
+        <source>Found running: {name} at {url} ({count} models)</source>
+        <extracomment>``LocalServerFound``: the user wants this server as the provider. The rows&apos; &quot;Use&quot; buttons, in the order of the servers found (for tests and focus order).</extracomment>
+        <translation>发现正在运行：{name}，地址 {url}（{count} 个模型）</translation>
+    </message>
+    <message>
+        <source>Use it</source>
+        <translation>使用</translation>
     </message>
 </context>
 <context>
@@ -774,7 +774,7 @@ Files the model writes will appear here.</source>
     <name>MainWindow</name>
     <message>
         <source>&amp;New Project…</source>
-        <extracomment>Milliseconds a close waits for running turns to stop and persist what they stopped. Ask the worker for the settings (once at start; ``settings_changed`` answers). Stop every running turn (the window is closing). Ask the turn worker which provider and model the next turn uses (``provider_changed``). Ask the worker for the agents Agent mode offers (``agents_loaded``). Ask the worker for the installed workflow packages (``packages_loaded``). ``(path)``: install a ``.bmad`` file or a package folder (``Worker.import_package``).</extracomment>
+        <extracomment>Milliseconds a close waits for running turns to stop and persist what they stopped. Ask the worker for the settings (once at start; ``settings_changed`` answers). Stop every running turn (the window is closing). Ask the turn worker which provider and model the next turn uses (``provider_changed``). Look for model servers on this computer (``Worker.probe_local_servers``): once, at a start that still runs on the demo provider. Ask the worker for the agents Agent mode offers (``agents_loaded``). Ask the worker for the installed workflow packages (``packages_loaded``). ``(path)``: install a ``.bmad`` file or a package folder (``Worker.import_package``).</extracomment>
         <translation>新建项目(&amp;N)…</translation>
     </message>
     <message>
@@ -1452,7 +1452,7 @@ This folder is missing or is no longer a project.</source>
     <name>SettingsDialog</name>
     <message>
         <source>Saved. The changes are in effect.</source>
-        <extracomment>While the dialog is open, how often it asks whether settings.json changed on disk (&quot;Always allow&quot; in an approval, another process, a hand edit): a stat on the worker thread, nothing more. ``{section: {key: value}}``: save these settings (``Worker.save_settings``). ``(provider, key)``: keep this API key (&quot;&quot; removes it) (``Worker.set_api_key``). ``provider``: tell whether that provider has a key stored (``Worker.load_api_key_state``). ``LlmDraft``: test the connection as typed (``Worker.test_connection``). ``LlmDraft``: fetch the model list (``Worker.list_models``). Re-read settings.json if it changed on disk (``Worker.refresh_settings``). The settings the pages were loaded from (a JSON dump): edits are what differs from it. Installs and removes packages itself (its signals are wired to the worker by MainWindow).</extracomment>
+        <extracomment>While the dialog is open, how often it asks whether settings.json changed on disk (&quot;Always allow&quot; in an approval, another process, a hand edit): a stat on the worker thread, nothing more. ``{section: {key: value}}``: save these settings (``Worker.save_settings``). ``(provider, key)``: keep this API key (&quot;&quot; removes it) (``Worker.set_api_key``). ``provider``: tell whether that provider has a key stored (``Worker.load_api_key_state``). ``LlmDraft``: test the connection as typed (``Worker.test_connection``). ``LlmDraft``: fetch the model list (``Worker.list_models``). Re-read settings.json if it changed on disk (``Worker.refresh_settings``). Look for model servers running on this computer (``Worker.probe_local_servers``). The settings the pages were loaded from (a JSON dump): edits are what differs from it. Installs and removes packages itself (its signals are wired to the worker by MainWindow).</extracomment>
         <translation>已保存，更改已生效。</translation>
     </message>
     <message>
@@ -1654,6 +1654,10 @@ Create a project or open an existing one to see it here.</source>
         <translation>从列表中移除此项目；不会改动其文件夹 (Del)</translation>
     </message>
     <message>
+        <source>Found running on this computer: {servers}. Choose it in Settings to use it.</source>
+        <translation>在本机发现正在运行的服务：{servers}。在设置中选择即可使用。</translation>
+    </message>
+    <message>
         <source>Model provider: {provider}</source>
         <translation>模型提供方：{provider}</translation>
     </message>
@@ -1738,6 +1742,18 @@ Create a project or open an existing one to see it here.</source>
         <translation>已中断</translation>
     </message>
     <message>
+        <source>{tokens} in</source>
+        <translation>输入 {tokens}</translation>
+    </message>
+    <message>
+        <source>({tokens} cached)</source>
+        <translation>（缓存 {tokens}）</translation>
+    </message>
+    <message>
+        <source>{tokens} out</source>
+        <translation>输出 {tokens}</translation>
+    </message>
+    <message>
         <source>completed</source>
         <translation>已完成</translation>
     </message>
@@ -1747,7 +1763,7 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>Assistant</source>
-        <extracomment>The ``error`` block of an error part; None when the message is not one. Retry and Continue are offered (the last message failed or was stopped, and nothing runs). The hover actions (rows/actions.py): Copy when there is text, Regenerate on the last answer. The answer and where it goes. &quot;● ● ●&quot; while a stream has nothing to show yet.</extracomment>
+        <extracomment>The ``error`` block of an error part; None when the message is not one. Retry and Continue are offered (the last message failed or was stopped, and nothing runs). The hover actions (rows/actions.py): Copy when there is text, Regenerate on the last answer. The model call&apos;s tokens (and cost), shown at the end of the header; &quot;&quot; when not reported. The answer and where it goes. &quot;● ● ●&quot; while a stream has nothing to show yet.</extracomment>
         <translation>助手</translation>
     </message>
     <message>
@@ -2639,24 +2655,32 @@ Start one with “+ New”.</source>
         <translation>{url}/models 没有返回模型列表。</translation>
     </message>
     <message>
-        <source>The openai-compatible provider needs a base URL (settings, or OPENAI_BASE_URL), e.g. http://localhost:11434/v1 for Ollama.</source>
-        <translation>兼容 OpenAI 的模型提供方需要基础 URL（在设置中填写，或设置 OPENAI_BASE_URL），例如 Ollama 的 http://localhost:11434/v1。</translation>
+        <source>The {provider} provider needs a base URL (settings, or OPENAI_BASE_URL), e.g. {example}.</source>
+        <translation>{provider} 模型提供方需要基础 URL（在设置中填写，或设置 OPENAI_BASE_URL），例如 {example}。</translation>
     </message>
     <message>
-        <source>The openai-compatible provider needs a model name (settings, or CREWAGENT_MODEL).</source>
-        <translation>兼容 OpenAI 的模型提供方需要模型名称（在设置中填写，或设置 CREWAGENT_MODEL）。</translation>
+        <source>The {provider} provider needs a base URL (Settings), e.g. {example}.</source>
+        <translation>{provider} 模型提供方需要基础 URL（在设置中填写），例如 {example}。</translation>
     </message>
     <message>
-        <source>The openai provider needs an API key (save it in Settings, or set OPENAI_API_KEY).</source>
-        <translation>OpenAI 模型提供方需要 API 密钥（在设置中保存，或设置 OPENAI_API_KEY）。</translation>
+        <source>The {provider} provider needs a model name (settings, or CREWAGENT_MODEL).</source>
+        <translation>{provider} 模型提供方需要模型名称（在设置中填写，或设置 CREWAGENT_MODEL）。</translation>
+    </message>
+    <message>
+        <source>The {provider} provider needs an API key (save it in Settings, or set {variable}).</source>
+        <translation>{provider} 模型提供方需要 API 密钥（在设置中保存，或设置 {variable}）。</translation>
+    </message>
+    <message>
+        <source>The {provider} provider needs an API key (save it in Settings).</source>
+        <translation>{provider} 模型提供方需要 API 密钥（在设置中保存）。</translation>
     </message>
     <message>
         <source>The base URL must start with http:// or https://.</source>
         <translation>基础 URL 必须以 http:// 或 https:// 开头。</translation>
     </message>
     <message>
-        <source>An OpenAI-compatible provider needs a base URL, e.g. http://localhost:11434/v1.</source>
-        <translation>兼容 OpenAI 的模型提供方需要基础 URL，例如 http://localhost:11434/v1。</translation>
+        <source>The {provider} provider needs a base URL, e.g. {example}.</source>
+        <translation>{provider} 模型提供方需要基础 URL，例如 {example}。</translation>
     </message>
     <message>
         <source>Choose or type the model to use.</source>
@@ -2722,7 +2746,7 @@ Start one with “+ New”.</source>
     <name>labels</name>
     <message>
         <source>Demo (offline script)</source>
-        <extracomment>Providers in the order the LLM page lists them.</extracomment>
+        <extracomment>Providers in the order the LLM page lists them: the demo, then resources/providers.json.</extracomment>
         <translation>演示（离线脚本）</translation>
     </message>
     <message>
@@ -2732,6 +2756,10 @@ Start one with “+ New”.</source>
     <message>
         <source>OpenAI-compatible (custom URL)</source>
         <translation>兼容 OpenAI（自定义 URL）</translation>
+    </message>
+    <message>
+        <source>{name} (on this computer)</source>
+        <translation>{name}（本机）</translation>
     </message>
     <message>
         <source>Follow the system</source>
@@ -2744,6 +2772,38 @@ Start one with “+ New”.</source>
     <message>
         <source>Dark</source>
         <translation>深色</translation>
+    </message>
+    <message>
+        <source>A scripted model inside CrewAgent: no network, no key, always the same answers. Good for trying the app.</source>
+        <translation>CrewAgent 内置的脚本模型：无需网络和密钥，回答始终相同，适合试用。</translation>
+    </message>
+    <message>
+        <source>Any server that speaks the OpenAI chat API.</source>
+        <translation>任何支持 OpenAI 聊天接口的服务器。</translation>
+    </message>
+    <message>
+        <source>The deployment&apos;s URL from the Azure portal; requests carry api-version {version}. Type the deployment name as the model.</source>
+        <translation>填写 Azure 门户中部署的 URL；请求会带上 api-version {version}。模型处请填写部署名称。</translation>
+    </message>
+    <message>
+        <source>Runs on this computer, no key needed. Start {name}, then fetch its models.</source>
+        <translation>在本机运行，无需密钥。先启动 {name}，再获取模型列表。</translation>
+    </message>
+    <message>
+        <source>Give the address of your {name}; a key only if you set one.</source>
+        <translation>填写你的 {name} 的地址；仅在你设置了密钥时才需要填写密钥。</translation>
+    </message>
+    <message>
+        <source>Needs an API key from {name}.</source>
+        <translation>需要 {name} 的 API 密钥。</translation>
+    </message>
+    <message>
+        <source>{url} (leave empty for the default)</source>
+        <translation>{url}（留空使用默认值）</translation>
+    </message>
+    <message>
+        <source>e.g. llama3.1</source>
+        <translation>例如 llama3.1</translation>
     </message>
 </context>
 <context>
