@@ -27,7 +27,7 @@ def test_a_server_that_answers_is_offered_with_its_models_and_a_silent_port_is_n
     scripted_llm.script(models("qwen3:8b", "llama3.1:latest"))
     targets = [("ollama", scripted_llm.base_url), ("lmstudio", f"http://127.0.0.1:{_closed_port()}/v1")]
 
-    found = run(probe_local_servers(targets, timeout=2.0))
+    found = run(probe_local_servers(targets, timeout=20.0))
 
     assert found == [FoundServer("ollama", scripted_llm.base_url, ("llama3.1:latest", "qwen3:8b"))]
     assert scripted_llm.requests[0].path == "/v1/models"

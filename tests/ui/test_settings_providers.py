@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from crewagent.core.llm import discovery
 from crewagent.ui.mainwindow import MainWindow
 from crewagent.worker import WorkerThread
 from tests.fakes import fixtures as _client_imported  # noqa: F401  (the model client, imported before any timed wait)
@@ -76,6 +77,7 @@ def test_opening_settings_offers_a_local_server_that_answers_with_its_models(
     with ScriptedServer() as server:
         server.script(models("qwen3:8b", "llama3.1:latest"))
         monkeypatch.setenv("CREWAGENT_LOCAL_SERVERS", f"ollama={server.base_url}")
+        monkeypatch.setattr(discovery, "PROBE_TIMEOUT", 20.0)  # 1 s is for a real machine, not a loaded test run
         dialog = open_settings(qtbot, main)
         offer = dialog.llm_page.local_offer
         qtbot.waitUntil(lambda: len(offer.buttons) == 1, timeout=15_000)
@@ -96,6 +98,7 @@ def test_a_first_start_on_the_demo_mentions_a_local_server_on_the_start_page(
     with ScriptedServer() as server:
         server.script(models("qwen3:8b"))
         monkeypatch.setenv("CREWAGENT_LOCAL_SERVERS", f"lmstudio={server.base_url}")
+        monkeypatch.setattr(discovery, "PROBE_TIMEOUT", 20.0)  # 1 s is for a real machine, not a loaded test run
         window = MainWindow(worker_thread.worker, dialogs=dialogs)
         qtbot.addWidget(window)
         window.show()

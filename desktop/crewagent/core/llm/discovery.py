@@ -48,9 +48,10 @@ def local_targets(env: Mapping[str, str] | None = None) -> tuple[tuple[str, str]
 
 
 async def probe_local_servers(
-    targets: Sequence[tuple[str, str]] | None = None, *, timeout: float = PROBE_TIMEOUT
+    targets: Sequence[tuple[str, str]] | None = None, *, timeout: float | None = None
 ) -> list[FoundServer]:
-    """The targets that answer with a model list within ``timeout``, in the targets' order."""
+    """The targets that answer with a model list within ``timeout`` (PROBE_TIMEOUT), in the targets' order."""
+    timeout = PROBE_TIMEOUT if timeout is None else timeout
     pairs = list(local_targets() if targets is None else targets)
     found = await asyncio.gather(*(_probe(provider, url, timeout) for provider, url in pairs))
     return [server for server in found if server is not None]
