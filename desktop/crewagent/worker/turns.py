@@ -72,6 +72,7 @@ class TurnWorker(TurnSignals):
     ):
         super().__init__(parent)
         self.setObjectName("crewagent-turns")
+        self._store = store
         self._async = AsyncLoopThread("crewagent-turns")
         self._prompts = PromptBroker(
             lambda: self._async.loop,
@@ -141,6 +142,10 @@ class TurnWorker(TurnSignals):
             async with aclosing(self._host.open(project_id, conversation_id)) as pages:
                 async for opened in pages:
                     self.conversation_loaded.emit(to.loaded(project_id, conversation_id, opened))
+            # Loading reconciled the index with the log (a kill can leave its count behind, and
+            # recovery may have added the interrupted answer): the Works row shows what the log holds.
+            meta = await asyncio.to_thread(self._store().get_conversation, project_id, conversation_id)
+            self._emit(TurnRequest.OPEN_CONVERSATION, ConversationChanged(project_id, meta))
             await asyncio.to_thread(tuning.warm_up_once)
 
         self._start(TurnRequest.OPEN_CONVERSATION, conversation_id, work)
