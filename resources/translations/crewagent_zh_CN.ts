@@ -1994,6 +1994,10 @@ Start one with “+ New”.</source>
         <translation>{count} 条消息</translation>
     </message>
     <message>
+        <source>{detail} · streaming…</source>
+        <translation>{detail} · 正在生成…</translation>
+    </message>
+    <message>
         <source>just now</source>
         <translation>刚刚</translation>
     </message>

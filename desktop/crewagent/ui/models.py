@@ -8,11 +8,12 @@ position across every change except a full reload.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 from collections.abc import Iterable
 from enum import IntEnum
 from typing import Any
 
-from PySide6.QtCore import QAbstractListModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractListModel, QModelIndex, QObject, QPersistentModelIndex, Qt, Slot
 
 from crewagent.worker.values import ConversationSummary, RecentProjectEntry
 
@@ -39,6 +40,7 @@ class ConversationRole(IntEnum):
     ACTIVE_TYPE = _USER + 3
     LAST_ACTIVE_AT = _USER + 4
     MESSAGE_COUNT = _USER + 5
+    RUNNING = _USER + 6  #: True while a turn runs in the conversation
 
 
 class RecentProjectsModel(QAbstractListModel):
@@ -92,6 +94,8 @@ class ConversationListModel(QAbstractListModel):
     def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
         self._items: list[ConversationSummary] = []
+        #: Conversations with a running turn (kept across list reloads; a turn outlives them).
+        self._running: set[str] = set()
 
     # -- adapter: the only writers -----------------------------------------------------------
 
@@ -125,6 +129,32 @@ class ConversationListModel(QAbstractListModel):
         changed = self.index(row)
         self.dataChanged.emit(changed, changed)
         return row
+
+    # -- a running turn: its row says so and counts what it persists (issue 18, stale state) ----
+
+    @Slot(str, str)
+    def on_turn_started(self, conversation_id: str, mode: str) -> None:
+        self._running.add(conversation_id)
+        self._row_changed(conversation_id)
+
+    @Slot(str, str, object)
+    def on_turn_finished(self, conversation_id: str, reason: str, error: object) -> None:
+        self._running.discard(conversation_id)
+        self._row_changed(conversation_id)
+
+    @Slot(str, object)
+    def on_message_persisted(self, conversation_id: str, message: object) -> None:
+        """One more message in the log; the turn's end brings the exact count from the index."""
+        row = self.row_of(conversation_id)
+        if row is not None and conversation_id in self._running:
+            item = self._items[row]
+            self._items[row] = dataclasses.replace(item, message_count=item.message_count + 1)
+            self._row_changed(conversation_id)
+
+    def _row_changed(self, conversation_id: str) -> None:
+        row = self.row_of(conversation_id)
+        if row is not None:
+            self.dataChanged.emit(self.index(row), self.index(row))
 
     def remove(self, conversation_id: str) -> None:
         row = self.row_of(conversation_id)
@@ -170,6 +200,8 @@ class ConversationListModel(QAbstractListModel):
             return item.last_active_at
         if role == ConversationRole.MESSAGE_COUNT:
             return item.message_count
+        if role == ConversationRole.RUNNING:
+            return item.id in self._running
         return None
 
 
