@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -12,7 +15,7 @@ from PySide6.QtCore import QSettings
 from crewagent.ui.mainwindow import MainWindow
 from crewagent.worker import WorkerThread
 from tests.fakes.scripted_server import ScriptedServer, slow_text
-from tests.ui.conftest import ScriptedDialogs
+from tests.ui.conftest import ScriptedDialogs, open_project
 from tests.ui.test_conversation import ScriptedApprovals, open_conversation, say
 from tests.worker.turns_support import scripted_worker
 
@@ -58,3 +61,29 @@ def test_a_streaming_conversation_row_shows_its_count_and_that_it_streams(
     assert row_detail(main, cid) == "1 message · streaming…"
     qtbot.waitUntil(lambda: not conversation.busy, timeout=10_000)
     qtbot.waitUntil(lambda: row_detail(main, cid) == "2 messages", timeout=5_000)
+
+
+def test_a_conversation_another_process_creates_appears_in_the_open_window(
+    qtbot: Any, project: Any, conversation: Any, make_window: Callable[[], MainWindow], tmp_path: Path
+) -> None:
+    main = make_window()
+    open_project(qtbot, main, project.root)
+    works = main.project_view.works
+    assert works.model.rowCount() == 1
+    assert works.select(conversation.id)
+    selected = works.current_summary()
+    assert selected is not None
+    messages = tmp_path / "chat.json"
+    messages.write_text(json.dumps([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]))
+    # The command line, in a process of its own, writes index.json by atomic replace.
+    done = subprocess.run(
+        [sys.executable, "-m", "crewagent", "import", "--project", str(project.root), "--title", "From the CLI", str(messages)],
+        capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    qtbot.waitUntil(lambda: works.model.rowCount() == 2, timeout=10_000)
+    titles = {works.model.summary(row).title: works.model.summary(row) for row in range(2)}
+    assert titles["From the CLI"].message_count == 2
+    # The conversation that was selected stays selected: the list was merged, not reset.
+    after = works.current_summary()
+    assert after is not None and after.id == conversation.id

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 
+from crewagent.ui.index_watcher import IndexWatcher
+
 if TYPE_CHECKING:
     from crewagent.ui.mainwindow import MainWindow
 
@@ -52,6 +54,10 @@ def connect_signals(window: MainWindow) -> None:
     worker.turns.turn_started.connect(rows.on_turn_started)
     worker.turns.turn_finished.connect(rows.on_turn_finished)
     worker.turns.message_persisted.connect(rows.on_message_persisted)
+    # Conversations other processes (crewagent chat, import) add to the index (issue 18, stale state).
+    watcher = IndexWatcher(project)
+    worker.project_opened.connect(watcher.watch_project)
+    watcher.changed.connect(worker.load_conversations, queued)
 
     # Settings: the dialog asks, the worker validates, saves and announces; all of it applies live.
     dialog = window.settings_dialog

@@ -333,8 +333,21 @@ class WorksPanel(QWidget):
         self._update_empty_state()
 
     def set_conversations(self, items: Iterable[ConversationSummary]) -> None:
+        if self._loaded:
+            self._merge(list(items))
+            return
         self._loaded = True
         self.model.set_conversations(items)
+        self._update_empty_state()
+
+    def _merge(self, items: list[ConversationSummary]) -> None:
+        """A reload of the shown project's list: rows change in place, so the selection stays."""
+        kept = {item.id for item in items}
+        for row in reversed(range(self.model.rowCount())):
+            if self.model.summary(row).id not in kept:
+                self.model.remove(self.model.summary(row).id)
+        for item in items:
+            self.model.upsert(item)
         self._update_empty_state()
 
     def upsert(self, item: ConversationSummary, *, select: bool = False) -> None:
