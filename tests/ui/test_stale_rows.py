@@ -87,3 +87,13 @@ def test_a_conversation_another_process_creates_appears_in_the_open_window(
     # The conversation that was selected stays selected: the list was merged, not reset.
     after = works.current_summary()
     assert after is not None and after.id == conversation.id
+
+
+def test_the_context_meter_has_a_value_once_a_conversation_is_opened(
+    qtbot: Any, project: Any, make_window: Callable[[], MainWindow]
+) -> None:
+    main = make_window()
+    open_conversation(qtbot, main, project.root)
+    meter = main.project_view.conversation.composer.meter
+    qtbot.waitUntil(lambda: "—" not in meter.text(), timeout=10_000)
+    assert "%" in meter.text()

@@ -10,6 +10,7 @@ import pytest
 
 from crewagent.core.messages import ConversationMessage
 from crewagent.worker import WorkerThread
+from crewagent.worker.turn_values import ContextUsage
 from crewagent.worker.values import ConversationSummary
 from tests.fakes.scripted_server import ScriptedServer
 from tests.worker.gui_thread import wait_signal
@@ -56,3 +57,20 @@ def test_after_a_kill_opening_a_conversation_reports_the_count_its_log_holds(
     assert isinstance(summary, ConversationSummary) and summary.id == cid
     # The recovered partial answer is in the log now: the row must say so.
     assert summary.message_count == len(store.load_messages(pid, cid).messages) == 2
+
+
+def test_opening_a_conversation_reports_its_context_usage_before_any_send(
+    qtbot: Any, scripted_llm: ScriptedServer, store: Any, opened: tuple[str, str], client: TurnClient, recorder: TurnRecorder
+) -> None:
+    pid, cid = opened
+    store.append_message(pid, cid, ConversationMessage.new("user", "a question " * 200))
+    store.append_message(pid, cid, ConversationMessage.new("assistant", "an answer " * 200))
+
+    client.open_conversation.emit(pid, cid)
+    qtbot.waitUntil(lambda: bool(recorder.of("context_usage")), timeout=10_000)
+    reported_cid, usage = recorder.of("context_usage")[-1]
+    assert reported_cid == cid
+    assert isinstance(usage, ContextUsage)
+    assert usage.used_tokens > 400 and usage.total_budget > usage.used_tokens and 0 < usage.percent < 100
+    assert usage.status == "normal"
+    assert not scripted_llm.bodies  # computed from the log: no model call

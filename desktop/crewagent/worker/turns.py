@@ -146,9 +146,20 @@ class TurnWorker(TurnSignals):
             # recovery may have added the interrupted answer): the Works row shows what the log holds.
             meta = await asyncio.to_thread(self._store().get_conversation, project_id, conversation_id)
             self._emit(TurnRequest.OPEN_CONVERSATION, ConversationChanged(project_id, meta))
+            if conversation_id not in self._host.running:  # a running turn reports its own usage
+                await self._usage_on_open(project_id, conversation_id)
             await asyncio.to_thread(tuning.warm_up_once)
 
         self._start(TurnRequest.OPEN_CONVERSATION, conversation_id, work)
+
+    async def _usage_on_open(self, project_id: str, conversation_id: str) -> None:
+        """The context meter of an opened conversation, before its next send (computed off the GUI thread)."""
+        try:
+            debug = await self._host.context_usage(project_id, conversation_id)
+        except CrewAgentError as exc:
+            log.info("no context usage for %s on open: %s", conversation_id, exc)
+            return
+        self.context_usage.emit(conversation_id, ContextUsage.from_debug(debug))
 
     @Slot(str, str, str, str)
     @on_own_thread
