@@ -41,7 +41,7 @@ def opened(qtbot: Any, project: Any, conversation: Any, client: TurnClient, host
 
 
 def test_after_a_kill_opening_a_conversation_reports_the_count_its_log_holds(
-    qtbot: Any, store: Any, opened: tuple[str, str], client: TurnClient, recorder: TurnRecorder
+    qtbot: Any, host: WorkerThread, store: Any, opened: tuple[str, str], client: TurnClient, recorder: TurnRecorder
 ) -> None:
     pid, cid = opened
     store.append_message(pid, cid, ConversationMessage.new("user", "write"))
@@ -49,9 +49,10 @@ def test_after_a_kill_opening_a_conversation_reports_the_count_its_log_holds(
     store.save_stream_checkpoint(pid, cid, {"messageId": "msg_dead", "content": "half an ans", "reasoning": ""})
     assert store.list_conversations(pid)[0].messageCount == 1
 
+    recorder.listen(host.worker.turns, "conversation_counted")
     client.open_conversation.emit(pid, cid)
-    qtbot.waitUntil(lambda: bool(recorder.of("conversation_changed")), timeout=10_000)
-    changed = recorder.of("conversation_changed")[-1]
+    qtbot.waitUntil(lambda: bool(recorder.of("conversation_counted")), timeout=10_000)
+    changed = recorder.of("conversation_counted")[-1]
     assert changed[0] == pid
     summary = changed[1]
     assert isinstance(summary, ConversationSummary) and summary.id == cid

@@ -151,6 +151,12 @@ class ConversationListModel(QAbstractListModel):
             self._items[row] = dataclasses.replace(item, message_count=item.message_count + 1)
             self._row_changed(conversation_id)
 
+    @Slot(str, object)
+    def on_counted(self, project_id: str, item: ConversationSummary) -> None:
+        """An opened conversation's entry as its log holds it: its row, if shown, is updated."""
+        if self.row_of(item.id) is not None:
+            self.upsert(item)
+
     def _row_changed(self, conversation_id: str) -> None:
         row = self.row_of(conversation_id)
         if row is not None:

@@ -54,6 +54,7 @@ def connect_signals(window: MainWindow) -> None:
     worker.turns.turn_started.connect(rows.on_turn_started)
     worker.turns.turn_finished.connect(rows.on_turn_finished)
     worker.turns.message_persisted.connect(rows.on_message_persisted)
+    worker.turns.conversation_counted.connect(rows.on_counted)
     # Conversations other processes (crewagent chat, import) add to the index (issue 18, stale state).
     watcher = IndexWatcher(project)
     worker.project_opened.connect(watcher.watch_project)

@@ -145,7 +145,7 @@ class TurnWorker(TurnSignals):
             # Loading reconciled the index with the log (a kill can leave its count behind, and
             # recovery may have added the interrupted answer): the Works row shows what the log holds.
             meta = await asyncio.to_thread(self._store().get_conversation, project_id, conversation_id)
-            self._emit(TurnRequest.OPEN_CONVERSATION, ConversationChanged(project_id, meta))
+            self.conversation_counted.emit(project_id, ConversationSummary.from_meta(meta))
             if conversation_id not in self._host.running:  # a running turn reports its own usage
                 await self._usage_on_open(project_id, conversation_id)
             await asyncio.to_thread(tuning.warm_up_once)
