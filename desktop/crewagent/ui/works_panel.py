@@ -236,6 +236,7 @@ class WorksPanel(QWidget):
         self.search_status.hide()
 
         self.view = QListView(self)
+        self._pending_merge: list[ConversationSummary] | None = None  # a reload held while a title is edited
         self.view.setObjectName("conversationList")
         self.view.setModel(self.proxy)
         self.delegate = _WorksDelegate(self.view)
@@ -286,6 +287,8 @@ class WorksPanel(QWidget):
         self._debounce.timeout.connect(self._send_search)
         self.delegate.renamed.connect(self.rename_requested)
         self.delegate.rename_refused.connect(self._on_rename_refused)
+        # After the editor has closed (the view leaves EditingState once closeEditor returns).
+        self.delegate.closeEditor.connect(lambda *_: QTimer.singleShot(0, self._apply_pending_merge))
         self._delete_shortcut.activated.connect(self.delete_current)
         self.view.customContextMenuRequested.connect(self._show_context_menu)
         self.view.selectionModel().selectionChanged.connect(self._on_selection_changed)
@@ -341,7 +344,14 @@ class WorksPanel(QWidget):
         self._update_empty_state()
 
     def _merge(self, items: list[ConversationSummary]) -> None:
-        """A reload of the shown project's list: rows change in place, so the selection stays."""
+        """A reload of the shown project's list: rows change in place, so the selection stays.
+
+        While a title is being edited in place the reload waits: moving rows under the open editor
+        would close it and lose what the user typed. It is applied when the editor closes."""
+        if self.view.state() == QAbstractItemView.State.EditingState:
+            self._pending_merge = items
+            return
+        self._pending_merge = None
         kept = {item.id for item in items}
         for row in reversed(range(self.model.rowCount())):
             if self.model.summary(row).id not in kept:
@@ -349,6 +359,10 @@ class WorksPanel(QWidget):
         for item in items:
             self.model.upsert(item)
         self._update_empty_state()
+
+    def _apply_pending_merge(self) -> None:
+        if self._pending_merge is not None:
+            self._merge(self._pending_merge)
 
     def upsert(self, item: ConversationSummary, *, select: bool = False) -> None:
         row = self.model.upsert(item)
