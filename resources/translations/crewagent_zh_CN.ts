@@ -203,7 +203,7 @@
     <name>Composer</name>
     <message>
         <source>Message the agent, or press Enter on an empty line for its menu</source>
-        <extracomment>Cells of the context meter ``[●●●○○]``. The meter&apos;s ``status`` property: the stylesheet colours each (app.qss, ``#contextMeter[status=...]``). ``(text)``: the user sent a message (empty only in Agent mode: the menu, see ``set_accepts_empty``). The user asked to stop the running turn (Stop button or Esc). Agent mode: an empty Enter is sent too (it asks for the agent&apos;s menu).</extracomment>
+        <extracomment>Cells of the context meter ``[●●●○○]``. The meter&apos;s ``status`` property: the stylesheet colours each (app.qss, ``#contextMeter[status=...]``). Up in the empty box: the owner puts the user&apos;s last message back to edit (issue 18 item 18). ``(text)``: the user sent a message (empty only in Agent mode: the menu, see ``set_accepts_empty``). The user asked to stop the running turn (Stop button or Esc). Agent mode: an empty Enter is sent too (it asks for the agent&apos;s menu). Gives the user&apos;s last message of the conversation, for Up in an empty box (&quot;&quot; when none).</extracomment>
         <translation>给智能体发消息，或在空行按 Enter 查看其菜单</translation>
     </message>
     <message>
@@ -474,6 +474,7 @@ Files the model writes will appear here.</source>
     <name>JumpToLatest</name>
     <message>
         <source>↓ Latest</source>
+        <extracomment>Pixels above and below the pill inside the strip it has to itself.</extracomment>
         <translation>↓ 最新</translation>
     </message>
 </context>
@@ -815,6 +816,14 @@ Files the model writes will appear here.</source>
     <message>
         <source>Quit CrewAgent</source>
         <translation>退出 CrewAgent</translation>
+    </message>
+    <message>
+        <source>&amp;Keyboard Shortcuts</source>
+        <translation>键盘快捷键(&amp;K)</translation>
+    </message>
+    <message>
+        <source>Every keyboard shortcut of the window</source>
+        <translation>窗口中的所有键盘快捷键</translation>
     </message>
     <message>
         <source>&amp;About CrewAgent</source>
@@ -1320,7 +1329,7 @@ Files the model writes will appear here.</source>
     <message>
         <source>{root}
 This folder is missing or is no longer a project.</source>
-        <extracomment>the whole RecentProjectEntry False when the folder (or its .crewagent.json) has gone missing the whole ConversationSummary</extracomment>
+        <extracomment>the whole RecentProjectEntry False when the folder (or its .crewagent.json) has gone missing the whole ConversationSummary True while a turn runs in the conversation</extracomment>
         <translation>{root}
 此文件夹已丢失或不再是项目。</translation>
     </message>
@@ -1438,6 +1447,122 @@ This folder is missing or is no longer a project.</source>
     <message>
         <source>Close</source>
         <translation>关闭</translation>
+    </message>
+</context>
+<context>
+    <name>ShortcutSheet</name>
+    <message>
+        <source>Show this list of shortcuts</source>
+        <extracomment>Open the shortcuts sheet.</extracomment>
+        <translation>显示此快捷键列表</translation>
+    </message>
+    <message>
+        <source>New project</source>
+        <translation>新建项目</translation>
+    </message>
+    <message>
+        <source>Open a project</source>
+        <translation>打开项目</translation>
+    </message>
+    <message>
+        <source>New conversation (Chat, Agent or Workflow)</source>
+        <translation>新建对话（聊天、智能体或工作流）</translation>
+    </message>
+    <message>
+        <source>Exit the project</source>
+        <translation>退出项目</translation>
+    </message>
+    <message>
+        <source>Export the conversation</source>
+        <translation>导出对话</translation>
+    </message>
+    <message>
+        <source>Settings</source>
+        <translation>设置</translation>
+    </message>
+    <message>
+        <source>Quit</source>
+        <translation>退出</translation>
+    </message>
+    <message>
+        <source>Search conversations (in the Logs panel: clear the log)</source>
+        <translation>搜索对话（在日志面板中：清空日志）</translation>
+    </message>
+    <message>
+        <source>Show or hide the run&apos;s Logs panel</source>
+        <translation>显示或隐藏运行的日志面板</translation>
+    </message>
+    <message>
+        <source>Show or hide the sidebar</source>
+        <translation>显示或隐藏侧边栏</translation>
+    </message>
+    <message>
+        <source>Composer: send the message</source>
+        <translation>输入框：发送消息</translation>
+    </message>
+    <message>
+        <source>Composer: new line</source>
+        <translation>输入框：换行</translation>
+    </message>
+    <message>
+        <source>Empty composer: recall your last message to edit it</source>
+        <translation>输入框为空时：调出你的上一条消息以便编辑</translation>
+    </message>
+    <message>
+        <source>Stop the running answer; close a menu or dialog</source>
+        <translation>停止正在生成的回答；关闭菜单或对话框</translation>
+    </message>
+    <message>
+        <source>Works list: rename the conversation</source>
+        <translation>工作列表：重命名对话</translation>
+    </message>
+    <message>
+        <source>Works list, recent projects: delete or forget the selected item</source>
+        <translation>工作列表、最近项目：删除或移除所选项</translation>
+    </message>
+    <message>
+        <source>Full output viewer: find</source>
+        <translation>完整输出查看器：查找</translation>
+    </message>
+    <message>
+        <source>Full output viewer: next match</source>
+        <translation>完整输出查看器：下一个匹配</translation>
+    </message>
+    <message>
+        <source>Full output viewer: previous match</source>
+        <translation>完整输出查看器：上一个匹配</translation>
+    </message>
+    <message>
+        <source>Settings: apply the changes</source>
+        <translation>设置：应用更改</translation>
+    </message>
+    <message>
+        <source>Settings, Packages: copy the selected problem</source>
+        <translation>设置 &gt; 软件包：复制所选问题</translation>
+    </message>
+    <message>
+        <source>Keyboard shortcuts</source>
+        <translation>键盘快捷键</translation>
+    </message>
+    <message>
+        <source>Shortcut</source>
+        <translation>快捷键</translation>
+    </message>
+    <message>
+        <source>Action</source>
+        <translation>操作</translation>
+    </message>
+</context>
+<context>
+    <name>SidebarToggle</name>
+    <message>
+        <source>&amp;View</source>
+        <extracomment>Hide or show the sidebar, from anywhere in the main window.</extracomment>
+        <translation>视图(&amp;V)</translation>
+    </message>
+    <message>
+        <source>Show &amp;Sidebar</source>
+        <translation>显示侧边栏(&amp;S)</translation>
     </message>
 </context>
 <context>

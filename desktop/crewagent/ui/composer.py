@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QEvent, QMimeData, QSize, Qt, Signal, Slot
-from PySide6.QtGui import QDragEnterEvent, QDropEvent, QFontMetrics, QKeyEvent
+from PySide6.QtGui import QDragEnterEvent, QDropEvent, QFontMetrics, QKeyEvent, QTextCursor
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
 
 from crewagent.worker.turn_values import ContextUsage
@@ -43,6 +44,8 @@ class _Input(QPlainTextEdit):
 
     submit = Signal()
     escape = Signal()
+    #: Up in the empty box: the owner puts the user's last message back to edit (issue 18 item 18).
+    recall = Signal()
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -63,6 +66,9 @@ class _Input(QPlainTextEdit):
             return
         if key == Qt.Key.Key_Escape:
             self.escape.emit()
+            return
+        if key == Qt.Key.Key_Up and not event.modifiers() and not self.toPlainText():
+            self.recall.emit()
             return
         super().keyPressEvent(event)
 
@@ -171,7 +177,10 @@ class Composer(QFrame):
         self._usage: ContextUsage | None = None
         #: Agent mode: an empty Enter is sent too (it asks for the agent's menu).
         self._accepts_empty = False
+        #: Gives the user's last message of the conversation, for Up in an empty box ("" when none).
+        self.recall_source: Callable[[], str] = lambda: ""
         self.input.submit.connect(self.submit)
+        self.input.recall.connect(self._recall)
         self.input.escape.connect(self._on_escape)
         self.send_button.clicked.connect(self.submit)
         self.stop_button.clicked.connect(self._request_stop)
@@ -229,6 +238,13 @@ class Composer(QFrame):
             return
         self.input.clear()
         self.submitted.emit(text)
+
+    @Slot()
+    def _recall(self) -> None:
+        text = self.recall_source()
+        if text and not self._busy:
+            self.input.setPlainText(text)
+            self.input.moveCursor(QTextCursor.MoveOperation.End)
 
     @Slot()
     def _on_escape(self) -> None:

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from crewagent.ui import formatting
 from crewagent.ui.model_picker import ModelPicker
+from crewagent.ui.narrow import PICKER_MIN, TITLE_MIN, shrinkable
 from crewagent.ui.workflow_panel import WorkflowPanel
 
 #: The switcher's segments, in order (``run`` is shown as Workflow).
@@ -99,7 +100,6 @@ class ConversationHeader(QFrame):
         agent_row.setContentsMargins(0, 0, 0, 0)
         self.agent_selector = QComboBox(agent_panel)
         self.agent_selector.setObjectName("agentSelector")
-        self.agent_selector.setMinimumWidth(200)
         self.agent_label = QLabel(agent_panel)
         self.agent_description = QLabel(agent_panel)
         self.agent_description.setObjectName("hint")
@@ -110,6 +110,9 @@ class ConversationHeader(QFrame):
         self.workflow = WorkflowPanel(self.details)
         self.chat_note = QLabel(self.details)
         self.chat_note.setObjectName("hint")
+        shrinkable(self.agent_selector, minimum=PICKER_MIN)  # issue 18 item 17: 800 px wide
+        shrinkable(self.agent_description, self.chat_note)
+        shrinkable(self.title, minimum=TITLE_MIN)
         self._panels = {"agent": agent_panel, "run": self.workflow, "chat": self.chat_note}
         for panel in self._panels.values():
             self.details.addWidget(panel)

@@ -47,7 +47,13 @@ class EmptyConversation(QFrame):
 
 
 class JumpToLatest(QToolButton):
-    """Floats over the timeline's bottom edge while the user reads older messages; scrolls to the end."""
+    """Shows below the timeline's rows while the user reads older messages; scrolls to the end.
+
+    While it shows, the timeline keeps a strip free under its rows for it, so it never covers text.
+    """
+
+    #: Pixels above and below the pill inside the strip it has to itself.
+    GAP = 6
 
     def __init__(self, timeline: TimelineView, model: TimelineModel):
         super().__init__(timeline)
@@ -71,9 +77,11 @@ class JumpToLatest(QToolButton):
     @Slot()
     def update_position(self) -> None:
         show = not self._timeline.following and self._model.rowCount() > 0
+        hint = self.sizeHint()
+        self._timeline.reserve_bottom(hint.height() + 2 * self.GAP if show else 0)
         self.setVisible(show)
         if show:
-            hint = self.sizeHint()
-            viewport = self._timeline.viewport().geometry()
-            self.setGeometry(viewport.center().x() - hint.width() // 2, viewport.bottom() - hint.height() - 12, hint.width(), hint.height())
+            # The strip is the bottom of the timeline's contents (the viewport may not have moved yet).
+            area = self._timeline.contentsRect()
+            self.setGeometry(area.center().x() - hint.width() // 2, area.bottom() + 1 - self.GAP - hint.height(), hint.width(), hint.height())
             self.raise_()

@@ -13,6 +13,7 @@ from typing import Any
 from PySide6.QtCore import QEvent, Slot
 from PySide6.QtWidgets import QHBoxLayout, QStackedWidget, QVBoxLayout, QWidget
 
+from crewagent.ui import keyboard
 from crewagent.ui.agent_menu_panel import AgentMenuPanel
 from crewagent.ui.composer import Composer
 from crewagent.ui.conversation_header import ConversationHeader
@@ -98,6 +99,7 @@ class ConversationView(ConversationSignals):
         self._reveal: tuple[str, str] | None = None  # a search hit to show once loaded: (message id, text)
 
         self.composer.submitted.connect(self._on_submitted)
+        self.composer.recall_source = lambda: keyboard.last_user_text(self.model)  # Up recalls (issue 18 item 18)
         self.composer.stop_requested.connect(self._on_stop)
         self.header.switcher.mode_selected.connect(self._on_mode_selected)
         self.header.agent_selected.connect(self._on_agent_selected)
@@ -329,6 +331,7 @@ class ConversationView(ConversationSignals):
     def on_loaded(self, loaded: LoadedConversation) -> None:
         if self._summary is None or loaded.conversation_id != self._summary.id:
             return
+        opened = not self._loaded
         self.model.load(loaded)
         self._loaded = True
         self._try_reveal(complete=loaded.complete)
@@ -337,6 +340,8 @@ class ConversationView(ConversationSignals):
         if loaded.problems:
             self.notice.emit(self.tr("{n} damaged line(s) of this conversation were skipped.").format(n=len(loaded.problems)))
         self._update_busy()
+        if opened:  # a conversation opened or created: type straight away (issue 18 item 18)
+            keyboard.take_keyboard(self.composer.input)
 
     @Slot(str, str)
     def on_turn_started(self, conversation_id: str, mode: str) -> None:

@@ -10,6 +10,7 @@ from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette
 from PySide6.QtWidgets import QAbstractItemView, QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
 from crewagent.ui import formatting
+from crewagent.ui.theme import BADGE_ALPHA, tokens_of
 from crewagent.ui.models import ConversationRole, RecentProjectRole
 from crewagent.worker.values import ConversationSummary, RecentProjectEntry
 
@@ -20,9 +21,13 @@ PAD_Y = 9
 LINE_GAP = 3
 RADIUS = 8.0
 
-MODE_COLORS = {"chat": QColor("#2563eb"), "agent": QColor("#7c3aed"), "run": QColor("#0d9488")}
-MISSING_COLOR = QColor("#dc2626")
 _AVATAR_COLORS = ("#4f46e5", "#0891b2", "#059669", "#d97706", "#db2777", "#7c3aed", "#2563eb")
+
+
+def badge_color(kind: str, colors: QPalette) -> QColor:
+    """The text colour of a ``chat``/``agent``/``run``/``missing`` badge in the palette's theme."""
+    tokens = tokens_of(colors)
+    return QColor(tokens.get(f"badge_{kind}", tokens["text_muted"]))
 
 
 def _muted(option: QStyleOptionViewItem) -> QColor:
@@ -73,7 +78,7 @@ def _paint_pill(painter: QPainter, left: int, baseline_rect: QRect, text: str, c
     height = metrics.height() + 2
     rect = QRectF(left, baseline_rect.center().y() - height / 2 + 1, width, height)
     fill = QColor(color)
-    fill.setAlpha(28)
+    fill.setAlpha(BADGE_ALPHA)
     painter.setPen(Qt.PenStyle.NoPen)
     painter.setBrush(fill)
     painter.drawRoundedRect(rect, height / 2, height / 2)
@@ -163,7 +168,7 @@ class RecentProjectDelegate(_TwoLineDelegate):
         painter.drawText(line1, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, name)
         if not entry.exists:
             after_name = line1.left() + QFontMetrics(title_font).horizontalAdvance(name) + 8
-            _paint_pill(painter, after_name, line1, missing_text, MISSING_COLOR, small_font)
+            _paint_pill(painter, after_name, line1, missing_text, badge_color("missing", option.palette), small_font)
 
         painter.setFont(small_font)
         painter.setPen(_muted(option))
@@ -194,9 +199,7 @@ class ConversationDelegate(_TwoLineDelegate):
         title = QFontMetrics(title_font).elidedText(item.title, Qt.TextElideMode.ElideRight, max(0, room))
         painter.drawText(line1, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, title)
 
-        color = MODE_COLORS.get(item.active_type, _muted(option))
-        if option.palette.color(QPalette.ColorRole.Window).lightness() < 128:
-            color = color.lighter(165)  # the mode colours are tuned for light backgrounds
+        color = badge_color(item.active_type, option.palette)
         after = _paint_pill(painter, line2.left(), line2, formatting.mode_label(item.active_type), color, small_font)
         painter.setFont(small_font)
         painter.setPen(_muted(option))

@@ -17,8 +17,11 @@ from crewagent.ui.export_action import ConversationExporter
 from crewagent.ui.i18n import LanguageManager
 from crewagent.ui.message_bar import MessageBar
 from crewagent.ui.model_picker import connect_model_picker
+from crewagent.ui.narrow import shrinkable
 from crewagent.ui.project_view import ProjectView
 from crewagent.ui.settings import SettingsDialog, provider_label
+from crewagent.ui.shortcut_sheet import ShortcutSheetOpener
+from crewagent.ui.sidebar_toggle import SidebarToggle
 from crewagent.ui.single_instance import ActivationRequest
 from crewagent.ui.start_page import StartPage
 from crewagent.ui.theme import ThemeManager
@@ -110,6 +113,7 @@ class MainWindow(QMainWindow):
         self.status_run.setObjectName("statusRun")
         self.status_run.hide()
         self.statusBar().addPermanentWidget(self.status_run)
+        shrinkable(self.status_project, self.status_provider, self.status_run)  # issue 18 item 17
         self.approvals = ApprovalController(self, approvals)
         self._closing = False
         self._stopped_for_close = False
@@ -131,6 +135,7 @@ class MainWindow(QMainWindow):
         self.exporter.export_requested.connect(worker.export_conversation, Qt.ConnectionType.QueuedConnection)
         worker.conversation_exported.connect(self.exporter.exported)
         connect_model_picker(self.project_view.conversation.header.model_picker, worker)  # issue 18 item 13
+        self.sidebar_toggle = SidebarToggle(self, self.project_view.sidebar, state, self.help_menu.menuAction())  # issue 18 item 17
         self.resize(1120, 720)
         self._restore_state()
         self.show_start_page()
@@ -161,6 +166,8 @@ class MainWindow(QMainWindow):
         # in the window; a panel that wants the key while it has the focus claims it (ui/shortcuts.py).
         self.search_action = action(shortcuts.SEARCH)
         self.search_action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        # Ctrl+/ (issue 18 item 18): the sheet of every key of the window, also in the Help menu.
+        self.shortcut_sheet = ShortcutSheetOpener(self)
 
     def _create_menus(self) -> None:
         self.file_menu = self.menuBar().addMenu("")
@@ -174,6 +181,7 @@ class MainWindow(QMainWindow):
         self.file_menu.addSeparator()
         self.file_menu.addAction(self.quit_action)
         self.help_menu = self.menuBar().addMenu("")
+        self.help_menu.addAction(self.shortcut_sheet.action)
         self.help_menu.addAction(self.about_action)
 
     def retranslate_ui(self) -> None:
@@ -185,6 +193,7 @@ class MainWindow(QMainWindow):
             (self.exit_project_action, self.tr("&Exit Project"), self.tr("Close the project and return to the Start page")),
             (self.settings_action, self.tr("&Settings…"), self.tr("Model provider, tools, context budgets, theme and language")),
             (self.quit_action, self.tr("&Quit"), self.tr("Quit CrewAgent")),
+            (self.shortcut_sheet.action, self.tr("&Keyboard Shortcuts"), self.tr("Every keyboard shortcut of the window")),
             (self.about_action, self.tr("&About CrewAgent"), ""),
         )
         for action, text, tip in texts:

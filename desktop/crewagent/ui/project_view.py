@@ -24,6 +24,7 @@ from crewagent.ui.conversation_view import ConversationView
 from crewagent.ui.file_tabs import FileTabs
 from crewagent.ui.files_panel import FilesPanel
 from crewagent.ui.subagent_view import SubagentTabs
+from crewagent.ui.narrow import shrinkable
 from crewagent.ui.works_panel import CONVERSATION_TYPES, WorksPanel
 from crewagent.worker.bridge import Worker
 from crewagent.worker.turns import TurnWorker
@@ -83,6 +84,7 @@ class ProjectView(QWidget):
         self.project_name.setObjectName("projectName")
         self.project_path = QLabel(sidebar)
         self.project_path.setObjectName("hint")
+        shrinkable(self.project_path)  # issue 18 item 17: a long path must not widen the window
         self.project_path.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
         # Works and Files share the sidebar; a segmented switch picks one.
@@ -137,6 +139,7 @@ class ProjectView(QWidget):
         splitter.setSizes([320, 760])
         splitter.setChildrenCollapsible(False)
         sidebar.setMinimumWidth(240)
+        self.sidebar = sidebar  # Ctrl+B hides and shows it (ui/sidebar_toggle.py)
         self.splitter = splitter
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)

@@ -71,7 +71,7 @@ LIGHT: dict[str, str] = {
     "running": "#2563eb",
     "ok": "#16a34a",
     "warning": "#d97706",
-    "interrupted": "#b45309",
+    "interrupted": "#92400e",
     "synthetic": "#475569",
     "ask_bg": "#f5f3ff",
     "ask_border": "#ddd6fe",
@@ -81,6 +81,12 @@ LIGHT: dict[str, str] = {
     "table_border": "#d1d5db",
     "table_header": "#f3f4f6",
     "segment_checked": "#ffffff",
+    # conversation-type badges in the lists (text on a faint tint of itself): WCAG AA, see badge_pairs()
+    "badge_chat": "#1d4ed8",
+    "badge_agent": "#6d28d9",
+    "badge_run": "#115e59",
+    "badge_missing": "#991b1b",
+    "badge_error": "#991b1b",
 }
 
 DARK: dict[str, str] = {
@@ -131,7 +137,7 @@ DARK: dict[str, str] = {
     "ok": "#34d399",
     "warning": "#fbbf24",
     "interrupted": "#fbbf24",
-    "synthetic": "#94a3b8",
+    "synthetic": "#b4bfcf",
     "ask_bg": "#1e1a30",
     "ask_border": "#4c3d84",
     "ask_text": "#c4b5fd",
@@ -140,9 +146,51 @@ DARK: dict[str, str] = {
     "table_border": "#3a4050",
     "table_header": "#1f232d",
     "segment_checked": "#2b3140",
+    "badge_chat": "#93c5fd",
+    "badge_agent": "#c4b5fd",
+    "badge_run": "#5eead4",
+    "badge_missing": "#fca5a5",
+    "badge_error": "#fca5a5",
 }
 
 TOKENS: dict[ThemeName, dict[str, str]] = {"light": LIGHT, "dark": DARK}
+
+#: How opaque a badge's tint of its own colour is (0-255), behind its text.
+BADGE_ALPHA = 28
+#: Badge colour tokens, and the backgrounds a list row can have under them (plain, hover, selected).
+BADGE_TOKENS = ("badge_chat", "badge_agent", "badge_run", "badge_missing", "badge_error", "interrupted", "synthetic")
+BADGE_BACKGROUNDS = ("surface", "surface_alt", "highlight", "canvas", "card")
+#: WCAG 2.x AA minimum contrast for normal-size text.
+AA_TEXT = 4.5
+
+
+def _relative_luminance(color: QColor) -> float:
+    def channel(value: float) -> float:
+        return value / 12.92 if value <= 0.03928 else ((value + 0.055) / 1.055) ** 2.4
+
+    return 0.2126 * channel(color.redF()) + 0.7152 * channel(color.greenF()) + 0.0722 * channel(color.blueF())
+
+
+def contrast_ratio(foreground: QColor | str, background: QColor | str) -> float:
+    """The WCAG 2.x contrast ratio of two opaque colours, from 1.0 to 21.0."""
+    lighter, darker = sorted((_relative_luminance(QColor(foreground)), _relative_luminance(QColor(background))), reverse=True)
+    return (lighter + 0.05) / (darker + 0.05)
+
+
+def blend(color: QColor | str, alpha: int, background: QColor | str) -> QColor:
+    """``color`` at ``alpha`` (0-255) painted over the opaque ``background``."""
+    top, bottom, weight = QColor(color), QColor(background), alpha / 255
+    return QColor.fromRgbF(*(t * weight + b * (1 - weight) for t, b in ((top.redF(), bottom.redF()), (top.greenF(), bottom.greenF()), (top.blueF(), bottom.blueF()))))
+
+
+def badge_pairs(name: ThemeName, alpha: int = BADGE_ALPHA) -> list[tuple[str, str, float]]:
+    """Every (badge token, background token, contrast) a theme paints: text on its own tint over the row."""
+    tokens = TOKENS[name]
+    return [
+        (badge, ground, contrast_ratio(tokens[badge], blend(tokens[badge], alpha, tokens[ground])))
+        for badge in BADGE_TOKENS
+        for ground in BADGE_BACKGROUNDS
+    ]
 
 
 @lru_cache(maxsize=1)
@@ -160,7 +208,7 @@ def _styles_dir() -> str:
 
 def stylesheet(name: ThemeName) -> str:
     """The application stylesheet of a theme; an unknown token is a bug and raises ``KeyError``."""
-    return _template().substitute(TOKENS[name], styles_dir=_styles_dir())
+    return _template().substitute(TOKENS[name], styles_dir=_styles_dir(), theme=name)
 
 
 def palette(name: ThemeName) -> QPalette:

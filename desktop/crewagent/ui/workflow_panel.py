@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QVBox
 from crewagent.core.packages import InstalledPackage, Workflow
 from crewagent.core.runs.conversation import RunOverview
 from crewagent.worker.values import PackagesListing
+from crewagent.ui.narrow import PICKER_MIN, shrinkable
 
 _Index = QModelIndex | QPersistentModelIndex
 
@@ -97,7 +98,6 @@ class WorkflowPanel(QWidget):
         self.picker = QComboBox(self)
         self.picker.setObjectName("workflowSelector")
         self.picker.setModel(self.model)
-        self.picker.setMinimumWidth(260)
         self.start_button = QPushButton(self)
         self.start_button.setObjectName("startWorkflow")
         self.description = QLabel(self)
@@ -105,12 +105,13 @@ class WorkflowPanel(QWidget):
         self.runs_label = QLabel(self)
         self.runs = QComboBox(self)
         self.runs.setObjectName("runSelector")
-        self.runs.setMinimumWidth(260)
         self.resume_button = QPushButton(self)
         self.resume_button.setObjectName("resumeRun")
         self.count = QLabel(self)
         self.count.setObjectName("hint")
 
+        shrinkable(self.picker, self.runs, minimum=PICKER_MIN)  # issue 18 item 17: 800 px wide
+        shrinkable(self.description, self.count)
         top = QHBoxLayout()
         top.setContentsMargins(0, 0, 0, 0)
         top.addWidget(self.picker_label)

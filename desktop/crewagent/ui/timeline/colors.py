@@ -72,7 +72,7 @@ class TimelineColors:
             notice_text=c("info_text"),
             subagent_states={"running": c("running"), "completed": c("ok"), "failed": c("danger"), "cancelled": c("warning")},
             states={PENDING: c("text_muted"), RUNNING: c("running"), OK: c("ok"), FAILED: c("danger"), INTERRUPTED: c("warning")},
-            badges={"interrupted": c("interrupted"), "synthetic": c("synthetic"), "error": c("danger")},
+            badges={"interrupted": c("interrupted"), "synthetic": c("synthetic"), "error": c("badge_error")},
             code_theme=code_theme,
         )
 

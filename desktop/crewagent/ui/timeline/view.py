@@ -44,6 +44,7 @@ class TimelineView(QTreeView):
     notice = Signal(str)
 
     def __init__(self, parent: QWidget | None = None):
+        self._reserved_bottom = 0  # before the base class lays out (it calls updateGeometries)
         super().__init__(parent)
         self.setObjectName("timeline")
         self.view_state = TimelineViewState()
@@ -139,6 +140,19 @@ class TimelineView(QTreeView):
         model.dataChanged.connect(self._on_data_changed)
         model.older_rows_added.connect(self._check_window)
         self._on_reset()
+
+    def reserve_bottom(self, pixels: int) -> None:
+        """Keep ``pixels`` below the rows free (for the "↓ Latest" pill), so that nothing covers text."""
+        if self._reserved_bottom != pixels:
+            self._reserved_bottom = pixels
+            self.updateGeometries()
+
+    def updateGeometries(self) -> None:
+        # QTreeView sets the viewport margins here (for its header); the reserved strip goes on top.
+        super().updateGeometries()
+        margins = self.viewportMargins()
+        if margins.bottom() != self._reserved_bottom:
+            self.setViewportMargins(margins.left(), margins.top(), margins.right(), self._reserved_bottom)
 
     @property
     def following(self) -> bool:
