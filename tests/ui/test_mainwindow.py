@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import QSettings
 
 from crewagent.core.messages import ConversationMessage
 from crewagent.ui.dialogs import NewProjectAnswer
@@ -14,6 +14,7 @@ from crewagent.ui.mainwindow import MainWindow
 from crewagent.ui.models import ConversationRole, RecentProjectRole
 from crewagent.worker import WorkerThread
 from tests.ui.conftest import ScriptedDialogs, open_project
+from tests.worker.gui_thread import wait_signal
 
 
 def recent_names(main: MainWindow) -> list[str]:
@@ -270,13 +271,14 @@ def test_new_reuses_the_empty_draft_instead_of_leaving_another_behind(
     open_project(qtbot, window, project.root)
     view = window.project_view
     answers: list[str] = []
-    # Counted on the GUI thread, after the window's own (earlier connected) handling of each answer.
-    worker_thread.worker.conversation_created.connect(lambda _pid, item: answers.append(item.entry_type), Qt.ConnectionType.QueuedConnection)
 
     def ask(entry_type: str) -> None:
-        count = len(answers)
-        view.request_new_conversation(entry_type)
-        qtbot.waitUntil(lambda: len(answers) == count + 1)
+        # Received on the GUI thread, after the window's own (earlier connected) handling of the answer.
+        # (A lambda connected to the worker's signal ran on the worker's thread, before the window had
+        # shown the answer: the test then read a selection not made yet.)
+        with wait_signal(qtbot, worker_thread.worker.conversation_created) as answer:
+            view.request_new_conversation(entry_type)
+        answers.append(answer.args[1].entry_type)
 
     ask("chat")
     draft = view.current_summary()
