@@ -3,8 +3,10 @@
 ``crewagent chat`` or ``crewagent import`` in a terminal writes the same index.json while the
 window is open. The store replaces that file atomically (a rename into the folder), which drops
 the file from a QFileSystemWatcher: the folder is watched too and the file is added back after
-every change. Changes are gathered for a moment and then announced once; the worker does the
-reading (``load_conversations``), never the GUI thread.
+every change. Changes are gathered for a moment and then announced once: the first change starts
+the wait and later ones join it (restarting it on each would put the announcement off for as long
+as a turn keeps writing). A change after the announcement starts the next wait, so the last one
+is never missed. The worker does the reading (``load_conversations``), never the GUI thread.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal, Slot
 
 from crewagent.worker.values import ProjectRef
 
-#: Changes within this many milliseconds are announced once (a turn saves the index about once a second).
+#: Changes within this many milliseconds of the first are announced once (a turn saves the index about once a second).
 SETTLE_MS = 300
 
 
@@ -71,7 +73,7 @@ class IndexWatcher(QObject):
     @Slot(str)
     def _on_change(self, path: str) -> None:
         self._rewatch()
-        if self._project_id:
+        if self._project_id and not self._timer.isActive():
             self._timer.start()
 
     def _announce(self) -> None:

@@ -116,6 +116,9 @@ class ConversationListModel(QAbstractListModel):
             self._items.insert(row, item)
             self.endInsertRows()
             return row
+        old = self._items[old_row]
+        if old == item:
+            return old_row  # nothing changed: no signal (a dataChanged would reset an open rename editor)
         others = self._items[:old_row] + self._items[old_row + 1 :]
         row = self._insert_position(item, others)
         if row != old_row:
@@ -129,6 +132,30 @@ class ConversationListModel(QAbstractListModel):
         changed = self.index(row)
         self.dataChanged.emit(changed, changed)
         return row
+
+    def merge(self, items: Iterable[ConversationSummary]) -> None:
+        """A reload of the whole list: rows change in place (no reset), so the selection stays.
+
+        Rows not listed go, new ones come, changed ones are updated (only those: a reload comes
+        about once a second while a turn runs). A reload can be older than what a running turn has
+        reported since (the index was read before its last message): the count of a running
+        conversation never goes back.
+        """
+        listed = {item.id: item for item in items}
+        for gone in [item.id for item in self._items if item.id not in listed]:
+            self.remove(gone)
+        shown = {item.id: item for item in self._items}
+        for item in listed.values():
+            current = shown.get(item.id)
+            if current is not None:
+                item = self._not_behind(item, current)
+            if item != current:
+                self.upsert(item)
+
+    def _not_behind(self, item: ConversationSummary, current: ConversationSummary) -> ConversationSummary:
+        if item.id not in self._running or item.message_count >= current.message_count:
+            return item
+        return dataclasses.replace(item, message_count=current.message_count)
 
     # -- a running turn: its row says so and counts what it persists (issue 18, stale state) ----
 
@@ -154,8 +181,9 @@ class ConversationListModel(QAbstractListModel):
     @Slot(str, object)
     def on_counted(self, project_id: str, item: ConversationSummary) -> None:
         """An opened conversation's entry as its log holds it: its row, if shown, is updated."""
-        if self.row_of(item.id) is not None:
-            self.upsert(item)
+        row = self.row_of(item.id)
+        if row is not None:
+            self.upsert(self._not_behind(item, self._items[row]))
 
     def _row_changed(self, conversation_id: str) -> None:
         row = self.row_of(conversation_id)

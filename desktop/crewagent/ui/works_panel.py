@@ -147,7 +147,12 @@ class _WorksDelegate(ConversationDelegate):
 
     def setEditorData(self, editor: QWidget, index: _Index) -> None:
         assert isinstance(editor, QLineEdit)
-        editor.setText(str(index.data(Qt.ItemDataRole.EditRole) or ""))
+        # Called again whenever the row changes (a turn's count, a reload): what the user typed stays.
+        if editor.property("shownTitle") not in (None, editor.text()):
+            return
+        title = str(index.data(Qt.ItemDataRole.EditRole) or "")
+        editor.setProperty("shownTitle", title)
+        editor.setText(title)
         editor.selectAll()
 
     def updateEditorGeometry(self, editor: QWidget, option: QStyleOptionViewItem, index: _Index) -> None:
@@ -288,7 +293,8 @@ class WorksPanel(QWidget):
         self.delegate.renamed.connect(self.rename_requested)
         self.delegate.rename_refused.connect(self._on_rename_refused)
         # After the editor has closed (the view leaves EditingState once closeEditor returns).
-        self.delegate.closeEditor.connect(lambda *_: QTimer.singleShot(0, self._apply_pending_merge))
+        # (The panel as the timer's context: a panel deleted meanwhile is not called.)
+        self.delegate.closeEditor.connect(lambda *_: QTimer.singleShot(0, self, self._apply_pending_merge))
         self._delete_shortcut.activated.connect(self.delete_current)
         self.view.customContextMenuRequested.connect(self._show_context_menu)
         self.view.selectionModel().selectionChanged.connect(self._on_selection_changed)
@@ -352,12 +358,7 @@ class WorksPanel(QWidget):
             self._pending_merge = items
             return
         self._pending_merge = None
-        kept = {item.id for item in items}
-        for row in reversed(range(self.model.rowCount())):
-            if self.model.summary(row).id not in kept:
-                self.model.remove(self.model.summary(row).id)
-        for item in items:
-            self.model.upsert(item)
+        self.model.merge(items)
         self._update_empty_state()
 
     def _apply_pending_merge(self) -> None:
