@@ -32,7 +32,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QListView,
     QMenu,
     QMessageBox,
     QPushButton,
@@ -45,6 +44,7 @@ from PySide6.QtWidgets import (
 
 from crewagent.ui import formatting
 from crewagent.ui.delegates import LINE_GAP, PAD_X, PAD_Y, ConversationDelegate, repaint_every_minute
+from crewagent.ui.keyboard import BrowsableList
 from crewagent.ui.models import ConversationListModel, ConversationRole
 from crewagent.worker.values import ConversationSummary, SearchHit
 
@@ -186,8 +186,11 @@ class WorksPanel(QWidget):
     #: ``query``: search the message text (debounced; "" clears the search).
     search_requested = Signal(str)
 
-    #: ``conversation_id``: the selected conversation changed ("" when none).
+    #: ``conversation_id``: the selected conversation changed ("" when none); see :attr:`browsing`.
     current_changed = Signal(str)
+
+    #: Enter on the open conversation's row: the user wants to type in it.
+    entered = Signal()
 
     #: ``(conversation_id, message_id, query)``: the user picked a conversation that the search
     #: found in its messages: show it at that message with the query marked.
@@ -240,7 +243,7 @@ class WorksPanel(QWidget):
         self.search_status.setObjectName("hint")
         self.search_status.hide()
 
-        self.view = QListView(self)
+        self.view = BrowsableList(self)
         self._pending_merge: list[ConversationSummary] | None = None  # a reload held while a title is edited
         self.view.setObjectName("conversationList")
         self.view.setModel(self.proxy)
@@ -299,6 +302,7 @@ class WorksPanel(QWidget):
         self.view.customContextMenuRequested.connect(self._show_context_menu)
         self.view.selectionModel().selectionChanged.connect(self._on_selection_changed)
         self.view.clicked.connect(self._on_clicked)
+        self.view.activated.connect(self.entered)
         for signal in (self.proxy.modelReset, self.proxy.rowsInserted, self.proxy.rowsRemoved, self.proxy.layoutChanged):
             signal.connect(self._update_empty_state)
         self._clock = repaint_every_minute(self.view)
@@ -331,6 +335,11 @@ class WorksPanel(QWidget):
     @property
     def loaded(self) -> bool:
         return self._loaded
+
+    @property
+    def browsing(self) -> bool:
+        """True while the arrow keys move the selection (the keyboard stays in the list)."""
+        return self.view.browsing
 
     def reset(self, *, has_project: bool) -> None:
         """A project is being shown (its conversations follow) or none is."""
