@@ -76,6 +76,7 @@ class TurnWorker(TurnSignals):
         self._store = store
         #: Turns begun per conversation (counted on the loop's thread): what was read before one began is stale.
         self._turns_begun: collections.Counter[str] = collections.Counter()
+        self._runs_in_order = asyncio.Lock()  # FIFO: the runs listings go out in the order they were asked for
         self._async = AsyncLoopThread("crewagent-turns")
         self._prompts = PromptBroker(
             lambda: self._async.loop,
@@ -258,7 +259,12 @@ class TurnWorker(TurnSignals):
     @Slot(str, str)
     @on_own_thread
     def load_runs(self, project_id: str, conversation_id: str) -> None:
-        self._answer(TurnRequest.LOAD_RUNS, conversation_id, lambda: self._host.runs(project_id, conversation_id))
+        async def listed() -> HostItem | None:
+            # Answered in the order asked: a slow read begun mid-run never lands after a newer one.
+            async with self._runs_in_order:
+                return await self._host.runs(project_id, conversation_id)
+
+        self._answer(TurnRequest.LOAD_RUNS, conversation_id, listed)
 
     @Slot(str, str, str, str)
     @on_own_thread
