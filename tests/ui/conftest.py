@@ -17,6 +17,7 @@ from crewagent.ui.dialogs import ExportAnswer, NewProjectAnswer, UnsavedAnswer
 from crewagent.ui.mainwindow import MainWindow
 from crewagent.worker import WorkerThread
 from tests.worker.conftest import worker_thread  # noqa: F401  (a fixture shared with tests/worker)
+from tests.worker.gui_thread import wait_signal
 
 # A window's first requests make the worker import the keyring backends (Settings: is there a
 # key?) and jsonschema (Packages), which it does once per process. That is ~2 s of CPU on a loaded
@@ -122,10 +123,8 @@ def window(qtbot: Any, worker_thread: WorkerThread, dialogs: ScriptedDialogs) ->
     main = MainWindow(worker_thread.worker, dialogs=dialogs)
     qtbot.addWidget(main)
     main.show()
-    answered: list[bool] = []
-    worker_thread.worker.recent_projects_changed.connect(lambda _entries: answered.append(True))
-    main.start_page.refresh()
-    qtbot.waitUntil(lambda: bool(answered))
+    with wait_signal(qtbot, worker_thread.worker.recent_projects_changed):  # the window's own copy came first
+        main.start_page.refresh()
     yield main
     main.close()
 

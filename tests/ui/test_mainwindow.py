@@ -14,7 +14,7 @@ from crewagent.ui.mainwindow import MainWindow
 from crewagent.ui.models import ConversationRole, RecentProjectRole
 from crewagent.worker import WorkerThread
 from tests.ui.conftest import ScriptedDialogs, open_project
-from tests.worker.gui_thread import wait_signal
+from tests.worker.gui_thread import OnGuiThread
 
 
 def recent_names(main: MainWindow) -> list[str]:
@@ -271,14 +271,16 @@ def test_new_reuses_the_empty_draft_instead_of_leaving_another_behind(
     open_project(qtbot, window, project.root)
     view = window.project_view
     answers: list[str] = []
+    # Counted on the GUI thread, after the window's own (earlier connected) handling of each answer.
+    # A lambda connected with QueuedConnection has no receiver, so Qt would call it on the worker's
+    # thread, before the window has seen the answer: the relay is a QObject on the GUI thread.
+    created = OnGuiThread(worker_thread.worker.conversation_created)
+    created.fired.connect(lambda: answers.append(created.args[1].entry_type))
 
     def ask(entry_type: str) -> None:
-        # Received on the GUI thread, after the window's own (earlier connected) handling of the answer.
-        # (A lambda connected to the worker's signal ran on the worker's thread, before the window had
-        # shown the answer: the test then read a selection not made yet.)
-        with wait_signal(qtbot, worker_thread.worker.conversation_created) as answer:
-            view.request_new_conversation(entry_type)
-        answers.append(answer.args[1].entry_type)
+        count = len(answers)
+        view.request_new_conversation(entry_type)
+        qtbot.waitUntil(lambda: len(answers) == count + 1)
 
     ask("chat")
     draft = view.current_summary()

@@ -112,10 +112,13 @@ class SettingsOps:
         Another writer (the turn host's "Always allow", another process, a hand edit) does not
         tell this one; a stat is enough to notice it.
         """
-        if self._current is not None and self._stat() == self._seen:
+        seen = self._stat()
+        if self._current is not None and seen == self._seen:
             return None
-        before = self._current
-        settings, _problems = self.load()
+        settings = self._store.load_if_whole()
+        if settings is None:
+            return None  # half-written by another writer, or damaged: look again at the next poll
+        before, self._current, self._seen = self._current, settings, seen
         return None if settings == before else settings
 
     def _stat(self) -> tuple[int, int, int] | None:
