@@ -15,34 +15,16 @@ every folder the app uses points into a temporary directory.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 SIZE = (1180, 760)
-
-
-def _isolate(base: Path) -> None:
-    """Point every folder the app reads or writes into ``base`` (before anything is imported)."""
-    for name in ("data", "config", "cache", "home"):
-        (base / name).mkdir(parents=True, exist_ok=True)
-    os.environ.update(
-        CREWAGENT_DATA_DIR=str(base / "data"),
-        CREWAGENT_CONFIG_DIR=str(base / "config"),
-        XDG_DATA_HOME=str(base / "data" / "xdg"),
-        XDG_CONFIG_HOME=str(base / "config" / "xdg"),
-        XDG_CACHE_HOME=str(base / "cache"),
-        HOME=str(base / "home"),
-        # API keys are never needed by the demo; keep the real keyring out of it.
-        PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring",
-    )
+sys.path.insert(0, str(HERE))
+from shots import EventWaiter, isolate, optimise  # noqa: E402
 
 
 def _project_folder(base: Path) -> Path:
@@ -64,7 +46,7 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="keep the temporary data folder")
     args = parser.parse_args()
     base = Path(tempfile.mkdtemp(prefix="crewagent-shots-"))
-    _isolate(base)
+    isolate(base)
     sys.path.insert(0, str(ROOT / "desktop"))
     try:
         return _run(base, args.out)
@@ -74,7 +56,7 @@ def main() -> int:
 
 
 def _run(base: Path, out: Path) -> int:
-    from PySide6.QtCore import QEventLoop, QSettings, QTimer
+    from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QAbstractItemView, QApplication, QWidget
 
     from crewagent.ui import app as app_module
@@ -110,20 +92,8 @@ def _run(base: Path, out: Path) -> int:
     window.resize(*SIZE)
     window.show()
 
-    loop = QEventLoop()
-
-    def spin(ms: int) -> None:
-        # Not QApplication.processEvents: in PySide6 6.12 every call drops a reference to None,
-        # and a few thousand calls crash the interpreter ("none_dealloc").
-        QTimer.singleShot(ms, loop.quit)
-        loop.exec()
-
-    def wait_until(check: Callable[[], bool], what: str, timeout: float = 15.0) -> None:
-        deadline = time.monotonic() + timeout
-        while not check():
-            if time.monotonic() > deadline:
-                raise SystemExit(f"take.py: gave up waiting for {what}")
-            spin(20)
+    waiter = EventWaiter("take.py", timeout=15.0)
+    spin, wait_until = waiter.spin, waiter.wait_until
 
     def settle(ms: int = 300) -> None:
         spin(ms)
@@ -276,7 +246,7 @@ def _run(base: Path, out: Path) -> int:
     window.close()
     wait_until(lambda: not window.isVisible(), "the window to close")
     worker.stop()
-    _optimise(saved)
+    optimise(saved)
     for path in saved:
         print(f"{path.name}: {path.stat().st_size // 1024} KB")
     return 0
@@ -291,15 +261,6 @@ def _conversation_titled(works: object, title: str) -> str:
         if summary is not None and summary.title == title:
             return str(summary.id)
     raise SystemExit(f"take.py: no conversation titled {title!r}")
-
-
-def _optimise(paths: list[Path]) -> None:
-    """Shrink the PNGs losslessly with optipng, or with pngquant (256 colours) when that is all there is."""
-    if shutil.which("optipng"):
-        subprocess.run(["optipng", "-quiet", "-o2", *map(str, paths)], check=False)
-    elif shutil.which("pngquant"):
-        for path in paths:
-            subprocess.run(["pngquant", "--force", "--skip-if-larger", "--output", str(path), "256", str(path)], check=False)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Take the Run workspace screenshots (11-14): the example workflow on the demo provider, in the real app.
 
-Run from the repository root, like take.py (which it borrows its isolation from)::
+Run from the repository root, like take.py (shots.py holds what the two share)::
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python docs/screenshots/take_run.py [--out DIR]
 
@@ -17,7 +17,6 @@ import argparse
 import shutil
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -25,7 +24,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 SIZE = (1400, 820)
 sys.path.insert(0, str(HERE))
-from take import _isolate, _optimise  # noqa: E402
+from shots import EventWaiter, isolate, optimise  # noqa: E402
 
 
 def main() -> int:
@@ -33,7 +32,7 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=HERE, help="where the PNGs go (default: docs/screenshots)")
     args = parser.parse_args()
     base = Path(tempfile.mkdtemp(prefix="crewagent-run-shots-"))
-    _isolate(base)
+    isolate(base)
     sys.path.insert(0, str(ROOT / "desktop"))
     try:
         return _run(base, args.out)
@@ -42,7 +41,7 @@ def main() -> int:
 
 
 def _run(base: Path, out: Path) -> int:
-    from PySide6.QtCore import QEventLoop, QObject, QSettings, QTimer, Slot
+    from PySide6.QtCore import QObject, QSettings, Slot
     from PySide6.QtWidgets import QApplication, QWidget
 
     from crewagent.core.packages import PackageStore, ensure_builtin_packages
@@ -84,18 +83,8 @@ def _run(base: Path, out: Path) -> int:
     window = MainWindow(worker.worker, state=state, theme=theme, approvals=Allow())
     window.resize(*SIZE)
     window.show()
-    loop = QEventLoop()
-
-    def spin(ms: int) -> None:
-        QTimer.singleShot(ms, loop.quit)
-        loop.exec()
-
-    def wait_until(check: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
-        deadline = time.monotonic() + timeout
-        while not check():
-            if time.monotonic() > deadline:
-                raise SystemExit(f"take_run.py: gave up waiting for {what}")
-            spin(20)
+    waiter = EventWaiter("take_run.py", timeout=30.0)
+    spin, wait_until = waiter.spin, waiter.wait_until
 
     saved: list[Path] = []
 
@@ -159,7 +148,7 @@ def _run(base: Path, out: Path) -> int:
     shot("14-run-completed")
     window.close()
     worker.stop()
-    _optimise(saved)
+    optimise(saved)
     return 0
 
 

@@ -1360,7 +1360,7 @@ Files the model writes will appear here.</source>
     <message>
         <source>{root}
 This folder is missing or is no longer a project.</source>
-        <extracomment>the whole RecentProjectEntry False when the folder (or its .crewagent.json) has gone missing the whole ConversationSummary</extracomment>
+        <extracomment>the whole RecentProjectEntry False when the folder (or its .crewagent.json) has gone missing the whole ConversationSummary True while a turn runs in the conversation</extracomment>
         <translation>{root}
 此文件夹已丢失或不再是项目。</translation>
     </message>
@@ -1546,6 +1546,10 @@ This folder is missing or is no longer a project.</source>
     <message>
         <source>Works list: rename the conversation</source>
         <translation>会话列表：重命名会话</translation>
+    </message>
+    <message>
+        <source>Works list: type in the selected conversation (the arrow keys only browse)</source>
+        <translation>工作列表：在所选对话中输入（方向键只用于浏览）</translation>
     </message>
     <message>
         <source>Works list, recent projects: delete or forget the selected item</source>
@@ -2094,7 +2098,7 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>+ New</source>
-        <extracomment>``(conversation_id, title)``: the user finished renaming a row. The user tried to give a conversation an empty name. ``entry_type`` (chat, agent, run): create a conversation of that type. ``(conversation_id, title)``: rename that conversation (the title is not empty). ``conversation_id``: delete that conversation (the user has confirmed). ``query``: search the message text (debounced; &quot;&quot; clears the search). ``conversation_id``: the selected conversation changed (&quot;&quot; when none). ``(conversation_id, message_id, query)``: the user picked a conversation that the search found in its messages: show it at that message with the query marked. The search was cleared (no message should stay marked). ``message``: something the user should read (e.g. an empty name was refused). The empty list&apos;s &quot;Try a workflow&quot;: a Workflow conversation with the built-in example picked.</extracomment>
+        <extracomment>``(conversation_id, title)``: the user finished renaming a row. The user tried to give a conversation an empty name. ``entry_type`` (chat, agent, run): create a conversation of that type. ``(conversation_id, title)``: rename that conversation (the title is not empty). ``conversation_id``: delete that conversation (the user has confirmed). ``query``: search the message text (debounced; &quot;&quot; clears the search). ``conversation_id``: the selected conversation changed (&quot;&quot; when none); see :attr:`browsing`. Enter on the open conversation&apos;s row: the user wants to type in it. ``(conversation_id, message_id, query)``: the user picked a conversation that the search found in its messages: show it at that message with the query marked. The search was cleared (no message should stay marked). ``message``: something the user should read (e.g. an empty name was refused). The empty list&apos;s &quot;Try a workflow&quot;: a Workflow conversation with the built-in example picked.</extracomment>
         <translation>+ 新建</translation>
     </message>
     <message>
@@ -2724,6 +2728,10 @@ Start one with “+ New”.</source>
     <message>
         <source>{count} messages</source>
         <translation>{count} 条消息</translation>
+    </message>
+    <message>
+        <source>{detail} · streaming…</source>
+        <translation>{detail} · 正在生成…</translation>
     </message>
     <message>
         <source>just now</source>

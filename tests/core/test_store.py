@@ -6,6 +6,7 @@ import builtins
 import hashlib
 import json
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from crewagent.core.store import TOOL_OUTPUT_THRESHOLD, RuntimeStore
 from crewagent.core.store import index as index_module
 from crewagent.core.store import log as log_module
 from crewagent.core.store import runtime as runtime_module
+from crewagent.core.store.checkpoint import ConversationBusy
 from crewagent.core.store.log import encode_message
 
 
@@ -395,6 +397,44 @@ def test_probing_a_deleted_conversation_does_not_bring_its_folder_back(store, pr
     store.delete_conversation(project.id, conversation.id)
     assert store.is_turn_running(project.id, conversation.id) is False
     assert not folder.exists()
+
+
+def test_a_recovery_holding_the_turn_lock_is_told_apart_from_a_turn(store, project, conversation) -> None:
+    pid, cid = project.id, conversation.id
+    with store.turn_lock(pid, cid, turn=False):
+        assert store.is_turn_running(pid, cid)  # recovery and turns still exclude each other
+        assert not store.is_turn_running(pid, cid, count_recovery=False)
+        with pytest.raises(ConversationBusy):
+            with store.turn_lock(pid, cid):
+                pass
+    with store.turn_lock(pid, cid):
+        assert store.is_turn_running(pid, cid, count_recovery=False)
+    assert not store.is_turn_running(pid, cid)
+
+
+def test_probing_the_turn_lock_on_one_thread_never_makes_a_turn_on_another_find_it_busy(
+    store, project, conversation
+) -> None:
+    """A probe takes the lock for an instant: a turn starting in that instant used to be refused
+    ("already answering in another window") although nothing else ran."""
+    pid, cid = project.id, conversation.id
+    done = threading.Event()
+    probes: list[bool] = []
+
+    def probe() -> None:
+        while not done.is_set():
+            probes.append(store.is_turn_running(pid, cid, count_recovery=False))
+
+    prober = threading.Thread(target=probe)
+    prober.start()
+    try:
+        for _ in range(300):
+            with store.turn_lock(pid, cid):
+                pass
+    finally:
+        done.set()
+        prober.join()
+    assert probes
 
 
 def test_a_deletion_interrupted_after_marking_is_finished_by_the_next_listing(store, project, conversation) -> None:

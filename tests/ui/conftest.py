@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,16 @@ from crewagent.ui.mainwindow import MainWindow
 from crewagent.worker import WorkerThread
 from tests.worker.conftest import worker_thread  # noqa: F401  (a fixture shared with tests/worker)
 from tests.worker.gui_thread import wait_signal
+
+# A window's first requests make the worker import the keyring backends (Settings: is there a
+# key?) and jsonschema (Packages), which it does once per process. That is ~2 s of CPU on a loaded
+# machine, and it used to land inside the first window's 5 s wait for the worker's answer: the
+# first UI test of an xdist worker timed out while the slow tests' subprocesses held the cores.
+# Imported here, at collection, no test's wait pays for it (the keyring backend is still chosen
+# by the app, under each test's own folders).
+for _module in ("jsonschema", "keyring.backends.SecretService", "keyring.backends.libsecret", "keyring.backends.kwallet"):
+    with contextlib.suppress(ImportError):
+        importlib.import_module(_module)
 
 
 def _top_level_widgets() -> dict[int, QWidget]:

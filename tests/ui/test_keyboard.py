@@ -131,3 +131,25 @@ def test_opening_a_search_hit_leaves_the_keyboard_in_the_search_box(qtbot: Any, 
     qtbot.waitUntil(lambda: view.loaded and view.conversation_id == found.id)
     qtbot.wait(50)
     assert window.focusWidget() is works.search
+
+
+def test_arrow_keys_browse_the_works_list_and_enter_hands_the_keyboard_to_the_composer(
+    qtbot: Any, store: Any, project: Any, window: MainWindow
+) -> None:
+    """Each Up/Down opens the conversation under it; the keyboard used to jump to the composer after
+    every step, so the next arrow moved the composer's cursor instead of the list."""
+    ids = {title: store.create_conversation(project.id, title=title).id for title in ("Third", "Second", "First")}
+    open_project(qtbot, window, project.root)  # "First", the most recent, is the top row
+    view, works = window.project_view.conversation, window.project_view.works
+    _select(window, "First")
+    qtbot.waitUntil(lambda: view.loaded and window.focusWidget() is view.composer.input)
+    works.view.setFocus()
+
+    for key, title in ((Qt.Key.Key_Down, "Second"), (Qt.Key.Key_Down, "Third"), (Qt.Key.Key_Up, "Second")):
+        qtbot.keyClick(works.view, key)
+        qtbot.waitUntil(lambda: view.loaded and view.conversation_id == ids[title])
+        assert window.focusWidget() is works.view, title  # still browsing
+
+    qtbot.keyClick(works.view, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: window.focusWidget() is view.composer.input)
+    assert view.conversation_id == ids["Second"]

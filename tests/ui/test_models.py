@@ -94,3 +94,42 @@ def test_recent_projects_model_exposes_the_missing_flag(qtmodeltester: Any) -> N
     assert "missing" in model.index(1).data(Qt.ItemDataRole.ToolTipRole)
     assert model.index(0).data(RecentProjectRole.ROOT) == "/work/alpha"
     assert model.data(QModelIndex()) is None
+
+
+def test_a_reload_merges_in_place_keeps_the_selection_and_signals_only_what_changed(qtmodeltester: Any, qtbot: Any) -> None:
+    """The index watcher reloads the list about once a second while a turn runs: a reset would drop
+    the selection (closing the open conversation) and a dataChanged on every row would reset an open
+    rename editor."""
+    from PySide6.QtCore import QItemSelectionModel
+
+    model = ConversationListModel()
+    model.set_conversations([summary("a", 1), summary("b", 2), summary("c", 3)])
+    qtmodeltester.check(model)
+    selection = QItemSelectionModel(model)
+    selection.setCurrentIndex(model.index(model.row_of("b") or 0), QItemSelectionModel.SelectionFlag.ClearAndSelect)
+
+    changed: list[int] = []
+    model.dataChanged.connect(lambda top, _bottom, *_: changed.append(top.row()))
+    with qtbot.assertNotEmitted(model.modelReset):
+        model.merge([summary("a", 1), summary("b", 2), summary("c", 3)])
+        assert changed == []  # nothing new: no signal at all
+        # Another process added "d", deleted "a" and wrote to "b" (which moves to the top).
+        model.merge([summary("b", 9, message_count=2), summary("c", 3), summary("d", 4)])
+    assert titles(model) == ["b", "d", "c"]
+    assert changed == [0]
+    assert selection.currentIndex().data(ConversationRole.CONVERSATION_ID) == "b"
+    assert selection.currentIndex().data(ConversationRole.MESSAGE_COUNT) == 2
+
+
+def test_a_reload_older_than_a_running_turn_does_not_take_its_count_back(qtmodeltester: Any) -> None:
+    model = ConversationListModel()
+    model.set_conversations([summary("a", 1, message_count=4)])
+    model.on_turn_started("a", "chat")
+    model.on_message_persisted("a", object())  # the user's message: 5
+    model.merge([summary("a", 1, message_count=4)])  # index read before that message
+    model.on_counted("p", summary("a", 1, message_count=4))  # so was the count sent on open
+    assert model.index(0).data(ConversationRole.MESSAGE_COUNT) == 5
+    model.on_turn_finished("a", "completed", None)
+    model.merge([summary("a", 1, message_count=3)])  # no turn runs: the log is what counts (a rebuilt index)
+    assert model.index(0).data(ConversationRole.MESSAGE_COUNT) == 3
+    qtmodeltester.check(model)

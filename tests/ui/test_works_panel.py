@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,8 @@ from PySide6.QtWidgets import QLineEdit, QMessageBox
 from crewagent.core.messages import ConversationMessage
 from crewagent.ui.mainwindow import MainWindow
 from crewagent.ui.models import ConversationRole
-from crewagent.ui.works_panel import SNIPPET_ROLE
+from crewagent.ui.works_panel import SNIPPET_ROLE, WorksPanel
+from crewagent.worker import ConversationSummary
 from tests.ui.conftest import open_project
 
 
@@ -134,3 +136,41 @@ def test_search_filters_titles_at_once_and_message_text_through_the_worker(
     assert sorted(titles(window)) == ["Animals", "Budget", "Fox tracking plan"]
     assert not works.search_status.isVisible()
     assert proxy.index(0, 0).data(ConversationRole.CONVERSATION_ID)
+
+
+def _panel(qtbot: Any, *items: ConversationSummary) -> WorksPanel:
+    panel = WorksPanel()
+    qtbot.addWidget(panel)
+    panel.reset(has_project=True)
+    panel.set_conversations(items)
+    panel.show()
+    return panel
+
+
+def _conversation(conversation_id: str, title: str, minutes: int = 0, count: int = 0) -> ConversationSummary:
+    moment = datetime(2026, 1, 1, tzinfo=timezone.utc) + timedelta(minutes=minutes)
+    return ConversationSummary(conversation_id, title, "chat", "chat", moment, moment, count)
+
+
+def test_a_row_that_changes_while_its_title_is_edited_keeps_what_the_user_typed(qtbot: Any) -> None:
+    """A running turn's count, the count on open or a reload changes the row under the rename editor:
+    Qt then asks the delegate to fill the editor again, which threw the typed title away."""
+    panel = _panel(qtbot, _conversation("a", "Draft ideas"), _conversation("b", "Other", minutes=1))
+    assert panel.select("a")
+    renamed: list[tuple[str, str]] = []
+    panel.rename_requested.connect(lambda cid, title: renamed.append((cid, title)))
+    panel.view.setFocus()
+    qtbot.keyClick(panel.view, Qt.Key.Key_F2)
+    editor = panel.view.findChild(QLineEdit, "renameEditor")
+    assert editor is not None and editor.text() == "Draft ideas"
+    qtbot.keyClicks(editor, "Launch plan")
+
+    panel.model.upsert(_conversation("a", "Draft ideas", count=3))  # its row changes in place
+    panel.set_conversations([_conversation("a", "Draft ideas", minutes=5, count=4), _conversation("b", "Other", minutes=1)])
+    assert editor.text() == "Launch plan"
+    qtbot.keyClick(editor, Qt.Key.Key_Return)  # the delegate commits on the next turn of the event loop
+    qtbot.waitUntil(lambda: renamed == [("a", "Launch plan")])
+    # The reload held while editing is applied once the editor has closed; the row stays selected.
+    qtbot.waitUntil(lambda: panel.model.summary(0).message_count == 4)
+    current = panel.current_summary()
+    assert current is not None and current.id == "a"

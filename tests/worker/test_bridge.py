@@ -139,6 +139,22 @@ def test_create_conversation_then_reload_shows_it_first(
     assert [item.id for item in items] == [created.id, conversation.id]
 
 
+def test_new_reuses_the_empty_draft_while_opening_it_holds_its_lock(
+    qtbot: Any, store: Any, project: Any, client: Client, recorder: Recorder
+) -> None:
+    """Opening a conversation recovers it with its turn lock held (on the turn thread); a "+ New"
+    arriving meanwhile took that for a running turn and left a second empty draft behind."""
+    client.create_conversation.emit(project.id, "chat")
+    qtbot.waitUntil(lambda: len(recorder.of("conversation_created")) == 1)
+    _, draft = recorder.of("conversation_created")[0]
+    with store.turn_lock(project.id, draft.id, turn=False):  # the open's recovery, in this process
+        client.create_conversation.emit(project.id, "chat")
+        qtbot.waitUntil(lambda: len(recorder.of("conversation_created")) == 2)
+    _, again = recorder.of("conversation_created")[1]
+    assert again.id == draft.id
+    assert [meta.id for meta in store.list_conversations(project.id)] == [draft.id]
+
+
 def test_conversations_a_stale_index_hid_come_back_with_a_notice(
     qtbot: Any, store: Any, project: Any, conversation: Any, client: Client, recorder: Recorder
 ) -> None:

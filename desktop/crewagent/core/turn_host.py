@@ -35,7 +35,7 @@ from crewagent.core.loop import (
     TurnFinished,
     TurnStarted,
 )
-from crewagent.core.loop.factory import provider_config
+from crewagent.core.loop.factory import context_window, provider_config, settings_window
 from crewagent.core.loop.session import recover_and_load
 from crewagent.core.message_actions import BranchTurn, edit_turn, regenerate_turn
 from crewagent.core.messages import MODES, ConversationMessage, ConversationMeta, Mode
@@ -58,7 +58,7 @@ from crewagent.core.titles import generate_title
 from crewagent.core.tools import ApprovalGate, Approver
 from crewagent.core.tools.registry import AskUser
 from crewagent.core.tuning import FIRST_PAGE_HEAD_START_S
-from crewagent.core.turns import TurnHooks, package_store, run_turn
+from crewagent.core.turns import TurnHooks, next_call_usage, package_store, run_turn
 
 log = logging.getLogger(__name__)
 
@@ -518,6 +518,18 @@ class TurnHost(Generic[M]):
                 self._demo = await asyncio.to_thread(start_demo_server)
             demo_url = self._demo.base_url
         return await asyncio.to_thread(self._provider_factory, settings, demo_url)
+
+    async def context_usage(self, project_id: str, conversation_id: str) -> dict[str, Any]:
+        """The debug (``usage`` and the rest) of the context the conversation's next call would carry."""
+        store, project = self._store_of(), self.project(project_id)
+        settings_store = self._settings_store()
+        settings = await asyncio.to_thread(settings_store.load)
+        try:
+            config = await self._config(settings)
+            window = await asyncio.to_thread(context_window, settings, config, config_dir=settings_store.dir)
+        except CrewAgentError:
+            window = await asyncio.to_thread(settings_window, settings, config_dir=settings_store.dir)
+        return await asyncio.to_thread(next_call_usage, store, project, conversation_id, settings=settings, window=window)
 
     async def describe_provider(self) -> ProviderChanged:
         """The provider the next turn uses (CrewAgentError when the settings cannot be read)."""

@@ -16,6 +16,7 @@ from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from crewagent.core import texts
 from crewagent.core.agent_catalog import turn_agent as catalog_agent
@@ -24,6 +25,7 @@ from crewagent.core.context import RunContext
 from crewagent.core.llm import LlmAdapter, ProviderConfig
 from crewagent.core.llm.adapter import CLIENT_MODULE
 from crewagent.core.loop import ConversationSession, LoopEvent
+from crewagent.core.context.window import ContextWindow
 from crewagent.core.loop.factory import context_window, tool_context, turn_settings
 from crewagent.core.messages import ConversationMeta, Mode
 from crewagent.core.packages import PackageStore
@@ -177,3 +179,31 @@ def next_call_extras(
         return load_driver(project, run, package_store(store.data_dir), start=False).context()
     agent = catalog_agent(store.data_dir, meta.agentId, mode)
     return (agent_persona(agent) if agent is not None else None), None
+
+
+def next_call_usage(
+    store: RuntimeStore, project: ProjectInfo, conversation_id: str, *, settings: Settings, window: ContextWindow
+) -> dict[str, Any]:
+    """The debug of the context the next call would carry, built from the log (blocking; changes nothing).
+
+    For the context meter when a conversation is opened: the turn's own build (``ContextBuilt``)
+    reports the same, once it starts; a summary it would write is not written here.
+    """
+    from crewagent.core.context import build_llm_messages
+
+    meta = store.get_conversation(project.id, conversation_id)
+    mode = meta.activeType
+    persona, run_context = next_call_extras(store, project, conversation_id, mode)
+    per_turn = turn_settings(settings, mode, window=window)
+    loaded = store.load_messages(project.id, conversation_id)
+    result = build_llm_messages(
+        loaded.messages,
+        mode=mode,
+        budget=per_turn.budget,
+        persona=persona,
+        run_context=run_context,
+        merge_system=per_turn.merge_system,
+        tool_results=per_turn.tool_results,
+        conversation_id=conversation_id,
+    )
+    return result.debug

@@ -97,6 +97,7 @@ class ConversationView(ConversationSignals):
         self._summary: ConversationSummary | None = None
         self._mode = "chat"
         self._loaded = False
+        self._keyboard_on_open = True  # false while the Works list is browsed with the arrow keys
         self._busy: set[str] = set()  # conversations with a running turn (any, not just this one)
         self._sending = False  # a send was requested and its turn has not started yet
         self._prompts: dict[str, str] = {}  # ask-user request id -> call id
@@ -152,8 +153,11 @@ class ConversationView(ConversationSignals):
         """A turn runs in any conversation (closing the window has to stop it first)."""
         return bool(self._busy) or self._sending
 
-    def show_conversation(self, project: ProjectRef | None, summary: ConversationSummary | None, *, has_conversations: bool = True) -> None:
-        """Show a conversation (its messages follow ``open_requested``), or the empty state."""
+    def show_conversation(
+        self, project: ProjectRef | None, summary: ConversationSummary | None, *, has_conversations: bool = True, take_keyboard: bool = True
+    ) -> None:
+        """Show a conversation (its messages follow ``open_requested``), or the empty state; the composer
+        takes the keyboard once it is loaded, unless ``take_keyboard`` is False."""
         same = summary is not None and self._summary is not None and summary.id == self._summary.id
         self._project = project
         self.run_layout.show_conversation(project.id if project and summary else "", summary.id if summary else "")
@@ -162,6 +166,7 @@ class ConversationView(ConversationSignals):
             return
         self._summary = summary
         self._loaded = False
+        self._keyboard_on_open = take_keyboard
         self._sending = False
         self._prompts.clear()
         self._reveal = None
@@ -357,7 +362,14 @@ class ConversationView(ConversationSignals):
         if loaded.problems:
             self.notice.emit(self.tr("{n} damaged line(s) of this conversation were skipped.").format(n=len(loaded.problems)))
         self._update_busy()
-        if opened:  # a conversation opened or created: type straight away (issue 18 item 18)
+        if opened and self._keyboard_on_open:  # a conversation opened or created: type straight away (issue 18 item 18)
+            keyboard.take_keyboard(self.composer.input)
+
+    @Slot()
+    def give_keyboard(self) -> None:
+        """The user wants to type here (Enter on the conversation's row): now, or once it is loaded."""
+        self._keyboard_on_open = True
+        if self._loaded:
             keyboard.take_keyboard(self.composer.input)
 
     @Slot(str, str)

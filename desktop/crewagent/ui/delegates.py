@@ -209,4 +209,5 @@ class ConversationDelegate(_TwoLineDelegate):
 
     def detail_text(self, index: _Index, item: ConversationSummary) -> str:
         """The text after the type pill: the message count (the Works panel shows search snippets)."""
-        return formatting.message_count(item.message_count)
+        count = formatting.message_count(item.message_count)
+        return formatting.streaming(count) if index.data(ConversationRole.RUNNING) else count

@@ -25,6 +25,11 @@ def message_count(count: int) -> str:
     return QCoreApplication.translate("formatting", "{count} messages").format(count=count)
 
 
+def streaming(detail: str) -> str:
+    """A Works row's detail while a turn runs in its conversation."""
+    return QCoreApplication.translate("formatting", "{detail} · streaming…").format(detail=detail)
+
+
 def relative_time(moment: datetime, now: datetime | None = None) -> str:
     """``just now``, ``5 min ago``, ``3 h ago``, ``yesterday``, then a short local date."""
     now = now or datetime.now(timezone.utc)

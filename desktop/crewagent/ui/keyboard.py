@@ -1,9 +1,14 @@
 """Keyboard first (issue 18 item 18): the composer takes the keyboard when a conversation opens, and
-Up in an empty composer recalls the user's last message of the conversation to edit it."""
+Up in an empty composer recalls the user's last message of the conversation to edit it.
+
+A conversation opened by moving through the Works list with the arrow keys leaves the keyboard in
+the list (the next arrow goes on browsing); Enter on the row then hands it to the composer."""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QApplication, QLineEdit, QPlainTextEdit, QTextEdit, QWidget
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import QApplication, QLineEdit, QListView, QPlainTextEdit, QTextEdit, QWidget
 
 from crewagent.ui.timeline import TimelineModel, TimelineRole
 
@@ -31,3 +36,25 @@ def type_into(field: QPlainTextEdit | QTextEdit, text: str) -> None:
     field.setFocus()
     if text:
         field.insertPlainText(text)
+
+
+#: Keys that move a list's current row: the user is browsing, not picking a conversation to type in.
+_BROWSE_KEYS = frozenset(
+    {Qt.Key.Key_Up, Qt.Key.Key_Down, Qt.Key.Key_PageUp, Qt.Key.Key_PageDown, Qt.Key.Key_Home, Qt.Key.Key_End}
+)
+
+
+class BrowsableList(QListView):
+    """A list view that says when its current row is being moved with the arrow keys (``browsing``)."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        #: True while a key press that moves the current row is handled (the selection changes then).
+        self.browsing = False
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        self.browsing = event.key() in _BROWSE_KEYS
+        try:
+            super().keyPressEvent(event)
+        finally:
+            self.browsing = False

@@ -8,11 +8,12 @@ position across every change except a full reload.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 from collections.abc import Iterable
 from enum import IntEnum
 from typing import Any
 
-from PySide6.QtCore import QAbstractListModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractListModel, QModelIndex, QObject, QPersistentModelIndex, Qt, Slot
 
 from crewagent.worker.values import ConversationSummary, RecentProjectEntry
 
@@ -39,6 +40,7 @@ class ConversationRole(IntEnum):
     ACTIVE_TYPE = _USER + 3
     LAST_ACTIVE_AT = _USER + 4
     MESSAGE_COUNT = _USER + 5
+    RUNNING = _USER + 6  #: True while a turn runs in the conversation
 
 
 class RecentProjectsModel(QAbstractListModel):
@@ -92,6 +94,8 @@ class ConversationListModel(QAbstractListModel):
     def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
         self._items: list[ConversationSummary] = []
+        #: Conversations with a running turn (kept across list reloads; a turn outlives them).
+        self._running: set[str] = set()
 
     # -- adapter: the only writers -----------------------------------------------------------
 
@@ -112,6 +116,9 @@ class ConversationListModel(QAbstractListModel):
             self._items.insert(row, item)
             self.endInsertRows()
             return row
+        old = self._items[old_row]
+        if old == item:
+            return old_row  # nothing changed: no signal (a dataChanged would reset an open rename editor)
         others = self._items[:old_row] + self._items[old_row + 1 :]
         row = self._insert_position(item, others)
         if row != old_row:
@@ -125,6 +132,63 @@ class ConversationListModel(QAbstractListModel):
         changed = self.index(row)
         self.dataChanged.emit(changed, changed)
         return row
+
+    def merge(self, items: Iterable[ConversationSummary]) -> None:
+        """A reload of the whole list: rows change in place (no reset), so the selection stays.
+
+        Rows not listed go, new ones come, changed ones are updated (only those: a reload comes
+        about once a second while a turn runs). A reload can be older than what a running turn has
+        reported since (the index was read before its last message): the count of a running
+        conversation never goes back.
+        """
+        listed = {item.id: item for item in items}
+        for gone in [item.id for item in self._items if item.id not in listed]:
+            self.remove(gone)
+        shown = {item.id: item for item in self._items}
+        for item in listed.values():
+            current = shown.get(item.id)
+            if current is not None:
+                item = self._not_behind(item, current)
+            if item != current:
+                self.upsert(item)
+
+    def _not_behind(self, item: ConversationSummary, current: ConversationSummary) -> ConversationSummary:
+        if item.id not in self._running or item.message_count >= current.message_count:
+            return item
+        return dataclasses.replace(item, message_count=current.message_count)
+
+    # -- a running turn: its row says so and counts what it persists (issue 18, stale state) ----
+
+    @Slot(str, str)
+    def on_turn_started(self, conversation_id: str, mode: str) -> None:
+        self._running.add(conversation_id)
+        self._row_changed(conversation_id)
+
+    @Slot(str, str, object)
+    def on_turn_finished(self, conversation_id: str, reason: str, error: object) -> None:
+        self._running.discard(conversation_id)
+        self._row_changed(conversation_id)
+
+    @Slot(str, object)
+    def on_message_persisted(self, conversation_id: str, message: object) -> None:
+        """One more message in the log; the turn's end brings the exact count from the index."""
+        row = self.row_of(conversation_id)
+        if row is not None and conversation_id in self._running:
+            item = self._items[row]
+            self._items[row] = dataclasses.replace(item, message_count=item.message_count + 1)
+            self._row_changed(conversation_id)
+
+    @Slot(str, object)
+    def on_counted(self, project_id: str, item: ConversationSummary) -> None:
+        """An opened conversation's entry as its log holds it: its row, if shown, is updated."""
+        row = self.row_of(item.id)
+        if row is not None:
+            self.upsert(self._not_behind(item, self._items[row]))
+
+    def _row_changed(self, conversation_id: str) -> None:
+        row = self.row_of(conversation_id)
+        if row is not None:
+            self.dataChanged.emit(self.index(row), self.index(row))
 
     def remove(self, conversation_id: str) -> None:
         row = self.row_of(conversation_id)
@@ -170,6 +234,8 @@ class ConversationListModel(QAbstractListModel):
             return item.last_active_at
         if role == ConversationRole.MESSAGE_COUNT:
             return item.message_count
+        if role == ConversationRole.RUNNING:
+            return item.id in self._running
         return None
 
 

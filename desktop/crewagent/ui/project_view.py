@@ -163,6 +163,7 @@ class ProjectView(QWidget):
         self.conversation.subagent_open_requested.connect(self.subagent_tabs.open)
         self.conversation.notice.connect(self.conversation_notice)
         self.works.current_changed.connect(self._on_current_changed)
+        self.works.entered.connect(self.conversation.give_keyboard)
         # Search (issue 18): a hit opens at its message, marked; clearing the search unmarks it.
         self.works.hit_activated.connect(self.conversation.reveal_message)
         self.works.search_cleared.connect(self.conversation.clear_search_mark)
@@ -389,7 +390,10 @@ class ProjectView(QWidget):
     @Slot(str)
     def _on_current_changed(self, _conversation_id: str) -> None:
         summary = self.current_summary()
-        self.conversation.show_conversation(self._project, summary, has_conversations=self.model.rowCount() > 0)
+        # Browsing the list with the arrow keys opens each conversation but leaves the keyboard in the list.
+        self.conversation.show_conversation(
+            self._project, summary, has_conversations=self.model.rowCount() > 0, take_keyboard=not self.works.browsing
+        )
         if self._project is not None:
             self.current_conversation_changed.emit(self._project.id, summary.id if summary else "")
 

@@ -26,6 +26,9 @@ class RunTracker(QObject):
         self._ids: tuple[str, str] | None = None
         self._listing: ConversationRuns | None = None
         self._running = False  # a Run-mode turn runs in the conversation now
+        # The turn has ended: its run is shown as running until a listing arrives (one read during the
+        # turn, or the one asked for at its end; the worker answers in the order asked).
+        self._settling = False
 
     @property
     def runs(self) -> tuple[RunOverview, ...]:
@@ -41,7 +44,7 @@ class RunTracker(QObject):
     def show(self, project_id: str | None, conversation_id: str | None) -> None:
         """Another conversation is shown (None: none): forget the old runs, ask for the new ones."""
         self._ids = (project_id, conversation_id) if project_id and conversation_id else None
-        self._listing, self._running = None, False
+        self._listing, self._running, self._settling = None, False, False
         self.changed.emit()
         self.refresh()
 
@@ -53,7 +56,8 @@ class RunTracker(QObject):
         return self._ids is not None and self._ids[1] == conversation_id
 
     def _live(self, run: RunOverview) -> RunOverview:
-        if self._running and self._listing is not None and run.run_id == self._listing.active_run_id and run.phase != "running":
+        running = self._running or self._settling
+        if running and self._listing is not None and run.run_id == self._listing.active_run_id and run.phase != "running":
             return replace(run, phase="running")
         return run
 
@@ -62,7 +66,7 @@ class RunTracker(QObject):
     @Slot(object)
     def on_loaded(self, listing: ConversationRuns) -> None:
         if self._ids == (listing.project_id, listing.conversation_id):
-            self._listing = listing
+            self._listing, self._settling = listing, False
             self.changed.emit()
 
     def on_turn_started(self, conversation_id: str, mode: str) -> None:
@@ -72,7 +76,9 @@ class RunTracker(QObject):
 
     def on_turn_finished(self, conversation_id: str) -> None:
         if self._mine(conversation_id):
-            self._running = False  # shown as running until the index's phase has arrived
+            # Shown as running until the index's phase has arrived: a listing read during the turn
+            # (and answered now) would show a phase the turn has since left.
+            self._running, self._settling = False, self._running
             self.refresh()
 
     @Slot(str, object)

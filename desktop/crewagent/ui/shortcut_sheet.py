@@ -36,6 +36,7 @@ def shortcut_entries() -> list[tuple[QKeySequence, str]]:
         (QKeySequence("Up"), QCoreApplication.translate("ShortcutSheet", "Empty composer: recall your last message to edit it")),
         (QKeySequence("Esc"), QCoreApplication.translate("ShortcutSheet", "Stop the running answer; close a menu or dialog")),
         (QKeySequence("F2"), QCoreApplication.translate("ShortcutSheet", "Works list: rename the conversation")),
+        (QKeySequence("Enter"), QCoreApplication.translate("ShortcutSheet", "Works list: type in the selected conversation (the arrow keys only browse)")),
         (QKeySequence(standard.Delete), QCoreApplication.translate("ShortcutSheet", "Works list, recent projects: delete or forget the selected item")),
         (QKeySequence(standard.Find), QCoreApplication.translate("ShortcutSheet", "Full output viewer: find")),
         (QKeySequence(standard.FindNext), QCoreApplication.translate("ShortcutSheet", "Full output viewer: next match")),

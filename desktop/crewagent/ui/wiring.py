@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 
+from crewagent.ui.index_watcher import IndexWatcher
+
 if TYPE_CHECKING:
     from crewagent.ui.mainwindow import MainWindow
 
@@ -47,6 +49,16 @@ def connect_signals(window: MainWindow) -> None:
     project.conversation.outputs.save_requested.connect(worker.save_text, queued)
     worker.text_saved.connect(project.conversation.outputs.saved)
     project.connect_runs(worker)  # the Run workspace (issue 11, part 2)
+    # Works rows of running turns: "streaming…" and the count so far (issue 18, stale state).
+    rows = project.works.model
+    worker.turns.turn_started.connect(rows.on_turn_started)
+    worker.turns.turn_finished.connect(rows.on_turn_finished)
+    worker.turns.message_persisted.connect(rows.on_message_persisted)
+    worker.turns.conversation_counted.connect(rows.on_counted)
+    # Conversations other processes (crewagent chat, import) add to the index (issue 18, stale state).
+    watcher = IndexWatcher(project)
+    worker.project_opened.connect(watcher.watch_project)
+    watcher.changed.connect(worker.load_conversations, queued)
 
     # Settings: the dialog asks, the worker validates, saves and announces; all of it applies live.
     dialog = window.settings_dialog

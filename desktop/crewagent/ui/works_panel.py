@@ -32,7 +32,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QListView,
     QMenu,
     QMessageBox,
     QPushButton,
@@ -45,6 +44,7 @@ from PySide6.QtWidgets import (
 
 from crewagent.ui import formatting
 from crewagent.ui.delegates import LINE_GAP, PAD_X, PAD_Y, ConversationDelegate, repaint_every_minute
+from crewagent.ui.keyboard import BrowsableList
 from crewagent.ui.models import ConversationListModel, ConversationRole
 from crewagent.worker.values import ConversationSummary, SearchHit
 
@@ -147,7 +147,12 @@ class _WorksDelegate(ConversationDelegate):
 
     def setEditorData(self, editor: QWidget, index: _Index) -> None:
         assert isinstance(editor, QLineEdit)
-        editor.setText(str(index.data(Qt.ItemDataRole.EditRole) or ""))
+        # Called again whenever the row changes (a turn's count, a reload): what the user typed stays.
+        if editor.property("shownTitle") not in (None, editor.text()):
+            return
+        title = str(index.data(Qt.ItemDataRole.EditRole) or "")
+        editor.setProperty("shownTitle", title)
+        editor.setText(title)
         editor.selectAll()
 
     def updateEditorGeometry(self, editor: QWidget, option: QStyleOptionViewItem, index: _Index) -> None:
@@ -181,8 +186,11 @@ class WorksPanel(QWidget):
     #: ``query``: search the message text (debounced; "" clears the search).
     search_requested = Signal(str)
 
-    #: ``conversation_id``: the selected conversation changed ("" when none).
+    #: ``conversation_id``: the selected conversation changed ("" when none); see :attr:`browsing`.
     current_changed = Signal(str)
+
+    #: Enter on the open conversation's row: the user wants to type in it.
+    entered = Signal()
 
     #: ``(conversation_id, message_id, query)``: the user picked a conversation that the search
     #: found in its messages: show it at that message with the query marked.
@@ -235,7 +243,8 @@ class WorksPanel(QWidget):
         self.search_status.setObjectName("hint")
         self.search_status.hide()
 
-        self.view = QListView(self)
+        self.view = BrowsableList(self)
+        self._pending_merge: list[ConversationSummary] | None = None  # a reload held while a title is edited
         self.view.setObjectName("conversationList")
         self.view.setModel(self.proxy)
         self.delegate = _WorksDelegate(self.view)
@@ -286,10 +295,14 @@ class WorksPanel(QWidget):
         self._debounce.timeout.connect(self._send_search)
         self.delegate.renamed.connect(self.rename_requested)
         self.delegate.rename_refused.connect(self._on_rename_refused)
+        # After the editor has closed (the view leaves EditingState once closeEditor returns).
+        # (The panel as the timer's context: a panel deleted meanwhile is not called.)
+        self.delegate.closeEditor.connect(lambda *_: QTimer.singleShot(0, self, self._apply_pending_merge))
         self._delete_shortcut.activated.connect(self.delete_current)
         self.view.customContextMenuRequested.connect(self._show_context_menu)
         self.view.selectionModel().selectionChanged.connect(self._on_selection_changed)
         self.view.clicked.connect(self._on_clicked)
+        self.view.activated.connect(self.entered)
         for signal in (self.proxy.modelReset, self.proxy.rowsInserted, self.proxy.rowsRemoved, self.proxy.layoutChanged):
             signal.connect(self._update_empty_state)
         self._clock = repaint_every_minute(self.view)
@@ -323,6 +336,11 @@ class WorksPanel(QWidget):
     def loaded(self) -> bool:
         return self._loaded
 
+    @property
+    def browsing(self) -> bool:
+        """True while the arrow keys move the selection (the keyboard stays in the list)."""
+        return self.view.browsing
+
     def reset(self, *, has_project: bool) -> None:
         """A project is being shown (its conversations follow) or none is."""
         self._has_project = has_project
@@ -333,9 +351,28 @@ class WorksPanel(QWidget):
         self._update_empty_state()
 
     def set_conversations(self, items: Iterable[ConversationSummary]) -> None:
+        if self._loaded:
+            self._merge(list(items))
+            return
         self._loaded = True
         self.model.set_conversations(items)
         self._update_empty_state()
+
+    def _merge(self, items: list[ConversationSummary]) -> None:
+        """A reload of the shown project's list: rows change in place, so the selection stays.
+
+        While a title is being edited in place the reload waits: moving rows under the open editor
+        would close it and lose what the user typed. It is applied when the editor closes."""
+        if self.view.state() == QAbstractItemView.State.EditingState:
+            self._pending_merge = items
+            return
+        self._pending_merge = None
+        self.model.merge(items)
+        self._update_empty_state()
+
+    def _apply_pending_merge(self) -> None:
+        if self._pending_merge is not None:
+            self._merge(self._pending_merge)
 
     def upsert(self, item: ConversationSummary, *, select: bool = False) -> None:
         row = self.model.upsert(item)

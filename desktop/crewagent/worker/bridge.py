@@ -232,7 +232,8 @@ class Worker(WorkerSignals):
                 empty = True
             except OSError:
                 continue
-            if empty and not self._store.is_turn_running(project_id, meta.id):
+            # Opening it (a recovery on the turn thread) holds its lock for a moment: that is no turn.
+            if empty and not self._store.is_turn_running(project_id, meta.id, count_recovery=False):
                 return meta
         return None
 

@@ -48,6 +48,9 @@ class TurnSignals(QObject):
     turn_finished = Signal(str, str, object)
     #: ``(project_id, ConversationSummary)``: a conversation's title, mode, count or activity changed.
     conversation_changed = Signal(str, object)
+    #: ``(project_id, ConversationSummary)``: an opened conversation's entry as its log holds it (the
+    #: count a kill left behind, reconciled): updates a shown row, never adds one (it may be deleted by now).
+    conversation_counted = Signal(str, object)
     #: ``(conversation_id, title_source)``: naming the conversation after its first exchange is over
     #: (``generated``; ``auto``: the first message's title is kept; ``user``: a rename won; "" unknown).
     title_finished = Signal(str, str)

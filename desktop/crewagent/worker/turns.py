@@ -13,6 +13,7 @@ that then reads the disk or the network.
 from __future__ import annotations
 
 import asyncio
+import collections
 import functools
 import logging
 import time
@@ -74,6 +75,10 @@ class TurnWorker(TurnSignals):
     ):
         super().__init__(parent)
         self.setObjectName("crewagent-turns")
+        self._store = store
+        #: Turns begun per conversation (counted on the loop's thread): what was read before one began is stale.
+        self._turns_begun: collections.Counter[str] = collections.Counter()
+        self._runs_in_order = asyncio.Lock()  # FIFO: the runs listings go out in the order they were asked for
         self._async = AsyncLoopThread("crewagent-turns")
         self._prompts = PromptBroker(
             lambda: self._async.loop,
@@ -143,9 +148,29 @@ class TurnWorker(TurnSignals):
             async with aclosing(self._host.open(project_id, conversation_id)) as pages:
                 async for opened in pages:
                     self.conversation_loaded.emit(to.loaded(project_id, conversation_id, opened))
+            # Loading reconciled the index with the log (a kill can leave its count behind, and
+            # recovery may have added the interrupted answer): the Works row shows what the log holds.
+            # Both reports are read off this thread while a turn may start here (the user sends as
+            # soon as the conversation shows): a turn begun since reports its own, newer ones.
+            begun = self._turns_begun[conversation_id]
+            meta = await asyncio.to_thread(self._store().get_conversation, project_id, conversation_id)
+            if self._turns_begun[conversation_id] == begun:
+                self.conversation_counted.emit(project_id, ConversationSummary.from_meta(meta))
+            if conversation_id not in self._host.running:
+                await self._usage_on_open(project_id, conversation_id, begun)
             await asyncio.to_thread(tuning.warm_up_once)
 
         self._start(TurnRequest.OPEN_CONVERSATION, conversation_id, work)
+
+    async def _usage_on_open(self, project_id: str, conversation_id: str, begun: int) -> None:
+        """The context meter of an opened conversation, before its next send (computed off the GUI thread)."""
+        try:
+            debug = await self._host.context_usage(project_id, conversation_id)
+        except CrewAgentError as exc:
+            log.info("no context usage for %s on open: %s", conversation_id, exc)
+            return
+        if self._turns_begun[conversation_id] == begun:
+            self.context_usage.emit(conversation_id, ContextUsage.from_debug(debug))
 
     @Slot(str, str, str, str)
     @on_own_thread
@@ -247,7 +272,12 @@ class TurnWorker(TurnSignals):
     @Slot(str, str)
     @on_own_thread
     def load_runs(self, project_id: str, conversation_id: str) -> None:
-        self._answer(TurnRequest.LOAD_RUNS, conversation_id, lambda: self._host.runs(project_id, conversation_id))
+        async def listed() -> HostItem | None:
+            # Answered in the order asked: a slow read begun mid-run never lands after a newer one.
+            async with self._runs_in_order:
+                return await self._host.runs(project_id, conversation_id)
+
+        self._answer(TurnRequest.LOAD_RUNS, conversation_id, listed)
 
     @Slot(str, str, str, str)
     @on_own_thread
@@ -265,6 +295,7 @@ class TurnWorker(TurnSignals):
         if isinstance(item, TurnProgress):
             self._progress(item)
         elif isinstance(item, TurnBegan):
+            self._turns_begun[item.conversation_id] += 1
             self.turn_started.emit(item.conversation_id, item.mode)
         elif isinstance(item, StreamEnded):
             self.stream_ended.emit(item.conversation_id)

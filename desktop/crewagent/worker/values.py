@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from pathlib import Path
 
 from crewagent.core.messages import ConversationMeta, Mode
 from crewagent.core.packages import InstalledPackage, PackageError, Problem, Workflow
 from crewagent.core.runs.conversation import RunOverview
 from crewagent.core.search import SearchHit  # noqa: F401  (a value the UI gets: conversation, snippet, count, message)
+from crewagent.core.paths import conversations_dir
 from crewagent.core.store import ProjectInfo, RecentProject
+from crewagent.core.store.index import INDEX_NAME
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
@@ -43,6 +46,11 @@ class ProjectRef:
             artifacts_dir=str(info.artifacts_dir),
             runtime_dir=str(info.runtime_dir),
         )
+
+    @property
+    def conversation_index(self) -> str:
+        """The project's conversation index (index.json); the window watches it for other processes."""
+        return str(conversations_dir(Path(self.runtime_dir)) / INDEX_NAME) if self.runtime_dir else ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -79,7 +79,7 @@ def recover_and_load(store: RuntimeStore, project: ProjectInfo, conversation_id:
     pid, cid = project.id, conversation_id
     if store.is_turn_running(pid, cid):
         return store.load_messages(pid, cid)
-    with store.turn_lock(pid, cid):
+    with store.turn_lock(pid, cid, turn=False):
         return _recover_locked(store, pid, cid)[1]
 
 
@@ -150,7 +150,7 @@ class ConversationSession:
         pid, cid = self.project.id, self.conversation_id
         if self.store.is_turn_running(pid, cid):
             return [], self.store.load_messages(pid, cid)
-        with self.store.turn_lock(pid, cid):
+        with self.store.turn_lock(pid, cid, turn=False):
             return _recover_locked(self.store, pid, cid)
 
     # -- a turn -----------------------------------------------------------------------------

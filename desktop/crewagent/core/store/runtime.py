@@ -504,15 +504,16 @@ class RuntimeStore:
 
     # -- turns in progress (see checkpoint.py) ---------------------------------------------------
 
-    def turn_lock(self, project_id: str, conversation_id: str) -> Any:
-        """Hold while a turn runs; raises ConversationBusy when another process holds it."""
+    def turn_lock(self, project_id: str, conversation_id: str, *, turn: bool = True) -> Any:
+        """Hold while a turn runs (``turn=False``: while recovering); raises ConversationBusy when another holds it."""
         folder = self._conversation_dir(project_id, conversation_id)
         if not folder.is_dir():
             raise ConversationNotFound(conversation_id)
-        return checkpoint.turn_lock(folder)
+        return checkpoint.turn_lock(folder, turn=turn)
 
-    def is_turn_running(self, project_id: str, conversation_id: str) -> bool:
-        """True while a turn holds the conversation's lock (here or in another process).
+    def is_turn_running(self, project_id: str, conversation_id: str, *, count_recovery: bool = True) -> bool:
+        """True while a turn holds the conversation's lock (here or in another process); a recovery
+        this process is making counts unless ``count_recovery`` is False.
 
         A conversation whose folder is gone runs nothing: probing its lock would create the lock
         file, and with it the folder of a conversation deleted a moment ago (opening it and
@@ -521,7 +522,7 @@ class RuntimeStore:
         folder = self._conversation_dir(project_id, conversation_id)
         if not folder.is_dir():
             return False
-        return checkpoint.is_turn_running(folder)
+        return checkpoint.is_turn_running(folder, count_recovery=count_recovery)
 
     def save_stream_checkpoint(self, project_id: str, conversation_id: str, data: dict[str, Any]) -> None:
         checkpoint.write_checkpoint(self._conversation_dir(project_id, conversation_id), data)
