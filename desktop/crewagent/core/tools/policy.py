@@ -93,6 +93,8 @@ class ToolPolicy:
     def allows(self, tool_name: str) -> bool:
         if tool_name in self.disabled:
             return False
+        if tool_name.startswith("mcp__"):  # an MCP server's tool, mcp__<serverId>__<tool> (core/mcp)
+            return self.allows_mcp_server(tool_name[len("mcp__"):].partition("__")[0])
         group, _, rest = tool_name.partition(".")
         if group == "fs":
             return self.fs_enabled
@@ -100,6 +102,10 @@ class ToolPolicy:
             server = rest.partition(".")[0]
             return self.mcp_enabled and (self.mcp_allowed_servers is None or server in self.mcp_allowed_servers)
         return True
+
+    def allows_mcp_server(self, server_id: str) -> bool:
+        """The tools of this MCP server may be offered (MCP on, and the server allowed)."""
+        return self.mcp_enabled and (self.mcp_allowed_servers is None or server_id in self.mcp_allowed_servers)
 
 
 def _section(tools: Mapping[str, Any], name: str) -> Mapping[str, Any]:

@@ -193,6 +193,8 @@ class ToolRegistry:
 
     def __init__(self, tools: Iterable[Tool] = ()):
         self._tools: dict[str, Tool] = {}
+        #: Answers a call to a tool that is not here, when its owner knows why (MCP: MCP_DISABLED).
+        self._fallback: Callable[[str], ToolResult | None] | None = None
         for tool in tools:
             self.register(tool)
 
@@ -203,6 +205,10 @@ class ToolRegistry:
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
+
+    def set_fallback(self, fallback: Callable[[str], ToolResult | None] | None) -> None:
+        """``fallback(name)`` gives the result of a call to an unknown tool (None: TOOL_NOT_AVAILABLE)."""
+        self._fallback = fallback
 
     def names(self) -> list[str]:
         return list(self._tools)
@@ -267,6 +273,10 @@ class ToolRegistry:
         self, tool: Tool | None, name: str, arguments: str | Mapping[str, Any] | None, ctx: ToolContext
     ) -> tuple[dict[str, Any] | None, ToolResult | None]:
         """Parsed arguments, or the error result that refuses the call before it runs."""
+        if tool is None and self._fallback is not None:
+            refused = self._fallback(name)
+            if refused is not None:
+                return None, refused
         if tool is None or not ctx.policy.allows(name):
             available = ", ".join(t.name for t in self.visible(ctx.policy)) or "none"
             return None, error(ErrorCode.TOOL_NOT_AVAILABLE, f"No tool named {name!r} is available. Tools: {available}.")
