@@ -17,7 +17,11 @@ does not follow the protocol), ``MCP_TOOL_ERROR`` (the server answered the call 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
+import os
+import signal
+import sys
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -32,6 +36,9 @@ log = logging.getLogger(__name__)
 
 #: How long stopping one server may take (the SDK's own escalation is bounded by about 6 s).
 STOP_TIMEOUT_S = 8.0
+
+#: Receives the pid of the stdio server the current task is starting (see _watch_spawns).
+_on_spawn: contextvars.ContextVar[Callable[[int], None] | None] = contextvars.ContextVar("mcp_on_spawn", default=None)
 
 
 class McpCode(StrEnum):
@@ -172,20 +179,29 @@ class McpServer:
             self._set(McpStatus.STOPPED)
 
     async def _forget(self) -> None:
-        """Tell the owner task to leave the client, and wait for it (bounded)."""
-        owner, stop = self._owner, self._stop
+        """Tell the owner task to leave the client, and wait for it (bounded). An owner still in
+        ``initialize`` is cancelled at once: it would never see the stop event."""
+        owner, stop, started = self._owner, self._stop, self._client is not None
         self._client, self._owner, self._stop = None, None, None
         if owner is None:
             return
         if stop is not None:
             stop.set()
-        try:
-            await asyncio.wait_for(asyncio.shield(owner), STOP_TIMEOUT_S)
-        except TimeoutError:
-            log.warning("MCP server %s did not stop within %.0f s; cancelling its task", self.spec.id, STOP_TIMEOUT_S)
+        if not started:
             owner.cancel()
-        except Exception:  # the owner reports its own failures; only its end matters here
-            pass
+        for attempt in range(2):
+            try:
+                await asyncio.wait_for(asyncio.shield(owner), STOP_TIMEOUT_S)
+                return
+            except TimeoutError:
+                log.warning("MCP server %s did not stop within %.0f s; cancelling its task", self.spec.id, STOP_TIMEOUT_S)
+                owner.cancel()
+            except asyncio.CancelledError:
+                if owner.done():
+                    return  # the owner's own cancellation, not ours
+                raise
+            except Exception:  # the owner reports its own failures; only its end matters here
+                return
 
     async def _own(self, ready: asyncio.Future[tuple[McpToolInfo, ...]], stop: asyncio.Event) -> None:
         """The owner task: enter the client, list the tools, serve until told to stop, leave the client."""
@@ -193,6 +209,9 @@ class McpServer:
         from mcp_types import Implementation
 
         errlog = self.stderr.open_pipe() if self.spec.settings.transport == "stdio" else None
+        pids: list[int] = []
+        _watch_spawns()
+        _on_spawn.set(pids.append)  # this task's own context: only this server's spawn lands here
         try:
             transport = _transport(self.spec, errlog)
             client = Client(transport, mode="legacy", client_info=Implementation(name="crewagent", version=__version__))
@@ -217,6 +236,8 @@ class McpServer:
         finally:
             _close(errlog)
             self._client = None
+            for pid in pids:
+                _kill_group(pid)
 
     # -- calls -----------------------------------------------------------------------------------
 
@@ -283,6 +304,41 @@ async def _streamable_http(url: str, headers: dict[str, str]) -> AsyncIterator[A
 
     async with create_mcp_http_client(headers=headers or None) as http, streamable_http_client(url, http_client=http) as streams:
         yield streams
+
+
+def _watch_spawns() -> None:
+    """Learn the pid of each stdio server the SDK starts (it does not expose its process).
+
+    The SDK stops a server by closing its stdin and kills the server's process group only when
+    the server does not exit by itself; a server that exits at once leaves its own children
+    running, orphaned. Knowing the pid (the group id: the server starts in a new session), the
+    owner task kills what is left of the group once the server is gone.
+    """
+    from mcp.client import stdio
+
+    create = getattr(stdio, "_create_platform_compatible_process", None)
+    if create is None or getattr(create, "_crewagent_watched", False):
+        return
+
+    async def watched(*args: Any, **kwargs: Any) -> Any:
+        process = await create(*args, **kwargs)
+        report = _on_spawn.get()
+        if report is not None:
+            report(process.pid)
+        return process
+
+    watched._crewagent_watched = True  # type: ignore[attr-defined]
+    stdio._create_platform_compatible_process = watched
+
+
+def _kill_group(pid: int) -> None:
+    """SIGKILL whatever is left of a stopped server's process group (POSIX; Windows uses the SDK's job object)."""
+    if sys.platform == "win32":
+        return
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 async def _list_tools(client: Any) -> tuple[McpToolInfo, ...]:
