@@ -37,8 +37,10 @@ def add_subcommand(subparsers: Any, common: argparse.ArgumentParser) -> None:
     add.add_argument("--timeout", type=float, default=None, help="seconds a tool call may take (default 60)")
     add.add_argument("--trusted", action="store_true", help="run its tools without asking for approval")
     add.add_argument("--disabled", action="store_true", help="add it turned off")
-    add.add_argument("command", nargs="*", help="-- COMMAND [ARGS...] of a stdio server")
-    add.set_defaults(handler=cmd_add)
+    # Everything after ID, options included: argparse cannot mix a REMAINDER with options that come
+    # after it, so cmd_add splits it at "--" and parses the options before it again.
+    add.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS...] of a stdio server")
+    add.set_defaults(handler=cmd_add, add_parser=add)
 
     rm = commands.add_parser("remove", parents=[common], help="remove a server and its secrets")
     rm.add_argument("server_id", metavar="ID")
@@ -103,9 +105,12 @@ def cmd_add(args: argparse.Namespace) -> int:
     from crewagent.core.mcp.config import McpSecrets, ServerDefinition, ServerSecrets, make_server, save_server
     from crewagent.core.settings import SettingsStore
 
-    command = list(args.command)
-    if command and command[0] == "--":
-        command = command[1:]
+    rest = list(args.command)
+    # argparse drops a "--" right after ID itself: then the rest is the command.
+    split = rest.index("--") if "--" in rest else (-1 if rest and not rest[0].startswith("-") else len(rest))
+    options, command = rest[:split], rest[split + 1:]
+    if options:
+        args = args.add_parser.parse_args([*options, args.server_id], namespace=args)  # options first: none is taken as the REMAINDER
     if bool(command) == bool(args.url):
         raise ValueError("give either -- COMMAND [ARGS...] (stdio) or --url URL (HTTP), not both or neither")
     fields: dict[str, Any] = {"name": args.name, "enabled": not args.disabled, "trusted": args.trusted, "cwd": args.cwd}
@@ -137,7 +142,11 @@ def cmd_import(args: argparse.Namespace) -> int:
     from crewagent.core.settings import SettingsStore
 
     try:
-        text = sys.stdin.read() if args.file == "-" else open(args.file, encoding="utf-8").read()
+        if args.file == "-":
+            text = sys.stdin.read()
+        else:
+            with open(args.file, encoding="utf-8") as source:
+                text = source.read()
     except OSError as exc:
         raise ValueError(f"cannot read {args.file}: {exc.strerror or exc}") from None
     definitions = parse_mcp_servers(text)

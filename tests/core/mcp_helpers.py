@@ -106,3 +106,21 @@ def context(tmp_path: Path, **fields: Any) -> ToolContext:
     project = tmp_path / "project"
     project.mkdir(exist_ok=True)
     return ToolContext(project_root=project, state_dir=tmp_path / "state", conversation_id="conv-1", **fields)
+
+
+def processes_with_env(text: str) -> list[int]:
+    """The live processes whose environment contains ``text`` (Linux /proc)."""
+    if not Path("/proc").is_dir():
+        pytest.skip("needs /proc to find processes")
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if text.encode() in (entry / "environ").read_bytes():
+                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+                if state != "Z":
+                    found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
