@@ -21,7 +21,7 @@ __all__ = ["loop"]
 
 MARK = mark()
 SETTINGS = McpSettings.model_validate(
-    {"servers": [edge_server("edge", MARK), edge_server("garbage", "--garbage", MARK, trusted=True)]}
+    {"servers": [edge_server("edge", MARK), edge_server("garbage", "--garbage", MARK, trusted=True), edge_server("bad", "--bad-replies", MARK)]}
 )
 
 
@@ -35,7 +35,7 @@ def manager(loop: asyncio.AbstractEventLoop) -> Iterator[McpManager]:
 
 def test_tools_are_offered_by_server_with_their_schemas_and_approval(loop: asyncio.AbstractEventLoop, manager: McpManager) -> None:
     registry, added = registry_with(loop, manager, SETTINGS)
-    assert added == ["edge", "garbage"]
+    assert added == ["edge", "garbage", "bad"]
     echo, slow = registry.get("mcp__edge__echo"), registry.get("mcp__edge__slow")
     assert echo is not None and slow is not None
     assert echo.parameters["properties"]["text"]["type"] == "string" and echo.parameters["required"] == ["text"]
@@ -43,7 +43,7 @@ def test_tools_are_offered_by_server_with_their_schemas_and_approval(loop: async
     # Approval: asked unless the tool is read-only or its server trusted.
     assert (echo.writes, slow.writes) == (False, True)
     assert registry.get("mcp__garbage__slow").writes is False  # type: ignore[union-attr]
-    assert {s.server_id: s.status for s in manager.states()} == {"edge": McpStatus.RUNNING, "garbage": McpStatus.RUNNING}
+    assert {s.server_id: s.status for s in manager.states()} == {"edge": McpStatus.RUNNING, "garbage": McpStatus.RUNNING, "bad": McpStatus.RUNNING}
 
 
 def test_results_text_images_and_tool_errors(loop: asyncio.AbstractEventLoop, manager: McpManager, tmp_path: Path) -> None:
@@ -75,8 +75,16 @@ def test_garbage_on_stdout_is_skipped(loop: asyncio.AbstractEventLoop, manager: 
     assert result == {"ok": True, "content": "still fine"}
 
 
+def test_a_malformed_reply_is_a_protocol_error_result(loop: asyncio.AbstractEventLoop, manager: McpManager, tmp_path: Path) -> None:
+    registry, _ = registry_with(loop, manager, SETTINGS)
+    result = loop.run_until_complete(registry.execute("mcp__bad__bad_reply", "{}", context(tmp_path), call_id="c1"))
+    assert result["ok"] is False and result["error"]["code"] == "MCP_PROTOCOL_ERROR", result
+    assert "malformed reply" in result["error"]["message"]
+
+
 def test_a_call_past_the_server_timeout_is_mcp_timeout(loop: asyncio.AbstractEventLoop, manager: McpManager, tmp_path: Path) -> None:
-    short = McpSettings.model_validate({"servers": [edge_server("edge", MARK, timeoutSeconds=0.5), edge_server("garbage", "--garbage", MARK, trusted=True)]})
+    short = SETTINGS.model_copy(deep=True)
+    short.servers[0].timeoutSeconds = 0.5
     registry, _ = registry_with(loop, manager, short)
     started = time.monotonic()
     result = loop.run_until_complete(registry.execute("mcp__edge__slow", '{"seconds": 30}', context(tmp_path), call_id="c1"))

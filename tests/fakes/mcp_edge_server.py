@@ -11,7 +11,10 @@ Run as ``python -m tests.fakes.mcp_edge_server [--garbage] [--hang-initialize] [
 - ``fail()``: a result with isError (MCP_TOOL_ERROR);
 - ``spawn_child()``: starts a grandchild that sleeps (no orphan may survive the server's stop);
 - ``--garbage``: non-JSON lines on stdout before and around the replies;
-- ``--hang-initialize``: reads stdin and never answers anything, ``initialize`` included.
+- ``--hang-initialize``: reads stdin and never answers anything, ``initialize`` included;
+- ``--bad-replies``: not the SDK (whose stdio transport keeps a tool's prints off the protocol
+  stream) but a few lines of JSON-RPC that answer ``tools/call`` with a result that does not
+  follow the protocol (``content`` not a list), its one tool being ``bad_reply``.
 """
 
 
@@ -26,7 +29,30 @@ PNG_1X1 = base64.b64decode(
 )
 
 
+def bad_replies() -> None:
+    import json
+
+    for line in sys.stdin:
+        message = json.loads(line)
+        if "id" not in message:
+            continue
+        method = message.get("method")
+        if method == "initialize":
+            result = {"protocolVersion": message["params"]["protocolVersion"], "capabilities": {"tools": {}}, "serverInfo": {"name": "bad", "version": "0"}}
+        elif method == "tools/list":
+            result = {"tools": [{"name": "bad_reply", "inputSchema": {"type": "object", "properties": {}}}]}
+        elif method == "tools/call":
+            result = {"content": "not a list"}
+        else:
+            result = {}
+        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}) + "\n")
+        sys.stdout.flush()
+
+
 def main(argv: list[str]) -> None:
+    if "--bad-replies" in argv:
+        bad_replies()
+        return
     if "--hang-initialize" in argv:
         sys.stderr.write("hanging before initialize\n")
         sys.stderr.flush()
