@@ -226,7 +226,7 @@ class McpServer:
             if not ready.done():
                 ready.set_exception(McpFailure(McpCode.MCP_START_FAILED, f"MCP server {self.spec.id!r} was stopped while starting."))
             raise
-        except BaseException as exc:  # the SDK raises task-group exception groups, OSError, MCPError...
+        except Exception as exc:  # the SDK raises task-group exception groups, OSError, MCPError...
             failure = _start_failure(self.spec, exc)
             if not ready.done():
                 ready.set_exception(failure)

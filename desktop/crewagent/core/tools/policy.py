@@ -6,8 +6,8 @@ Policy: the settings' ``tools`` section and an agent's ``tools`` block have the 
 tool is on only if both allow it, and each limit takes the lower value. An agent value of the
 wrong type tightens (``enabled: "no"`` turns the group off) or, for a limit, is ignored.
 
-Tool groups by name: ``fs.*`` follow ``fs``; ``mcp.<server>.<tool>`` follow ``mcp`` and its
-server allow-list; ``ui.*`` are always on unless named in ``disabled``.
+Tool groups by name: ``fs.*`` follow ``fs``; ``mcp.<server>.<tool>`` and the MCP servers' tools
+``mcp__<server>__<tool>`` (core/mcp) follow ``mcp`` and its server allow-list; ``ui.*`` are always on unless named in ``disabled``.
 
 Approval: write-capable tools go through an injected async ``approve(request)`` returning an
 :class:`ApprovalDecision`. The :class:`ApprovalGate` remembers grants per conversation and

@@ -3,7 +3,8 @@
 ``ToolRegistry.execute(name, arguments, ctx, call_id=...)`` never raises for anything the model
 or the environment did; it returns a result dict. The order of checks, and the code each gives:
 
-1. unknown tool, or one the policy turns off: ``TOOL_NOT_AVAILABLE`` (the message lists the tools);
+1. unknown tool, or one the policy turns off: ``TOOL_NOT_AVAILABLE`` (the message lists the tools),
+   unless the registry's fallback knows better (an MCP tool while MCP is off: ``MCP_DISABLED``);
 2. ``arguments`` not JSON, or JSON that is not an object: ``TOOL_ARGS_INVALID_JSON``
    (an empty string or None counts as ``{}``: some providers send that for tools without arguments);
 3. a JSON object that does not fit the tool's schema: ``E_SCHEMA_VALIDATION`` (always this code,
