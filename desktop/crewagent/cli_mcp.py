@@ -35,6 +35,7 @@ def add_subcommand(subparsers: Any, common: argparse.ArgumentParser) -> None:
     add.add_argument("--header", action="append", default=[], metavar="NAME=VALUE", help="HTTP header (kept in the keyring)")
     add.add_argument("--cwd", default="", help="working folder of the command")
     add.add_argument("--timeout", type=float, default=None, help="seconds a tool call may take (default 60)")
+    add.add_argument("--start-timeout", type=float, default=None, help="seconds it may take to start and answer initialize (default 60)")
     add.add_argument("--trusted", action="store_true", help="run its tools without asking for approval")
     add.add_argument("--disabled", action="store_true", help="add it turned off")
     # Everything after ID, options included: argparse cannot mix a REMAINDER with options that come
@@ -116,6 +117,8 @@ def cmd_add(args: argparse.Namespace) -> int:
     fields: dict[str, Any] = {"name": args.name, "enabled": not args.disabled, "trusted": args.trusted, "cwd": args.cwd}
     if args.timeout is not None:
         fields["timeoutSeconds"] = args.timeout
+    if args.start_timeout is not None:
+        fields["startTimeoutSeconds"] = args.start_timeout
     if args.url:
         fields.update(transport="sse" if args.sse else "http", url=args.url)
     else:

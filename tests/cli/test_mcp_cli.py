@@ -68,7 +68,8 @@ def test_import_claude_desktop_json(tmp_path: Path, capsys: pytest.CaptureFixtur
 def test_mcp_test_lists_the_tools_or_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
     marker = mark()
     server = edge_server("edge", marker)
-    assert main(["mcp", "add", "edge", "--cwd", server["cwd"], "--", server["command"], *server["args"]]) == 0
+    # Starts are slow on a loaded machine (a Python server imports the SDK): a generous start timeout.
+    assert main(["mcp", "add", "edge", "--cwd", server["cwd"], "--start-timeout", "300", "--", server["command"], *server["args"]]) == 0
     assert main(["mcp", "add", "gone", "--", str(Path(sys.executable).parent / "no-such-command")]) == 0
     _out(capsys)
     assert main(["mcp", "test", "edge"]) == 0
@@ -88,7 +89,7 @@ def test_chat_uses_an_enabled_server_and_leaves_no_process(
     monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
     monkeypatch.setenv("CREWAGENT_MODEL", "scripted-model")
     marker = f"crewagent-test-{uuid.uuid4().hex}"
-    assert main(["mcp", "add", "time", "--env", f"CREWAGENT_TEST_MARK={marker}", "--", sys.executable, "-m", "mcp_server_time", "--local-timezone", "UTC"]) == 0
+    assert main(["mcp", "add", "time", "--start-timeout", "300", "--env", f"CREWAGENT_TEST_MARK={marker}", "--", sys.executable, "-m", "mcp_server_time", "--local-timezone", "UTC"]) == 0
     scripted_llm.script(
         tool_calls(call("c1", "mcp__time__get_current_time", '{"timezone": "Asia/Tokyo"}')),
         text("It is evening in Tokyo."),

@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parents[2]
 NPM_FOLDER = REPO / ".mcp-test-servers"
 EVERYTHING = NPM_FOLDER / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 #: Starts are slow on a loaded 2-core machine (a Python server imports the SDK: seconds).
-START_TIMEOUT = 90.0
+START_TIMEOUT = 300.0
 
 
 def everything_missing() -> str | None:

@@ -120,7 +120,8 @@ class McpServerSettings(_Section):
     headerNames: list[str] = Field(default_factory=list)
     #: How long one tool call may take, and how long the server may take to start and answer ``initialize``.
     timeoutSeconds: float = Field(default=60.0, gt=0)
-    startTimeoutSeconds: float = Field(default=30.0, gt=0)
+    #: 60 s: a first ``npx -y``/``uvx`` run downloads the server before it can answer.
+    startTimeoutSeconds: float = Field(default=60.0, gt=0)
     #: Its tools run without asking (otherwise only tools declaring ``readOnlyHint`` do).
     trusted: bool = False
 
