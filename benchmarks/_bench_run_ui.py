@@ -36,8 +36,9 @@ NODES = 200
 TOKENS_PER_S = 200.0
 
 
-def prepare(scratch: Path, *, writes: int) -> dict[str, Any]:
-    """A data folder with the 200-node chain package installed and a run of it in a conversation."""
+def prepare(scratch: Path, *, writes: int, nodes: int = NODES, stream_s: float = 1.0) -> dict[str, Any]:
+    """A data folder with the ``nodes``-node chain package installed and a run of it in a conversation."""
+    node_count = nodes
     from crewagent.core.packages import PackageStore
     from crewagent.core.runs import create_run
     from crewagent.core.settings import SettingsStore
@@ -46,11 +47,11 @@ def prepare(scratch: Path, *, writes: int) -> dict[str, Any]:
     data_dir, config_dir, source = scratch / "data", scratch / "config", scratch / "package"
     for folder in (data_dir, config_dir, source / "steps"):
         folder.mkdir(parents=True, exist_ok=True)
-    ids = [f"n{i:03d}" for i in range(NODES)]
-    nodes = [{"id": i, "type": "end" if n == NODES - 1 else "step", "file": f"steps/{i}.md", "title": f"Step {n}",
+    ids = [f"n{i:03d}" for i in range(node_count)]
+    nodes = [{"id": i, "type": "end" if n == node_count - 1 else "step", "file": f"steps/{i}.md", "title": f"Step {n}",
               "agentId": "worker"} for n, i in enumerate(ids)]
-    edges = [{"from": ids[n - 1], "to": ids[n], "label": "next", "isDefault": True} for n in range(1, NODES)]
-    edges += [{"from": ids[n], "to": ids[n - 3], "label": "revise"} for n in range(5, NODES - 1, 7)]
+    edges = [{"from": ids[n - 1], "to": ids[n], "label": "next", "isDefault": True} for n in range(1, node_count)]
+    edges += [{"from": ids[n], "to": ids[n - 3], "label": "revise"} for n in range(5, node_count - 1, 7)]
     graph = {"schemaVersion": "1.1", "entryNodeId": ids[0], "nodes": nodes, "edges": edges}
     (source / "workflow.graph.json").write_text(json.dumps(graph), encoding="utf-8")
     manifest = {"schemaVersion": "1.1", "name": "bench-chain", "version": "1.0.0",
@@ -78,11 +79,11 @@ def prepare(scratch: Path, *, writes: int) -> dict[str, Any]:
     SettingsStore(config_dir).update(tools={"alwaysAllow": ["fs.apply_patch"]})
     store.flush()
     return {"data_dir": str(data_dir), "config_dir": str(config_dir), "project_root": str(project.root),
-            "conversation_id": meta.id, "run_id": run.runId, "nodes": ids, "writes": writes}
+            "conversation_id": meta.id, "run_id": run.runId, "nodes": ids, "writes": writes, "stream_s": stream_s}
 
 
 def serve(payload: dict[str, Any]) -> None:
-    """The model: ~1 s of paced text, then one state write moving the run on; ``writes`` times."""
+    """The model: ~1 s (``stream_s``) of paced text, then one state write moving the run on; ``writes`` times."""
     from crewagent.core.llm.local_server import LocalServer, Pause, RecordedRequest, Reply, SseReply
 
     ids, writes, alias = payload["nodes"], int(payload["writes"]), f"@state/runs/{payload['run_id']}/workflow.md"
@@ -110,7 +111,7 @@ def serve(payload: dict[str, Any]) -> None:
             call = {"index": 0, "id": f"call_{done}", "type": "function",
                     "function": {"name": "fs_apply_patch", "arguments": json.dumps({"path": alias, "updateFrontmatter": update})}}
             # A generator: each pause is computed as the reply is sent.
-            return SseReply(itertools.chain(paced(1.0), [chunk({"tool_calls": [call]}), chunk({}, "tool_calls")]))
+            return SseReply(itertools.chain(paced(payload["stream_s"]), [chunk({"tool_calls": [call]}), chunk({}, "tool_calls")]))
 
         def list_models(self, request: RecordedRequest) -> Reply:
             from crewagent.core.llm.local_server import JsonReply
@@ -196,7 +197,7 @@ def child(payload: dict[str, Any], gui_factory: Callable[..., Any], probe_ms: in
     extra: list[float] = []
 
     def lay_out() -> None:
-        for _ in range(5):
+        for _ in range(payload["extra_layouts"]):
             start = time.perf_counter()
             layout_graph([s.node_id for s in snapshot.steps], edges, roots=[snapshot.entry_node_id])
             extra.append((time.perf_counter() - start) * 1000)
@@ -234,7 +235,7 @@ def child(payload: dict[str, Any], gui_factory: Callable[..., Any], probe_ms: in
     # (3) Another process writes the state (an atomic replace, as the app's own writes), every 0.5 s.
     external: list[tuple[int, str]] = []
     for n in range(payload["external_writes"]):
-        node = payload["nodes"][(n % 2) + 100]
+        node = payload["nodes"][(n % 2) + len(payload["nodes"]) // 2]
         writer = subprocess.Popen([sys.executable, "-c", _EXTERNAL_WRITE, str(state_file), node], stdout=subprocess.PIPE, text=True)
         gui.spin_until(lambda: writer.poll() is not None, 30)
         assert writer.stdout is not None
@@ -285,23 +286,26 @@ def section(scratch: Path, results: dict[str, Any], *, quick: bool, env_of: Call
             run_child: Callable[[str, dict[str, Any], dict[str, str], float], dict[str, Any]],
             table: Callable[[list[str], list[list[str]]], str], percentile: Callable[[list[float], float], float],
             script: str, probe_ms: int) -> None:
-    writes = 3 if quick else 20
-    outs = {}
-    for panel in (True, False):
-        data = prepare(scratch / ("run" if panel else "baseline"), writes=writes)
+    # --quick (the smoke run of tests/ui/test_bench_ui_smoke.py) only proves the section runs:
+    # a 30-node graph, two short streams and writes, two outside writes, one extra layout, and
+    # no baseline app (a third and fourth process, for a row that only a full run can compare).
+    writes, nodes, stream_s, external_writes, extra_layouts = (2, 30, 0.3, 2, 1) if quick else (20, NODES, 1.0, 20, 5)
+    outs: dict[bool, dict[str, Any]] = {}
+    for panel in (True,) if quick else (True, False):
+        data = prepare(scratch / ("run" if panel else "baseline"), writes=writes, nodes=nodes, stream_s=stream_s)
         env = env_of(data["config_dir"], data["data_dir"])
         server = subprocess.Popen([sys.executable, script, "--_child", "serve_run", json.dumps(data)], stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, text=True, env=env)
         try:
             assert server.stdout is not None
             url = server.stdout.readline().split()[1]
-            outs[panel] = run_child("run", {**data, "url": url, "external_writes": (4 if quick else 20) if panel else 0,
-                                            "panel": panel}, env, 600)
+            outs[panel] = run_child("run", {**data, "url": url, "external_writes": external_writes if panel else 0,
+                                            "extra_layouts": extra_layouts, "panel": panel}, env, 600)
         finally:
             if server.stdin:
                 server.stdin.close()
             server.wait(10)
-    out, baseline = outs[True], outs[False]
+    out, baseline = outs[True], outs.get(False)
     out["baseline"] = baseline
     results["run"] = out
     loader = out["loader_layouts"]
@@ -309,17 +313,17 @@ def section(scratch: Path, results: dict[str, Any], *, quick: bool, env_of: Call
     threads = sorted({thread for _ms, thread in loader})
     layout_lag = lateness(out["ticks"], out["layout_window"], probe_ms)
     run_lag = lateness(out["ticks"], out["run_window"], probe_ms)
-    base_lag = lateness(baseline["ticks"], baseline["run_window"], probe_ms)
+    base_lag = lateness(baseline["ticks"], baseline["run_window"], probe_ms) if baseline else []
     engine, external = out["engine_delays"], out["external_delays"]
     worst_layout = max(layouts) if layouts else float("nan")
-    print(f"\n## 4. Run workspace: a {NODES}-node workflow, a run writing its state every second")
-    print("\nA model streams 200 tokens/s and calls fs.apply_patch every second (a real state write through the "
+    print(f"\n## 4. Run workspace: a {nodes}-node workflow, a run writing its state every {stream_s:g} s")
+    print(f"\nA model streams 200 tokens/s and calls fs.apply_patch every {stream_s:g} s (a real state write through the "
           f"engine), {writes} times; then another process replaces the state file {out['external_writes']} times. "
           "The baseline is the same run in a fresh app whose Run workspace follows no conversation.")
     print(f"\nLoad average after the section: {', '.join(f'{x:.2f}' for x in os.getloadavg())}.")
     print()
     rows = [
-        [f"layout of {NODES} nodes (grandalf), off the GUI thread", f"< {GOAL_LAYOUT_MS:.0f} ms",
+        [f"layout of {nodes} nodes (grandalf), off the GUI thread", f"< {GOAL_LAYOUT_MS:.0f} ms",
          f"median {statistics.median(layouts):.0f} ms, max {worst_layout:.0f} ms ({len(layouts)} layouts; loader thread: {', '.join(threads)})"],
         ["  GUI tick lateness while laying out", f"< {GOAL_P99_MS:.0f} ms p99",
          f"p99 {percentile(layout_lag, 0.99):.1f} ms, max {max(layout_lag, default=0):.1f} ms"],
@@ -331,7 +335,8 @@ def section(scratch: Path, results: dict[str, Any], *, quick: bool, env_of: Call
          f"p50 {percentile(run_lag, 0.5):.1f} ms, p99 {percentile(run_lag, 0.99):.1f} ms, max {max(run_lag, default=0):.1f} ms "
          f"({len(run_lag)} ticks of {probe_ms} ms, turn {out['outcome'][0] if out['outcome'] else '?'})"],
         ["  the same run with the Run workspace idle (baseline)", "",
-         f"p50 {percentile(base_lag, 0.5):.1f} ms, p99 {percentile(base_lag, 0.99):.1f} ms, max {max(base_lag, default=0):.1f} ms"],
+         f"p50 {percentile(base_lag, 0.5):.1f} ms, p99 {percentile(base_lag, 0.99):.1f} ms, max {max(base_lag, default=0):.1f} ms"
+         if baseline else "not run (--quick)"],
     ]
     for name, spans in out["gui_work"].items():
         if spans:

@@ -17,8 +17,8 @@ process's cache, ``prepare_run``: the state read and parsed, the turn marked run
   phase persisted in the runs index at the end when it changed.
 - ``state write``: the model calls ``fs.apply_patch`` with ``updateFrontmatter`` once, then
   answers. Chat: the patch goes to an ordinary Markdown file. Run: to the run's state, through
-  the guard (schema, graph successors, stepsCompleted), followed by the state re-read and a
-  ``RunProgress`` event.
+  the guard (schema, graph successors, stepsCompleted), followed by a ``RunProgress`` event (from
+  the state the patch reports it wrote; other writes of the state are read back).
 
 Each round makes a fresh conversation (and, in Run mode, a fresh run) outside the timing and
 times two turns in it: the **first** turn (a chat's first turn names and indexes the
@@ -28,8 +28,9 @@ the runs index) and the **next** one (the run stays ``waiting-user``). **Run ove
 its threads: the server's work is the same in both modes, and CPU time does not count the waits
 for a core that a loaded machine adds). The order of the configurations rotates from round to round. On a
 loaded machine the difference of two ~100 ms turns is noisy, so the run's own steps are also
-timed directly, per turn: ``prepare_run``, the run context before each model call, the state
-guard, the state re-read after a write, and the end of the turn (the runs index and the marker).
+timed directly, per turn: the run's lookup in the runs index, ``prepare_run``, the run context
+before each model call, the state guard, the state read back after a write (0 for a frontmatter
+patch), and the end of the turn (the runs index and the marker).
 """
 
 from __future__ import annotations
@@ -127,6 +128,7 @@ class StepTimer:
     """Time spent in the run's own steps during the timed turns (wraps them in place)."""
 
     STEPS = (
+        ("run lookup (runs index)", "crewagent.core.turns", None, "active_run"),
         ("prepare_run", "crewagent.core.runs.service", None, "prepare_run"),
         ("run context (per call)", "crewagent.core.runs.engine", "RunDriver", "context"),
         ("state guard", "crewagent.core.runs.guard", "StateGuard", "__call__"),

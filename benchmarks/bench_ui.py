@@ -97,15 +97,17 @@ class Config:
     quick: bool = False
 
 
+#: A smoke run (tests/ui/test_bench_ui_smoke.py): every section once, at sizes that only prove it
+#: runs and prints its tables; two opens, so "first open" and "median" both have a value.
 QUICK = Config(
-    messages=600,
-    tool_parts=12,
+    messages=300,
+    tool_parts=6,
     opens=2,
-    wheel_steps=30,
-    stream_before_tool_s=0.5,
-    stream_after_tool_s=0.5,
-    write_bytes=1024 * 1024,
-    conversations=40,
+    wheel_steps=10,
+    stream_before_tool_s=0.3,
+    stream_after_tool_s=0.3,
+    write_bytes=256 * 1024,
+    conversations=20,
     cold_runs=1,
     quick=True,
 )

@@ -7,8 +7,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+from tests.examples import PROFILE, THOROUGH_FACTOR
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+# Hypothesis profiles (tests/examples.py): "ci", the default, runs the counts the tests set through
+# examples(); HYPOTHESIS_PROFILE=thorough runs every property ten times as deep.
+settings.register_profile("ci", settings.get_profile("default"))
+settings.register_profile("thorough", max_examples=settings.get_profile("default").max_examples * THOROUGH_FACTOR)
+settings.load_profile(PROFILE)
 
 pytest_plugins = ["tests.fakes.fixtures"]
 

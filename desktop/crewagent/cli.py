@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from crewagent import __version__, gui_deps
+from crewagent import __version__
 from crewagent.cli_output import listing_done
 from crewagent.core.errors import (
     ConversationNotFound,
@@ -134,6 +134,8 @@ def _check_gui_setup(args: argparse.Namespace) -> None:
     An empty ``--project``, a data folder that is a file, a settings folder that cannot be read,
     and on Linux/X11 the system libraries Qt's platform plugin lacks (Qt would abort, naming none).
     """
+    from crewagent import gui_deps  # ctypes, subprocess, ldd: only the window needs them
+
     problem = gui_deps.platform_problem()
     if problem is not None:
         raise SetupError(problem)

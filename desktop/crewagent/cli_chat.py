@@ -18,6 +18,7 @@ from crewagent.core.loop import (
     RunProgress,
     TextDelta,
     ToolCallFinished,
+    ToolCallOutput,
     ToolCallStarted,
     TurnFinished,
 )
@@ -45,6 +46,9 @@ class _TerminalApprover:
         if not sys.stdin.isatty():
             return ApprovalDecision.DENY
         question = f"\nAllow {call.summary or call.tool}? [y]es once / [c]onversation / [N]o: "
+        if call.scope_label:  # a command: its program, arguments, folder and shell, one per line
+            details = "".join(f"\n    {line}" for line in call.summary.splitlines())
+            question = f"\nAllow {call.tool}?{details}\n[y]es once / [c] {call.scope_label} for this conversation / [N]o: "
         answer = (await asyncio.to_thread(input, question)).strip().lower()
         return {"y": ApprovalDecision.ALLOW_ONCE, "c": ApprovalDecision.ALLOW_CONVERSATION}.get(answer[:1], ApprovalDecision.DENY)
 
@@ -191,6 +195,9 @@ async def print_turn(events: AsyncGenerator[LoopEvent, None], as_json: bool) -> 
                 out.flush()
             elif isinstance(event, ToolCallStarted):
                 print(f"\n🔧 {event.name} {event.arguments}", file=err, flush=True)
+            elif isinstance(event, ToolCallOutput):
+                err.write(event.text)  # a command's live output, as it comes
+                err.flush()
             elif isinstance(event, ToolCallFinished):
                 status = "ok" if event.ok else f"failed ({event.error_code})"
                 print(f"   {event.name} · {status} · {event.duration_ms:.0f} ms", file=err, flush=True)

@@ -96,7 +96,7 @@
     <name>ApprovalDialog</name>
     <message>
         <source>Allow {tool}?</source>
-        <extracomment>Characters of the arguments shown in the dialog. The decision: allow_once, allow_conversation, allow_always or deny.</extracomment>
+        <extracomment>Characters of the arguments shown in the dialog. The decision: allow_once, allow_conversation, allow_always or deny. A command&apos;s grants cover its program only (&quot;git&quot;), and the buttons say so.</extracomment>
         <translation>允许 {tool}？</translation>
     </message>
     <message>
@@ -118,6 +118,10 @@
     <message>
         <source>Always allow {tool}</source>
         <translation>始终允许 {tool}</translation>
+    </message>
+    <message>
+        <source>Allow {program} in this conversation</source>
+        <translation>在此会话中允许 {program}</translation>
     </message>
     <message>
         <source>Saved in Settings → Tools; you can take it back there.</source>
@@ -1172,6 +1176,26 @@ Files the model writes will appear here.</source>
         <translation>类型</translation>
     </message>
     <message>
+        <source>step</source>
+        <translation>步骤</translation>
+    </message>
+    <message>
+        <source>decision</source>
+        <translation>决策</translation>
+    </message>
+    <message>
+        <source>merge</source>
+        <translation>汇合</translation>
+    </message>
+    <message>
+        <source>end</source>
+        <translation>结束</translation>
+    </message>
+    <message>
+        <source>subworkflow</source>
+        <translation>子工作流</translation>
+    </message>
+    <message>
         <source>completed</source>
         <translation>已完成</translation>
     </message>
@@ -1759,8 +1783,12 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>Arguments</source>
-        <extracomment>Characters of a tool result shown expanded (the rest: &quot;… more&quot;, and &quot;Open full output&quot; opens the viewer). A Task part&apos;s subagent type and description (from its subagent, else from its arguments). Read only when the part is expanded (a tool&apos;s arguments may be megabytes). Bytes of an offloaded result (None: the result is stored whole). Expanded only: the line under the header, the Arguments and Result sections, the row with &quot;Open full output&quot; (an offloaded result, or one cut at MAX_RESULT_CHARS).</extracomment>
+        <extracomment>Characters of a tool result shown expanded (the rest: &quot;… more&quot;, and &quot;Open full output&quot; opens the viewer). A Task part&apos;s subagent type and description (from its subagent, else from its arguments). Read only when the part is expanded (a tool&apos;s arguments may be megabytes). A running command&apos;s output so far (expanded parts only; &quot;&quot; once the result is in). Bytes of an offloaded result (None: the result is stored whole). Expanded only: the line under the header, the Arguments and Result sections, the row with &quot;Open full output&quot; (an offloaded result, or one cut at MAX_RESULT_CHARS).</extracomment>
         <translation>参数</translation>
+    </message>
+    <message>
+        <source>Error</source>
+        <translation>错误</translation>
     </message>
     <message>
         <source>… {n} more characters</source>
@@ -1769,6 +1797,10 @@ Create a project or open an existing one to see it here.</source>
     <message>
         <source>Result</source>
         <translation>结果</translation>
+    </message>
+    <message>
+        <source>Output</source>
+        <translation>输出</translation>
     </message>
     <message>
         <source>Subagent</source>
@@ -2090,6 +2122,529 @@ Create a project or open an existing one to see it here.</source>
 Start one with “+ New”.</source>
         <translation>还没有对话。
 点击“+ 新建”开始。</translation>
+    </message>
+</context>
+<context>
+    <name>core</name>
+    <message>
+        <source>The app stopped while the answer was streaming.</source>
+        <translation>应用在回答生成过程中停止了。</translation>
+    </message>
+    <message>
+        <source>The app stopped while this answer was streaming; the text above is what had arrived.</source>
+        <translation>应用在此回答生成过程中停止了；上面是已经收到的文本。</translation>
+    </message>
+    <message>
+        <source>Stopped by the user while the answer was streaming.</source>
+        <translation>用户在回答生成过程中停止了它。</translation>
+    </message>
+    <message>
+        <source>The app stopped while this subagent was running; its work ends here.</source>
+        <translation>应用在此子智能体运行时停止了；它的工作到此结束。</translation>
+    </message>
+    <message>
+        <source>The same failing call ({tool} with the same arguments) was made {count} times in a row; the turn was stopped to avoid a loop.</source>
+        <translation>同一个失败的调用（{tool}，参数相同）已连续进行 {count} 次；为避免死循环，本回合已停止。</translation>
+    </message>
+    <message>
+        <source>The turn reached the limit of {limit} model calls (engine.maxTurns) and was stopped.</source>
+        <translation>本回合已达到 {limit} 次模型调用的上限（engine.maxTurns），已停止。</translation>
+    </message>
+    <message>
+        <source>The current turn does not fit the context budget even with every tool result and large tool argument shortened to a note: the system prompt and the current turn need {chars} characters / {tokens} tokens (before shortening {turn_chars} / {turn_tokens}), over the budget of {budget}. Raise the model&apos;s context window (Settings &gt; Model &gt; Context window) or start a new conversation, then press Continue.</source>
+        <translation>即使把每个工具结果和较大的工具参数都缩短为一条说明，当前回合仍然放不进上下文预算：系统提示词和当前回合需要 {chars} 个字符 / {tokens} 个 token（缩短前为 {turn_chars} / {turn_tokens}），超过了预算 {budget}。请调大模型的上下文窗口（设置 &gt; 模型 &gt; 上下文窗口）或新建一个会话，然后点击“继续”。</translation>
+    </message>
+    <message>
+        <source>The current turn is too large to send whole, and its full tool outputs could not be saved for the model to read ({detail}). Free some disk space, then press Continue.</source>
+        <translation>当前回合太大，无法完整发送，而且其完整的工具输出也无法保存供模型读取（{detail}）。请释放一些磁盘空间，然后点击“继续”。</translation>
+    </message>
+    <message>
+        <source>The provider did not answer in time.</source>
+        <translation>模型提供方未及时响应。</translation>
+    </message>
+    <message>
+        <source>The connection ended before the model finished its answer.</source>
+        <translation>模型还未完成回答，连接就已断开。</translation>
+    </message>
+    <message>
+        <source>Network error talking to {where}.</source>
+        <translation>与{where}通信时出现网络错误。</translation>
+    </message>
+    <message>
+        <source>Network error talking to {where} ({detail}).</source>
+        <translation>与 {where} 通信时出现网络错误（{detail}）。</translation>
+    </message>
+    <message>
+        <source>the provider</source>
+        <translation>模型提供方</translation>
+    </message>
+    <message>
+        <source>The API key was rejected (HTTP {status}): {detail}</source>
+        <translation>API 密钥被拒绝（HTTP {status}）：{detail}</translation>
+    </message>
+    <message>
+        <source>Access denied (HTTP {status}): {detail}</source>
+        <translation>访问被拒绝（HTTP {status}）：{detail}</translation>
+    </message>
+    <message>
+        <source>Rate limited (HTTP 429): {detail}</source>
+        <translation>请求过于频繁，已被限流（HTTP 429）：{detail}</translation>
+    </message>
+    <message>
+        <source>The provider timed out (HTTP 408): {detail}</source>
+        <translation>模型提供方超时（HTTP 408）：{detail}</translation>
+    </message>
+    <message>
+        <source>The provider&apos;s response has an unexpected shape: {detail}</source>
+        <translation>模型提供方的响应格式不符合预期：{detail}</translation>
+    </message>
+    <message>
+        <source>The provider sent malformed JSON: {detail} (at char {pos}).</source>
+        <translation>模型提供方发送了格式错误的 JSON：{detail}（第 {pos} 个字符处）。</translation>
+    </message>
+    <message>
+        <source>The provider sent a malformed chunk: {detail}.</source>
+        <translation>模型提供方发送了格式错误的数据块：{detail}。</translation>
+    </message>
+    <message>
+        <source>The provider reported an error: {detail}</source>
+        <translation>模型提供方报告了错误：{detail}</translation>
+    </message>
+    <message>
+        <source>The provider&apos;s response is not a JSON object.</source>
+        <translation>模型提供方的响应不是 JSON 对象。</translation>
+    </message>
+    <message>
+        <source>The provider&apos;s response holds no message.</source>
+        <translation>模型提供方的响应中没有消息。</translation>
+    </message>
+    <message>
+        <source>The provider&apos;s answer ended without a final message.</source>
+        <translation>模型提供方的回答结束了，但没有给出最终消息。</translation>
+    </message>
+    <message>
+        <source>Write {path}</source>
+        <translation>写入 {path}</translation>
+    </message>
+    <message>
+        <source>Write {path} ({size} bytes)</source>
+        <translation>写入 {path}（{size} 字节）</translation>
+    </message>
+    <message>
+        <source>Patch {path} ({form})</source>
+        <translation>修改 {path}（{form}）</translation>
+    </message>
+    <message>
+        <source>task ({type}): {description}</source>
+        <translation>子任务（{type}）：{description}</translation>
+    </message>
+    <message>
+        <source>The user refused this tool call. Do not retry it; ask the user what to do instead.</source>
+        <translation>用户拒绝了此次工具调用。</translation>
+    </message>
+    <message>
+        <source>The user closed the question without answering.</source>
+        <translation>用户关闭了问题，没有回答。</translation>
+    </message>
+    <message>
+        <source>The call was interrupted by the user.</source>
+        <translation>调用被用户中断。</translation>
+    </message>
+    <message>
+        <source>The tool call {name} ({call_id}) was interrupted before it returned a result (the app stopped or the call was cancelled). It may not have completed; check its effects and run it again if it is still needed.</source>
+        <translation>工具调用 {name}（{call_id}）在返回结果前被中断（应用已停止或调用被取消）。它可能没有完成；请检查其效果，如仍需要请重新运行。</translation>
+    </message>
+    <message>
+        <source>No tool named {name!r} is available. Tools: {available}.</source>
+        <translation>没有名为 {name!r} 的可用工具。可用工具：{available}。</translation>
+    </message>
+    <message>
+        <source>Arguments of {name} {problem}.</source>
+        <translation>{name} 的参数{problem}。</translation>
+    </message>
+    <message>
+        <source>Invalid arguments for {name}: {problem}</source>
+        <translation>{name} 的参数无效：{problem}</translation>
+    </message>
+    <message>
+        <source>{name} did not finish within {timeout:g} s and was stopped.</source>
+        <translation>{name} 未在 {timeout:g} 秒内完成，已被停止。</translation>
+    </message>
+    <message>
+        <source>{name} failed: {kind}: {detail}</source>
+        <translation>{name} 失败：{kind}：{detail}</translation>
+    </message>
+    <message>
+        <source>{name} returned an invalid result.</source>
+        <translation>{name} 返回了无效的结果。</translation>
+    </message>
+    <message>
+        <source>{path} does not exist.</source>
+        <translation>{path} 不存在。</translation>
+    </message>
+    <message>
+        <source>{path} is a folder; use fs.list to see what it holds.</source>
+        <translation>{path} 是文件夹；请用 fs.list 查看其内容。</translation>
+    </message>
+    <message>
+        <source>{path} is a folder.</source>
+        <translation>{path} 是文件夹。</translation>
+    </message>
+    <message>
+        <source>{path} is a file; use fs.read to read it.</source>
+        <translation>{path} 是文件；请用 fs.read 读取。</translation>
+    </message>
+    <message>
+        <source>{path} is not a regular file.</source>
+        <translation>{path} 不是普通文件。</translation>
+    </message>
+    <message>
+        <source>{path} is a binary file.</source>
+        <translation>{path} 是二进制文件。</translation>
+    </message>
+    <message>
+        <source>{path} is not UTF-8 text.</source>
+        <translation>{path} 不是 UTF-8 文本。</translation>
+    </message>
+    <message>
+        <source>{path} cannot be read: {reason}.</source>
+        <translation>无法读取 {path}：{reason}。</translation>
+    </message>
+    <message>
+        <source>{path} is outside the folders tools may use.</source>
+        <translation>{path} 不在工具可以使用的文件夹内。</translation>
+    </message>
+    <message>
+        <source>{path} is in @pkg, which is read-only.</source>
+        <translation>{path} 位于只读的 @pkg 中。</translation>
+    </message>
+    <message>
+        <source>{path} is the project file; the app manages it, tools may only read it.</source>
+        <translation>{path} 是项目文件，由应用管理，工具只能读取它。</translation>
+    </message>
+    <message>
+        <source>{path} is a log kept by the app (read-only for tools).</source>
+        <translation>{path} 是应用保存的日志（对工具只读）。</translation>
+    </message>
+    <message>
+        <source>{path!r} is absolute; use @project/, @state/ or @pkg/ (or a path relative to the project).</source>
+        <translation>{path!r} 是绝对路径；请使用 @project/、@state/ 或 @pkg/（或相对于项目的路径）。</translation>
+    </message>
+    <message>
+        <source>{path!r}: &apos;..&apos; is not allowed in paths.</source>
+        <translation>{path!r}：路径中不允许出现“..”。</translation>
+    </message>
+    <message>
+        <source>{path!r} resolves outside @{alias} (through a symbolic link).</source>
+        <translation>{path!r} 通过符号链接指向了 @{alias} 之外。</translation>
+    </message>
+    <message>
+        <source>Subagents are not available in this session.</source>
+        <translation>此会话中无法使用子智能体。</translation>
+    </message>
+    <message>
+        <source>Unknown subagent_type {type!r}. Types: {types}.</source>
+        <translation>未知的 subagent_type {type!r}。可用类型：{types}。</translation>
+    </message>
+    <message>
+        <source>The app is shutting down; no new subagent can start.</source>
+        <translation>应用正在关闭，无法启动新的子智能体。</translation>
+    </message>
+    <message>
+        <source>The subagent could not be started: {detail}</source>
+        <translation>无法启动子智能体：{detail}</translation>
+    </message>
+    <message>
+        <source>The subagent was cancelled before it finished ({reason}).</source>
+        <translation>子智能体在完成前被取消（{reason}）。</translation>
+    </message>
+    <message>
+        <source>The subagent failed.</source>
+        <translation>子智能体运行失败。</translation>
+    </message>
+    <message>
+        <source>it was cancelled</source>
+        <translation>它被取消了</translation>
+    </message>
+    <message>
+        <source>its parent was stopped</source>
+        <translation>它的父会话已停止</translation>
+    </message>
+    <message>
+        <source>the app shut down</source>
+        <translation>应用已关闭</translation>
+    </message>
+    <message>
+        <source>the user stopped it</source>
+        <translation>用户停止了它</translation>
+    </message>
+    <message>
+        <source>The content is {size} bytes; the limit is {limit} bytes. Write smaller files.</source>
+        <translation>内容为 {size} 字节，上限为 {limit} 字节。请写入更小的文件。</translation>
+    </message>
+    <message>
+        <source>The state&apos;s frontmatter is not valid YAML; nothing was written.</source>
+        <translation>运行状态的 frontmatter 不是有效的 YAML；未写入任何内容。</translation>
+    </message>
+    <message>
+        <source>{folder} is not a CrewAgent project (it has no .crewagent.json).</source>
+        <translation>{folder} 不是 CrewAgent 项目（其中没有 .crewagent.json）。</translation>
+    </message>
+    <message>
+        <source>The folder {folder} does not exist.</source>
+        <translation>文件夹 {folder} 不存在。</translation>
+    </message>
+    <message>
+        <source>{folder} is a file, not a folder.</source>
+        <translation>{folder} 是文件，不是文件夹。</translation>
+    </message>
+    <message>
+        <source>The project path is empty; give the project folder.</source>
+        <translation>项目路径为空；请指定项目文件夹。</translation>
+    </message>
+    <message>
+        <source>No conversation with id {conversation_id!r} in this project.</source>
+        <translation>此项目中没有 ID 为 {conversation_id!r} 的会话。</translation>
+    </message>
+    <message>
+        <source>Could not write {path}: {reason}. Nothing already stored was lost.</source>
+        <translation>无法写入 {path}：{reason}。已保存的内容没有丢失。</translation>
+    </message>
+    <message>
+        <source>Cannot read {path}: {reason}.</source>
+        <translation>无法读取 {path}：{reason}。</translation>
+    </message>
+    <message>
+        <source>The exported chain would not be valid; nothing was written.</source>
+        <translation>导出的消息链将是无效的；未写入任何内容。</translation>
+    </message>
+    <message>
+        <source>Cannot write {path}: {reason}</source>
+        <translation>无法写入 {path}：{reason}</translation>
+    </message>
+    <message>
+        <source>the conversation holds no message a request would carry: the export is []</source>
+        <translation>会话中没有任何会随请求发送的消息：导出结果为 []</translation>
+    </message>
+    <message>
+        <source>the disk is full (or the file size limit was reached)</source>
+        <translation>磁盘已满（或已达到文件大小上限）</translation>
+    </message>
+    <message>
+        <source>permission denied</source>
+        <translation>权限不足</translation>
+    </message>
+    <message>
+        <source>it is a folder, not a file</source>
+        <translation>它是文件夹，不是文件</translation>
+    </message>
+    <message>
+        <source>a part of the path is a file, not a folder</source>
+        <translation>路径中的某一部分是文件，不是文件夹</translation>
+    </message>
+    <message>
+        <source>The full output of tool result {message_id} is missing ({path}); only its preview remains in the conversation.</source>
+        <translation>工具结果 {message_id} 的完整输出已丢失（{path}）；会话中只保留了它的预览。</translation>
+    </message>
+    <message>
+        <source>The full output of tool result {message_id} ({path}) does not match its checksum; the file was changed or damaged.</source>
+        <translation>工具结果 {message_id} 的完整输出（{path}）与其校验和不符；文件已被修改或损坏。</translation>
+    </message>
+    <message>
+        <source>This conversation has no workflow run; start one with Start Workflow in the Workflow header, `crewagent run --workflow ...` or an agent&apos;s workflow menu item.</source>
+        <translation>此会话还没有工作流运行；请通过工作流标题栏中的“开始工作流”、`crewagent run --workflow ...` 或智能体菜单中的工作流条目开始一个。</translation>
+    </message>
+    <message>
+        <source>The package {package} has no workflow {workflow!r} (menu of {agent}).</source>
+        <translation>工作流包 {package} 中没有工作流 {workflow!r}（{agent} 的菜单）。</translation>
+    </message>
+    <message>
+        <source>Run {run} needs the package {package}, which is no longer installed; import it again.</source>
+        <translation>运行 {run} 需要工作流包 {package}，但它已不再安装；请重新导入。</translation>
+    </message>
+    <message>
+        <source>The run {run} belongs to another conversation.</source>
+        <translation>运行 {run} 属于另一个会话。</translation>
+    </message>
+    <message>
+        <source>Run {run} is complete; there is nothing to resume.</source>
+        <translation>运行 {run} 已完成，没有可继续的内容。</translation>
+    </message>
+    <message>
+        <source>Run {run}: {detail}</source>
+        <translation>运行 {run}：{detail}</translation>
+    </message>
+    <message>
+        <source>The package {package} has no workflow {workflow!r}.</source>
+        <translation>工作流包 {package} 中没有工作流 {workflow!r}。</translation>
+    </message>
+    <message>
+        <source>No installed package with id {package!r}.</source>
+        <translation>没有已安装的 ID 为 {package!r} 的工作流包。</translation>
+    </message>
+    <message>
+        <source>a classic BMAD package (workflow.yaml) is not supported: format 1.1 needs bmad.json, workflow.graph.json, workflow.md and steps/*.md</source>
+        <translation>不支持经典 BMAD 工作流包（workflow.yaml）：1.1 格式需要 bmad.json、workflow.graph.json、workflow.md 和 steps/*.md</translation>
+    </message>
+    <message>
+        <source>is missing: a package has bmad.json at its root</source>
+        <translation>缺失：工作流包的根目录中必须有 bmad.json</translation>
+    </message>
+    <message>
+        <source>is not UTF-8 text (byte {byte})</source>
+        <translation>不是 UTF-8 文本（第 {byte} 字节）</translation>
+    </message>
+    <message>
+        <source>is not valid JSON: {detail}</source>
+        <translation>不是有效的 JSON：{detail}</translation>
+    </message>
+    <message>
+        <source>has no YAML frontmatter (a &apos;---&apos; block at the top)</source>
+        <translation>没有 YAML frontmatter（文件开头的 “---” 块）</translation>
+    </message>
+    <message>
+        <source>{value!r} is not a relative path inside the package</source>
+        <translation>{value!r} 不是工作流包内的相对路径</translation>
+    </message>
+    <message>
+        <source>the {what} {value!r} is not in the package</source>
+        <translation>{what} {value!r} 不在工作流包中</translation>
+    </message>
+    <message>
+        <source>agents file</source>
+        <translation>智能体文件</translation>
+    </message>
+    <message>
+        <source>workflow file</source>
+        <translation>工作流文件</translation>
+    </message>
+    <message>
+        <source>graph file</source>
+        <translation>流程图文件</translation>
+    </message>
+    <message>
+        <source>the step file {value!r} is not in the package</source>
+        <translation>步骤文件 {value!r} 不在工作流包中</translation>
+    </message>
+    <message>
+        <source>the agent id {value!r} is used twice</source>
+        <translation>智能体 ID {value!r} 被使用了两次</translation>
+    </message>
+    <message>
+        <source>the agent {value!r} is not in the package&apos;s agents</source>
+        <translation>智能体 {value!r} 不在工作流包的智能体中</translation>
+    </message>
+    <message>
+        <source>{value!r} is not a node of {graph}</source>
+        <translation>{value!r} 不是 {graph} 中的节点</translation>
+    </message>
+    <message>
+        <source>the node id {value!r} is used twice</source>
+        <translation>节点 ID {value!r} 被使用了两次</translation>
+    </message>
+    <message>
+        <source>the entry node {value!r} is not a node of the graph</source>
+        <translation>入口节点 {value!r} 不是流程图中的节点</translation>
+    </message>
+    <message>
+        <source>the edge&apos;s {end!r} node {value!r} is not a node of the graph</source>
+        <translation>连线的 {end!r} 端节点 {value!r} 不是流程图中的节点</translation>
+    </message>
+    <message>
+        <source>node {value!r} already has a default edge</source>
+        <translation>节点 {value!r} 已经有一条默认连线</translation>
+    </message>
+    <message>
+        <source>is {value!r} but the graph&apos;s node is {node!r}</source>
+        <translation>是 {value!r}，但流程图中的节点是 {node!r}</translation>
+    </message>
+    <message>
+        <source>is {value!r} but the graph says {type!r}</source>
+        <translation>是 {value!r}，但流程图中写的是 {type!r}</translation>
+    </message>
+    <message>
+        <source>this step file is not the file of any node of the package&apos;s graphs</source>
+        <translation>此步骤文件不属于工作流包中任何流程图的节点</translation>
+    </message>
+    <message>
+        <source>the workflow id {value!r} is used twice</source>
+        <translation>工作流 ID {value!r} 被使用了两次</translation>
+    </message>
+    <message>
+        <source>{value!r} is not a workflow of this package</source>
+        <translation>{value!r} 不是此工作流包中的工作流</translation>
+    </message>
+    <message>
+        <source>this app cannot use the agent: {detail}</source>
+        <translation>本应用无法使用此智能体：{detail}</translation>
+    </message>
+    <message>
+        <source>Connected to {url} ({count} models).</source>
+        <translation>已连接到 {url}（{count} 个模型）。</translation>
+    </message>
+    <message>
+        <source>Connected to {url} ({count} models). The model {model!r} is not in the provider&apos;s list.</source>
+        <translation>已连接到 {url}（{count} 个模型）。模型 {model!r} 不在模型提供方的列表中。</translation>
+    </message>
+    <message>
+        <source>The provider refused the API key: {detail}</source>
+        <translation>模型提供方拒绝了 API 密钥：{detail}</translation>
+    </message>
+    <message>
+        <source>{url} did not answer in time.</source>
+        <translation>{url} 未及时响应。</translation>
+    </message>
+    <message>
+        <source>{url} answered, but not like an OpenAI-compatible API.</source>
+        <translation>{url} 有响应，但不像兼容 OpenAI 的接口。</translation>
+    </message>
+    <message>
+        <source>{url}/models does not exist: check the base URL (it usually ends in /v1).</source>
+        <translation>{url}/models 不存在：请检查基础 URL（通常以 /v1 结尾）。</translation>
+    </message>
+    <message>
+        <source>Could not reach {url}: {detail}</source>
+        <translation>无法连接到 {url}：{detail}</translation>
+    </message>
+    <message>
+        <source>{url}/models did not return a model list.</source>
+        <translation>{url}/models 没有返回模型列表。</translation>
+    </message>
+    <message>
+        <source>The openai-compatible provider needs a base URL (settings, or OPENAI_BASE_URL), e.g. http://localhost:11434/v1 for Ollama.</source>
+        <translation>兼容 OpenAI 的模型提供方需要基础 URL（在设置中填写，或设置 OPENAI_BASE_URL），例如 Ollama 的 http://localhost:11434/v1。</translation>
+    </message>
+    <message>
+        <source>The openai-compatible provider needs a model name (settings, or CREWAGENT_MODEL).</source>
+        <translation>兼容 OpenAI 的模型提供方需要模型名称（在设置中填写，或设置 CREWAGENT_MODEL）。</translation>
+    </message>
+    <message>
+        <source>The openai provider needs an API key (save it in Settings, or set OPENAI_API_KEY).</source>
+        <translation>OpenAI 模型提供方需要 API 密钥（在设置中保存，或设置 OPENAI_API_KEY）。</translation>
+    </message>
+    <message>
+        <source>The base URL must start with http:// or https://.</source>
+        <translation>基础 URL 必须以 http:// 或 https:// 开头。</translation>
+    </message>
+    <message>
+        <source>An OpenAI-compatible provider needs a base URL, e.g. http://localhost:11434/v1.</source>
+        <translation>兼容 OpenAI 的模型提供方需要基础 URL，例如 http://localhost:11434/v1。</translation>
+    </message>
+    <message>
+        <source>Choose or type the model to use.</source>
+        <translation>请选择或输入要使用的模型。</translation>
+    </message>
+    <message>
+        <source>The {provider} provider takes no API key.</source>
+        <translation>{provider} 模型提供方不需要 API 密钥。</translation>
+    </message>
+    <message>
+        <source>The demo provider runs inside CrewAgent; there is nothing to connect to.</source>
+        <translation>演示模型在 CrewAgent 内部运行，无需连接。</translation>
+    </message>
+    <message>
+        <source>{url} did not answer within {seconds:.0f} s.</source>
+        <translation>{url} 未在 {seconds:.0f} 秒内响应。</translation>
     </message>
 </context>
 <context>

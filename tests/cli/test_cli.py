@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from crewagent.cli import main
+from tests.examples import examples
 
 TOOL_CALL_ID = "call_abc"
 
@@ -204,7 +205,7 @@ def _conversations(draw: st.DrawFn) -> list[dict[str, Any]]:
     return out
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(messages=_conversations())
 def test_any_valid_messages_array_round_trips(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, messages: list[dict[str, Any]]

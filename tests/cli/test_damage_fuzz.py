@@ -28,6 +28,7 @@ from crewagent.cli import main
 from crewagent.core.llm.demo import start_demo_server
 from crewagent.core.messages import ConversationMessage, new_message_id, utc_now_iso
 from crewagent.core.store import RuntimeStore
+from tests.examples import examples
 
 TARGETS = ("messages.jsonl", "index.json", "settings.json", ".crewagent.json")
 
@@ -204,7 +205,7 @@ def _assert_bystander_complete(capsys: pytest.CaptureFixture[str], world: World,
     assert tuple(json.loads(line)["id"] for line in out.splitlines()) == world.bystander_ids
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(20), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(damage=_damages())
 def test_no_damage_makes_a_command_crash(
     damage: tuple[str, bytes, bool],

@@ -39,6 +39,7 @@ from crewagent.core.protocol import (
 from crewagent.core.store import ProjectInfo, RuntimeStore
 from tests.core.test_context_properties import Op, build_log, scripts
 from tests.core.test_validator import CASES
+from tests.examples import examples
 
 CLI = [sys.executable, "-m", "crewagent"]
 
@@ -309,7 +310,7 @@ def assert_reads_in_order(log: list[dict[str, Any]], synthetic_ids: set[str]) ->
 # -- the property over generated logs ---------------------------------------------------------------
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(script=scripts(0, 30))
 def test_any_damaged_log_exports_a_valid_chain_and_reads_in_order_after_recovery(script: list[Op]) -> None:
     with tempfile.TemporaryDirectory() as scratch:
@@ -422,7 +423,7 @@ def test_export_into_a_missing_folder_or_onto_a_folder_is_bad_input(
     assert not (tmp_path / "missing").exists()
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(script=scripts(1, 20))
 def test_any_messages_array_is_imported_valid_or_refused_whole(capsys: pytest.CaptureFixture[str], script: list[Op]) -> None:
     """Whatever the file holds: refused with exit 2, an envelope and nothing created; or stored as a

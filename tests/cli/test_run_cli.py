@@ -37,8 +37,9 @@ def _cli(data: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_the_built_in_package_runs_to_completed_on_the_demo_provider(tmp_path: Path) -> None:
-    """The issue's "Done when": a fresh data folder, no key, one command."""
+def test_the_built_in_package_runs_to_completed_on_the_demo_provider(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The issue's "Done when": a fresh data folder, no key, one command (a real process; the
+    listings after it run in this process)."""
     data, folder = tmp_path / "fresh-data", tmp_path / "my project"
     proc = _cli(data, "run", "--project", str(folder), "--workflow", "project-brief", "--provider", "demo", "--yes")
 
@@ -47,9 +48,9 @@ def test_the_built_in_package_runs_to_completed_on_the_demo_provider(tmp_path: P
     conversation_id = proc.stderr.splitlines()[0].strip()
     brief = (folder / "artifacts" / "brief.md").read_text(encoding="utf-8")
     assert brief.startswith("# Example project: project brief") and "## Goals" in brief
-    listed = _cli(data, "runs", "--project", str(folder), "--json")
-    assert listed.returncode == 0, listed.stderr
-    (row,) = json.loads(listed.stdout)
+    code, listed, err = _main(capsys, "runs", "--data-dir", str(data), "--project", str(folder), "--json")
+    assert code == 0, err
+    (row,) = json.loads(listed)
     assert (row["phase"], row["currentNodeId"], row["workflowId"]) == ("completed", "end", "project-brief")
     assert row["stepsCompleted"] == ["gather-goals", "draft-brief", "review", "end"]
     assert row["conversationId"] == conversation_id and row["packageId"] == "project-brief-1.0.0"
@@ -57,8 +58,9 @@ def test_the_built_in_package_runs_to_completed_on_the_demo_provider(tmp_path: P
     assert all((m.mode, m.runId, m.workflowId) == ("run", row["runId"], "project-brief") for m in log)
     asked = [m for m in log if m.toolName == "ui.ask_user"]
     assert len(asked) == 2 and all(json.loads(m.text)["ok"] for m in asked)  # --yes answered with the defaults
-    table = _cli(data, "runs", "--project", str(folder))
-    assert row["runId"] in table.stdout and "completed" in table.stdout
+    code, table, err = _main(capsys, "runs", "--data-dir", str(data), "--project", str(folder))
+    assert code == 0, err
+    assert row["runId"] in table and "completed" in table
 
 
 def _main(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

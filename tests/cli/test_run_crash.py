@@ -41,7 +41,9 @@ SEED = int(os.environ.get("CREWAGENT_CRASH_SEED", str(time.time_ns() % 2**32)))
 
 
 class RecordingDemo(DemoResponder):
-    """The demo, paced, remembering every request per lane (the model name is the lane)."""
+    """The demo, paced, remembering every request per process (the model name is lane and process,
+    ``run-lane0-7``: a request the killed process sent just before its kill can reach the server
+    after the next process started, and must not be taken for the next one's)."""
 
     def __init__(self) -> None:
         super().__init__(chunk_delay=0.004)
@@ -54,10 +56,11 @@ class RecordingDemo(DemoResponder):
             self.cond.notify_all()
         return super().chat_completion(request)
 
-    def wait_for(self, lane: str, count: int, proc: ZygoteProcess, timeout: float = 60) -> None:
+    def wait_for(self, name: str, proc: ZygoteProcess, timeout: float = 60) -> None:
+        """Until the process whose model name is ``name`` sent its first request (or ended)."""
         deadline = time.monotonic() + timeout
         with self.cond:
-            while len(self.bodies.get(lane, [])) < count:
+            while not self.bodies.get(name):
                 if proc.poll() is not None or time.monotonic() > deadline:
                     return
                 self.cond.wait(0.02)
@@ -65,10 +68,10 @@ class RecordingDemo(DemoResponder):
 
 def _lane(lane: int, demo: RecordingDemo, base_url: str, tmp: Path, zygote: Zygote) -> dict[str, int]:
     rng = random.Random(SEED * 10 + lane)
-    name = f"run-lane{lane}"
+    lane_name = f"run-lane{lane}-"  # + the process number: each process's model name
     data, folder = tmp / f"data{lane}", tmp / f"project{lane}"
     folder.mkdir()
-    env = {**os.environ, "OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "sk-crash", "CREWAGENT_MODEL": name}
+    env = {**os.environ, "OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "sk-crash"}
     argv = ["run", "--data-dir", str(data), "--project", str(folder)]
     argv += ["--workflow", "project-brief", "--provider", "openai-compatible", "--yes"]
     store = RuntimeStore(data)
@@ -76,14 +79,14 @@ def _lane(lane: int, demo: RecordingDemo, base_url: str, tmp: Path, zygote: Zygo
     kills = completed_early = resumed = 0
     killed_last = False
     while kills < KILLS_PER_LANE:
-        seen = len(demo.bodies.get(name, []))
+        name = f"{lane_name}{kills + completed_early}"
         err = tmp / f"lane{lane}-{kills + completed_early}.err"
-        proc = zygote.spawn(argv, env=env, stdout=os.devnull, stderr=err)
+        proc = zygote.spawn(argv, env={**env, "CREWAGENT_MODEL": name}, stdout=os.devnull, stderr=err)
         try:
-            demo.wait_for(name, seen + 1, proc)
-            if killed_last and len(demo.bodies.get(name, [])) > seen:
+            demo.wait_for(name, proc)
+            if killed_last and demo.bodies.get(name):
                 # the run the dead process left is continued, and the model is told it resumes
-                first = demo.bodies[name][seen]["messages"]
+                first = demo.bodies[name][0]["messages"]
                 directive = next(m["content"] for m in first if m["role"] == "user" and m["content"].startswith("RUN_DIRECTIVE"))
                 assert "- intent: resume" in directive, directive
                 resumed += 1
@@ -113,7 +116,8 @@ def _lane(lane: int, demo: RecordingDemo, base_url: str, tmp: Path, zygote: Zygo
             killed_last = False  # killed after its run had finished: the next process starts a new run
     # the last run finishes whatever was left
     err = tmp / f"lane{lane}-final.err"
-    assert zygote.spawn(argv, env=env, stdout=os.devnull, stderr=err).wait(120) == 0, err.read_text(errors="replace")
+    final = zygote.spawn(argv, env={**env, "CREWAGENT_MODEL": f"{lane_name}final"}, stdout=os.devnull, stderr=err)
+    assert final.wait(120) == 0, err.read_text(errors="replace")
     project = store.open_project(folder)
     runs = RunIndex(project.runtime_dir).list()
     last = runs[-1]
@@ -123,7 +127,9 @@ def _lane(lane: int, demo: RecordingDemo, base_url: str, tmp: Path, zygote: Zygo
     for run in runs:
         log = assert_log_valid(store, project.id, run.conversationId)
         assert all((m.mode, m.runId) == ("run", run.runId) for m in log), "a message of the run is not stamped"
-    for body in demo.bodies[name]:
+    with demo.cond:  # the other lane may be filing requests
+        mine = [body for name, bodies in demo.bodies.items() if name.startswith(lane_name) for body in bodies]
+    for body in mine:
         assert_request_valid(body)
     assert resumed > 0
     return {"kills": kills, "completed_early": completed_early, "resumed": resumed, "runs": len(runs)}

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.bench_smoke import run_main
+
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_store.py"
 
 pytestmark = pytest.mark.slow  # a benchmark in a subprocess: started first under xdist
@@ -44,8 +46,8 @@ def test_quick_run_prints_every_table_row(tmp_path: Path) -> None:
     assert not any((tmp_path / "bench").iterdir())
 
 
-def test_quick_run_json(tmp_path: Path) -> None:
-    data = json.loads(_run(tmp_path, "--json"))
+def test_quick_run_json(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    data = json.loads(run_main(BENCH, ["--quick", "--json", "--data-dir", str(tmp_path / "bench")], monkeypatch, capsys))
     assert data["quick"] is True
     scaling = data["append_scaling"]["rows"]
     assert [row["existing"] for row in scaling] == [10, 200]

@@ -11,9 +11,14 @@ from crewagent.core.context import CONTEXT_STILL_TOO_LARGE, ContextBudget, Estim
 from crewagent.core.context.tokens import content_text, message_chars, messages_tokens
 from crewagent.core.messages import ConversationMessage
 from crewagent.core.protocol import DOTTED_FUNCTION_NAME, assemble, validate_messages
+from tests.examples import examples
 
 EST = EstimateCounter()
-PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# 60 logs per property (150 before the suite had to fit in 2 minutes): each log is a script of up
+# to 80 operations of eleven kinds (tool groups, orphans, duplicates, hidden and raw messages),
+# so one example already makes many trimming and repair decisions. HYPOTHESIS_PROFILE=thorough
+# runs 600 after a change to the builder.
+PROPERTY = settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 texts = st.integers(min_value=0, max_value=6_000).map(lambda n: "w " * (n // 2))
 
@@ -149,7 +154,7 @@ def test_any_log_any_budget_gives_a_valid_request(
         assert ids <= sent or not (ids & sent)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(script=ops, budget=budgets)
 def test_run_mode_with_the_real_counter_is_valid_and_fits(script: list[Op], budget: ContextBudget) -> None:
     from crewagent.core.context import RunContext, default_counter
@@ -175,7 +180,7 @@ turn_steps = st.lists(
 )
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(steps=turn_steps, window=st.integers(16_000, 200_000), exact=st.booleans())
 def test_any_current_turn_is_compacted_into_any_reasonable_window(
     steps: list[tuple[list[int], int]], window: int, exact: bool

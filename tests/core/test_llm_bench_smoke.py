@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.bench_smoke import run_main
+
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_llm.py"
 
 pytestmark = pytest.mark.slow  # a benchmark in a subprocess: started first under xdist
@@ -32,8 +34,8 @@ def test_quick_run_prints_both_tables() -> None:
     assert "Goal first byte -> first TextDelta < 2 ms" in out and "Goal per-turn overhead < 5 ms" in out
 
 
-def test_json_output() -> None:
-    data = json.loads(_run("--json", "--rounds", "3"))
+def test_json_output(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    data = json.loads(run_main(BENCH, ["--quick", "--json", "--rounds", "3"], monkeypatch, capsys))
     assert data["rounds"] == 3
     assert data["first_byte"][0]["n"] == 3
     assert set(data["turns"]) == {"text", "tools"}

@@ -46,7 +46,12 @@ SEED = int(os.environ.get("CREWAGENT_CRASH_SEED", str(time.time_ns() % 2**32)))
 
 
 class CrashModel:
-    """Answers by the last message: "tool ..." -> fs.list + a slow fs.search; otherwise slow text."""
+    """Answers by the last message: "tool ..." -> fs.list + a slow fs.search; otherwise slow text.
+
+    Requests are filed by model name, and each run of a lane has its own (``crash-lane0-run7``):
+    a request the killed run sent just before its kill can reach the server after the next run
+    started, and must not be taken for that run's request.
+    """
 
     def __init__(self) -> None:
         self.cond = threading.Condition()
@@ -80,16 +85,17 @@ class CrashModel:
         items.append(chunk({}, "stop"))
         return SseReply(items)
 
-    def wait_for(self, lane: str, count: int, proc: ZygoteProcess, err: Path, timeout: float = 60) -> RecordedRequest:
+    def first_request(self, run: str, proc: ZygoteProcess, err: Path, timeout: float = 60) -> RecordedRequest:
+        """The first request of the run whose model name is ``run``."""
         deadline = time.monotonic() + timeout
         with self.cond:
-            while len(self.requests[lane]) < count:
+            while not self.requests[run]:
                 if proc.poll() is not None:
                     raise AssertionError(f"crewagent chat exited ({proc.returncode}) before calling the model: {err.read_text()}")
                 if time.monotonic() > deadline:
-                    raise AssertionError(f"no request from {lane} after {timeout} s")
+                    raise AssertionError(f"no request from {run} after {timeout} s")
                 self.cond.wait(0.05)
-            return self.requests[lane][count - 1]
+            return self.requests[run][0]
 
 
 @dataclass
@@ -116,12 +122,12 @@ def _non_system(body: Any) -> list[dict[str, Any]]:
 
 def _run_lane(lane: int, model: CrashModel, base_url: str, tmp: Path, env: dict[str, str], zygote: Zygote) -> LaneReport:
     rng = random.Random(SEED * 10 + lane)
-    name = f"crash-lane{lane}"
+    name = f"crash-lane{lane}-"  # + run number: the model name of each run
     data, project_dir, logs = tmp / f"data{lane}", tmp / f"project{lane}", tmp / f"logs{lane}"
     project_dir.mkdir()
     logs.mkdir()
     _make_tree(project_dir)
-    env = {**env, "OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "sk-crash-test", "CREWAGENT_MODEL": name}
+    env = {**env, "OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "sk-crash-test"}
     store = RuntimeStore(data)
     pid = cid = ""
     report = LaneReport()
@@ -143,14 +149,13 @@ def _run_lane(lane: int, model: CrashModel, base_url: str, tmp: Path, env: dict[
             else:
                 checkpoint = None
 
-        seen = len(model.requests[name])
         err = logs / f"run{run}.err"
         proc = zygote.spawn(
             ["chat", "--data-dir", str(data), "--project", str(project_dir), "--provider", "openai-compatible", message],
-            env=env, stdout=logs / f"run{run}.out", stderr=err,
+            env={**env, "CREWAGENT_MODEL": f"{name}{run}"}, stdout=logs / f"run{run}.out", stderr=err,
         )
         try:
-            request = model.wait_for(name, seen + 1, proc, err)
+            request = model.first_request(f"{name}{run}", proc, err)
             report.runs += 1
             if not cid:
                 pid = store.open_project(project_dir).id
@@ -214,7 +219,9 @@ def _run_lane(lane: int, model: CrashModel, base_url: str, tmp: Path, env: dict[
     assert store.read_stream_checkpoint(pid, cid) is None
     assert log[-1].role == "assistant" and log[-1].text.endswith(f"w{WORDS_PER_ANSWER - 1} ")
     assert plan_repair(log) == []
-    for request in model.requests[name]:
+    with model.cond:  # the other lane may be filing requests
+        mine = [r for run_name, requests in model.requests.items() if run_name.startswith(name) for r in requests]
+    for request in mine:
         assert_request_valid(request.body)
     interrupted = [m for m in log if getattr(m, "interrupted", None)]
     assert len(interrupted) == report.recovered_texts

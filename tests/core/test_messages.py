@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from crewagent.core.messages import ConversationMessage, ConversationMeta, from_openai, to_openai
+from tests.examples import examples
 
 
 def test_unknown_fields_survive_a_log_round_trip() -> None:
@@ -120,7 +121,7 @@ _APP_VALUES: dict[str, object] = {
 }
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     chosen=st.lists(st.sampled_from(sorted(_APP_VALUES)), unique=True),
     unknown=st.booleans(),

@@ -23,6 +23,7 @@ from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError
 
 from crewagent.core.packages.schemas import SchemaKind, schema_document, validator
+from tests.examples import examples
 
 GOLDEN = Path(__file__).parent / "golden" / "bmad-spec-v1.1"
 #: The Builder's files as the project keeps them, beside the checkout (or beside a parent folder of it).
@@ -267,13 +268,16 @@ def _around(draw: st.DrawFn, kind: SchemaKind) -> Any:
 @pytest.mark.parametrize("kind", KINDS, ids=lambda k: k.value)
 def test_generated_instances_reach_both_answers(kind: SchemaKind) -> None:
     """The property below is only worth something if it sees accepted and refused instances."""
-    opts = settings(max_examples=300, database=None, phases=[Phase.generate], suppress_health_check=list(HealthCheck))
+    opts = settings(max_examples=examples(300), database=None, phases=[Phase.generate], suppress_health_check=list(HealthCheck))
     find(_around(kind), lambda value: builder_accepts(kind, value), settings=opts)
     find(_around(kind), lambda value: not builder_accepts(kind, value), settings=opts)
 
 
+# 60 instances per schema (300 in all): each starts from a valid shape and makes at most two
+# mutations, so the space per schema is small; test_generated_instances_reach_both_answers above
+# proves the generator reaches both accepted and refused instances of each schema.
 @pytest.mark.parametrize("kind", KINDS, ids=lambda k: k.value)
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(data=st.data())
 def test_for_any_instance_the_app_and_the_builder_agree(kind: SchemaKind, data: st.DataObject) -> None:
     instance = data.draw(_around(kind))

@@ -278,3 +278,38 @@ def test_after_completion_a_state_change_needs_the_users_confirmation(
     post_run = scripted_llm.bodies[4]["messages"]
     assert not any(m["role"] == "user" and m["content"].startswith("NODE_BRIEF") for m in post_run)
     assert isinstance(events[-1], TurnFinished) and events[-1].reason == "completed"
+
+
+def test_progress_after_a_patch_is_the_state_it_wrote_and_after_a_text_edit_the_file_read_back(
+    store: RuntimeStore, project: ProjectInfo, tmp_path: Path, isolated_dirs: dict[str, Path], scripted_llm: ScriptedServer,
+    monkeypatch: Any,
+) -> None:
+    # A frontmatter patch reports what it wrote (checked to read back the same): the engine takes
+    # that instead of reading the file back; a replace/diff edit reports no frontmatter: read back.
+    from crewagent.core.runs.engine import RunDriver
+
+    reads: list[str] = []
+    original = RunDriver.read_state
+
+    def counting(self: RunDriver) -> Any:
+        reads.append(self.run.runId)
+        return original(self)
+
+    monkeypatch.setattr(RunDriver, "read_state", counting)
+    package = install_notes(isolated_dirs["data"], tmp_path)
+    run = start_run(store, project, package)
+    shown = run.state_alias
+    edit = {"path": shown, "replace": [{"old": "currentNodeId: check", "new": "currentNodeId: done"}]}
+    scripted_llm.script(
+        _patch(1, shown, {"currentNodeId": "check", "stepsCompleted": ["write"]}),
+        tool_calls(call("call_2", "fs_apply_patch", json.dumps(edit))),
+        text("Moved on."),
+    )
+    events = _turn(store, project, run, scripted_llm, "go")
+
+    assert _codes(events) == [None, None]
+    progress = [(p.current_node_id, p.steps_completed) for p in events if isinstance(p, RunProgress)]
+    assert progress == [("check", ("write",)), ("done", ("write",))]
+    assert len(reads) == 2  # the turn's start and the text edit, not the patch
+    state = read_run_state(project, run)
+    assert state is not None and (state.current_node_id, state.steps_completed) == ("done", ("write",))

@@ -62,3 +62,38 @@ def test_threads_adding_runs_at_once_lose_none(tmp_path: Path) -> None:
     for thread in threads:
         thread.join()
     assert len(RunIndex(tmp_path).list()) == 40
+
+
+def test_another_holder_of_the_lock_file_keeps_a_change_waiting(tmp_path: Path) -> None:
+    # The lock is the runs folder's .lock, shared with other processes (and with filelock, which
+    # older builds used): while someone else holds it, a change waits, then goes through.
+    import threading
+
+    from filelock import FileLock
+
+    index = RunIndex(tmp_path)
+    index.add(_run("run_a"))
+    other = FileLock(index.folder / ".lock")  # a second open of the file: flock treats it as another owner
+    other.acquire()
+    done = threading.Event()
+
+    def change() -> None:
+        index.update("run_a", phase="waiting-user")
+        done.set()
+
+    thread = threading.Thread(target=change)
+    thread.start()
+    try:
+        assert not done.wait(0.3), "the change did not wait for the lock"
+        assert index.path.read_text(encoding="utf-8").count('"phase": "idle"') == 1
+    finally:
+        other.release()
+    thread.join(10)
+    assert done.is_set() and RunIndex(tmp_path).get("run_a").phase == "waiting-user"
+
+
+def test_the_lock_is_reentrant_in_a_thread(tmp_path: Path) -> None:
+    index = RunIndex(tmp_path)
+    with index._locked(), index._locked():
+        index.add(_run("run_a"))
+    assert [run.runId for run in index.list()] == ["run_a"]

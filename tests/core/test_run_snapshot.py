@@ -19,6 +19,7 @@ from crewagent.core.store._fsutil import atomic_write_bytes
 from crewagent.core.tools import frontmatter
 from crewagent.core.tools.audit import AuditLog, audit_path
 from tests.core.run_helpers import install_notes, start_run
+from tests.examples import examples
 
 
 def _patch_state(project: Any, run_id: str, **changes: Any) -> None:
@@ -158,7 +159,7 @@ def test_disconnected_parts_are_placed_side_by_side() -> None:
     assert max(boxes["a"].x, boxes["b"].x) + 168 <= min(boxes["x"].x, boxes["y"].x)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(st.integers(1, 25), st.lists(st.tuples(st.integers(0, 24), st.integers(0, 24)), max_size=40))
 def test_any_graph_lays_out_with_every_node_placed(n: int, pairs: list[tuple[int, int]]) -> None:
     ids = [f"v{i}" for i in range(n)]

@@ -19,6 +19,7 @@ from crewagent.core.settings import Settings
 from crewagent.core.tools import AutoApprover, default_registry
 from crewagent.core.tools.frontmatter import merge
 from tests.core.run_helpers import GRAPH, install_notes, start_run
+from tests.examples import examples
 
 NODES = {n["id"]: n for n in GRAPH["nodes"]}
 WORKFLOW_GRAPH = WorkflowGraph(
@@ -80,7 +81,7 @@ patches = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(patches, max_size=25))
 def test_any_sequence_of_patches_leaves_a_path_in_the_graph(sequence: list[dict[str, Any]]) -> None:
     """For any patches: the accepted states walk the graph's edges, and stepsCompleted only grows."""

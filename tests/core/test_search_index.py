@@ -25,6 +25,7 @@ from crewagent.core.search import MessageSearch, SearchCancelled, SearchHit
 from crewagent.core.search import service as search_service
 from crewagent.core.search.index import files_of
 from crewagent.core.store import ProjectInfo, RuntimeStore
+from tests.examples import examples
 
 
 def tool_result(payload: object, call_id: str = "call_1") -> ConversationMessage:
@@ -244,7 +245,7 @@ _message = st.one_of(
 )
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     conversations=st.lists(st.lists(_message, max_size=5), min_size=1, max_size=3),
     queries=st.lists(st.text(alphabet=_ALPHABET, min_size=1, max_size=5), min_size=1, max_size=3),

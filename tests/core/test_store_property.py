@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from crewagent.core.messages import ConversationMessage, from_openai, to_openai
 from crewagent.core.store import TOOL_OUTPUT_THRESHOLD, RuntimeStore
+from tests.examples import examples
 
 SAFE = string.ascii_letters + string.digits + "_-"
 MODEL_FIELDS = frozenset(ConversationMessage.model_fields)
@@ -132,7 +133,11 @@ def _fresh_data_dir() -> Path:
     return Path(tempfile.mkdtemp(prefix="example-", dir=os.environ["CREWAGENT_DATA_DIR"]))
 
 
-@settings(max_examples=60, deadline=None)
+# 25 conversations of 1-10 messages: ~150 appends through a real store, about a third of the
+# conversations with an offloaded tool output (hypothesis statistics). Generating the large
+# messages is most of the cost; the message shapes themselves get 300 examples in the identity
+# property below, so this one needs only enough to cover append, offload and reload together.
+@settings(max_examples=examples(25), deadline=None)
 @given(messages=conversations())
 def test_appended_messages_reload_equal_in_a_fresh_store(messages: list[ConversationMessage]) -> None:
     data_dir = _fresh_data_dir()
@@ -164,7 +169,7 @@ def test_appended_messages_reload_equal_in_a_fresh_store(messages: list[Conversa
     assert reader.get_conversation(project.id, conversation.id).messageCount == len(messages)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(message=openai_message(large=False))
 def test_from_openai_then_to_openai_is_the_identity(message: dict[str, Any]) -> None:
     wrapped = from_openai(message)

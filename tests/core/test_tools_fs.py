@@ -522,3 +522,23 @@ def test_a_yaml_alias_bomb_is_refused_before_it_expands(env: dict[str, Path]) ->
     result = call(env, "fs.apply_patch", {"path": "b.md", "updateFrontmatter": {"step": 2}})
     assert code(result) == ErrorCode.E_INVALID_FRONTMATTER
     assert (env["project"] / "w.md").read_text() == "---\nstep: 1\n---\nbody\n"
+
+
+def test_a_remembered_frontmatter_is_handed_out_as_a_fresh_copy_each_time() -> None:
+    # load_mapping remembers recent texts (a run's state is parsed up to four times a turn): a
+    # caller that changes what it got must not change what the next caller of the same text gets.
+    from crewagent.core.tools import frontmatter
+
+    text = "vars: {a: 1, nested: {b: [1, 2]}}\nsteps: [x]\ntags: !!set {t: null}\nwhen: 2026-01-01\n"
+    first = frontmatter.load_mapping(text)
+    first["vars"]["nested"]["b"].append(3)
+    first["steps"].clear()
+    first["tags"].add("u")
+    first["new"] = True
+    again = frontmatter.load_mapping(text)
+    assert again == {"vars": {"a": 1, "nested": {"b": [1, 2]}}, "steps": ["x"], "tags": {"t"}, "when": again["when"]}
+    assert str(again["when"]) == "2026-01-01"
+    with pytest.raises(frontmatter.FrontmatterError):
+        frontmatter.load_mapping("a: [unclosed\n")
+    with pytest.raises(frontmatter.FrontmatterError):  # a refusal is not remembered as a value
+        frontmatter.load_mapping("a: [unclosed\n")

@@ -64,7 +64,9 @@ def run(registry: ToolRegistry, name: str, arguments: Any, ctx: ToolContext) -> 
 def test_openai_tool_list_has_every_builtin_with_an_object_schema() -> None:
     tools = default_registry().openai_tools()
     names = [tool["function"]["name"] for tool in tools]
-    assert names == ["fs.list", "fs.read", "fs.search", "fs.write", "fs.apply_patch", "ui.ask_user"]
+    assert names == ["fs.list", "fs.read", "fs.search", "fs.write", "fs.apply_patch", "ui.ask_user", "terminal.run", "shell.exec"]
+    # shell.exec needs tools.terminal.allowShellExec, off by default.
+    assert "shell.exec" not in [tool["function"]["name"] for tool in default_registry().openai_tools(ToolPolicy())]
     for tool in tools:
         assert tool["type"] == "function"
         parameters = tool["function"]["parameters"]
@@ -79,7 +81,7 @@ def test_openai_tool_list_has_every_builtin_with_an_object_schema() -> None:
 def test_policy_and_ui_decide_what_is_visible() -> None:
     registry = default_registry()
     no_fs = [t["function"]["name"] for t in registry.openai_tools(ToolPolicy(fs_enabled=False))]
-    assert no_fs == ["ui.ask_user"]
+    assert no_fs == ["ui.ask_user", "terminal.run"]
     headless = [t["function"]["name"] for t in registry.openai_tools(has_ui=False)]
     assert "ui.ask_user" not in headless and "fs.read" in headless
 

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from crewagent.core.tools.results import ErrorCode, ToolFailure
 from crewagent.core.tools.sandbox import Sandbox, SandboxViolation, is_within
+from tests.examples import examples
 
 
 @dataclass
@@ -230,7 +231,7 @@ _TOKENS = st.sampled_from(
 _PATHS = st.one_of(st.lists(_TOKENS, max_size=12).map("".join), st.text(max_size=40))
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(raw=_PATHS, write=st.booleans())
 def test_no_generated_path_resolves_outside_the_roots(roots: Roots, raw: str, write: bool) -> None:
     for sandbox, conversations in (

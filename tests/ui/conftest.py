@@ -15,6 +15,7 @@ from crewagent.ui.dialogs import ExportAnswer, NewProjectAnswer, UnsavedAnswer
 from crewagent.ui.mainwindow import MainWindow
 from crewagent.worker import WorkerThread
 from tests.worker.conftest import worker_thread  # noqa: F401  (a fixture shared with tests/worker)
+from tests.worker.gui_thread import wait_signal
 
 
 def _top_level_widgets() -> dict[int, QWidget]:
@@ -110,10 +111,8 @@ def window(qtbot: Any, worker_thread: WorkerThread, dialogs: ScriptedDialogs) ->
     main = MainWindow(worker_thread.worker, dialogs=dialogs)
     qtbot.addWidget(main)
     main.show()
-    answered: list[bool] = []
-    worker_thread.worker.recent_projects_changed.connect(lambda _entries: answered.append(True))
-    main.start_page.refresh()
-    qtbot.waitUntil(lambda: bool(answered))
+    with wait_signal(qtbot, worker_thread.worker.recent_projects_changed):  # the window's own copy came first
+        main.start_page.refresh()
     yield main
     main.close()
 

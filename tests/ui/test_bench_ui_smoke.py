@@ -1,4 +1,7 @@
-"""The desktop UI benchmark runs end to end (--quick) and prints its tables; no timing is asserted."""
+"""The desktop UI benchmark runs end to end (--quick) and prints its tables; no timing is asserted.
+
+--quick only proves each section runs: small sizes, and no baseline app in section 4.
+"""
 
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ def test_quick_run_prints_every_section(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = proc.stdout
-    for heading in ("## 1. Open a 600-message conversation", "## 2a. GUI event-loop latency", "## 2b. GUI event-loop latency",
+    for heading in ("## 1. Open a 300-message conversation", "## 2a. GUI event-loop latency", "## 2b. GUI event-loop latency",
                     "## 3. Cold start", "## 4. Run workspace"):
         assert heading in out
     for goal in ("last page in under 300 ms", "process memory under 400 MB", "never blocks longer than 50 ms",
@@ -37,9 +40,9 @@ def test_quick_run_prints_every_section(tmp_path: Path) -> None:
     for variant in ("tool", "fs_write"):
         assert results["latency"][variant]["chunks"] > 0 and results["latency"][variant]["lateness_ms"]
     assert results["latency"]["tool"]["outcomes"] == {"visible": "completed", "other": "completed"}
-    assert results["cold"] and results["cold"][0]["works_rows"] == 40
+    assert results["cold"] and results["cold"][0]["works_rows"] == 20
     run = results["run"]
-    assert run["engine_writes"] == 3 and len(run["engine_delays"]) == 3 and len(run["external_delays"]) == 4
+    assert run["engine_writes"] == 2 and len(run["engine_delays"]) == 2 and len(run["external_delays"]) == 2
     assert run["loader_layouts"] and all(thread != "MainThread" for _ms, thread in run["loader_layouts"])
     # Scratch data is removed afterwards.
     assert not any(tmp_path.glob("crewagent-bench-ui-*"))

@@ -124,7 +124,7 @@ def test_the_conversation_tab_retranslates_when_the_language_changes(
     languages.set_language("zh_CN")
     qtbot.waitUntil(lambda: composer.send_button.text() == "发送")
     assert [header.switcher.buttons[m].text() for m in ("agent", "run", "chat")] == ["智能体", "工作流", "聊天"]
-    assert header.chat_note.text() == "与模型直接对话，可使用项目工具。"
+    assert header.chat_note.text() == "与模型直接聊天，可使用项目工具。"
     assert header.agent_label.text() == "智能体："
     assert composer.input.placeholderText().startswith("给助手发消息")
     assert "正常" in composer.meter.toolTip()
@@ -134,7 +134,7 @@ def test_the_conversation_tab_retranslates_when_the_language_changes(
     view.timeline.grab()
 
     view.show_summary(None, has_conversations=True)
-    assert view.empty_title.text() == "选择一个对话"
+    assert view.empty_title.text() == "选择一个会话"
     languages.set_language("en")
     qtbot.waitUntil(lambda: composer.send_button.text() == "Send")
     assert view.empty_title.text() == "Pick a conversation" and header.chat_note.text().startswith("Plain chat")

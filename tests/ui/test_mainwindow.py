@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import QSettings
 
 from crewagent.core.messages import ConversationMessage
 from crewagent.ui.dialogs import NewProjectAnswer
@@ -14,6 +14,7 @@ from crewagent.ui.mainwindow import MainWindow
 from crewagent.ui.models import ConversationRole, RecentProjectRole
 from crewagent.worker import WorkerThread
 from tests.ui.conftest import ScriptedDialogs, open_project
+from tests.worker.gui_thread import OnGuiThread
 
 
 def recent_names(main: MainWindow) -> list[str]:
@@ -271,7 +272,10 @@ def test_new_reuses_the_empty_draft_instead_of_leaving_another_behind(
     view = window.project_view
     answers: list[str] = []
     # Counted on the GUI thread, after the window's own (earlier connected) handling of each answer.
-    worker_thread.worker.conversation_created.connect(lambda _pid, item: answers.append(item.entry_type), Qt.ConnectionType.QueuedConnection)
+    # A lambda connected with QueuedConnection has no receiver, so Qt would call it on the worker's
+    # thread, before the window has seen the answer: the relay is a QObject on the GUI thread.
+    created = OnGuiThread(worker_thread.worker.conversation_created)
+    created.fired.connect(lambda: answers.append(created.args[1].entry_type))
 
     def ask(entry_type: str) -> None:
         count = len(answers)

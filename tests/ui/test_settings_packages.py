@@ -190,7 +190,7 @@ def test_removing_a_package_a_run_uses_names_the_run_and_asks_first(
     select_package(page, package.id)
     page.remove_button.click()
     qtbot.waitUntil(lambda: "kept" in page.remove_status.text())
-    assert dialogs.removal_questions == [("notes 1.0.0", [f"Travel Guide: workflow notes (run {run.runId[:8]}, idle)"])]
+    assert dialogs.removal_questions == [("notes 1.0.0", [f"Travel Guide: workflow notes (run {run.runId[:8]}, Idle)"])]
     assert package.root.exists() and page.remove_button.isEnabled()
 
     # Answered "Remove": removed; the run and its conversation are kept.

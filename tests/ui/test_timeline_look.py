@@ -16,6 +16,7 @@ from crewagent.ui.timeline import TimelineModel, TimelineRole, TimelineView
 from crewagent.ui.timeline.model import SUBAGENT_NOTICE
 from crewagent.worker.turn_values import LoadedConversation, TimelineMessage
 from tests.ui import timeline_gallery as gallery
+from tests.examples import examples
 
 RECORDED = Path(__file__).with_name("timeline_look.json")
 #: Row widths from the narrowest laid out to past the widest column, in odd steps.
@@ -74,7 +75,7 @@ def test_rows_the_estimate_cannot_know_are_always_measured_exactly(qapp: QApplic
     assert seen == {"assistant", "tool", "notice", SUBAGENT_NOTICE}
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     text=st.text(st.sampled_from("ab c\n`#*-"), max_size=400) | st.sampled_from(["", gallery.MARKDOWN, gallery.LONG]),
     reasoning=st.sampled_from(["", "thinking"]),

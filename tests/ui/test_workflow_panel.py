@@ -90,8 +90,8 @@ def test_the_panel_and_the_card_speak_chinese(qtbot: Any, qapp: Any) -> None:
         languages.set_language("zh_CN")
         qtbot.waitUntil(lambda: panel.start_button.text() == "开始工作流")
         assert panel.resume_button.text() == "继续运行" and "已完成" in panel.runs.currentText()
-        assert panel.count.text() == "此对话已开始 1 次运行"
-        assert card.reimport_button.text() == "重新导入包…" and "notes 1.0.0" in card.details.text() and "已不再安装" in card.details.text()
+        assert panel.count.text() == "此会话已开始 1 次运行"
+        assert card.reimport_button.text() == "重新导入工作流包…" and "notes 1.0.0" in card.details.text() and "已不再安装" in card.details.text()
     finally:
         languages.set_language("en")
     qtbot.waitUntil(lambda: panel.start_button.text() == "Start Workflow")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -72,16 +73,34 @@ def test_load_run_answers_with_the_snapshot_and_one_layout_per_workflow(
 
 
 def test_a_burst_of_requests_is_folded_into_at_most_two_reads(
-    qtbot: Any, host: WorkerThread, store: Any, project: Any, tmp_path: Path, isolated_dirs: dict[str, Path]
+    qtbot: Any, host: WorkerThread, store: Any, project: Any, tmp_path: Path, isolated_dirs: dict[str, Path],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     package = install_notes(isolated_dirs["data"], tmp_path)
     run = start_run(store, project, package)
     client = RunClient(host)
     with wait_signal(qtbot, host.worker.project_opened):
         client.open_project.emit(str(project.root))
+    # The first read is held until the whole burst has reached the worker, whatever the scheduler
+    # does: the burst is then certain to arrive while a read is under way (the case folded).
+    loader, release = host.worker._runs, threading.Event()
+    read = loader.read
+
+    def held_read(*args: Any) -> LoadedRun:
+        assert release.wait(30)
+        return read(*args)
+
+    monkeypatch.setattr(loader, "read", held_read)
     for _ in range(30):
         client.load_run.emit(project.id, run.conversationId)
-    qtbot.waitUntil(lambda: len(client.loaded) >= 1)
-    qtbot.wait(500)
-    assert 1 <= len(client.loaded) <= 2
-    assert all(loaded.snapshot is not None for loaded in client.loaded)
+    client.load_run.emit("proj_unknown", run.conversationId)  # answered on the worker thread, after the burst
+    qtbot.waitUntil(lambda: any(loaded.project_id == "proj_unknown" for loaded in client.loaded))
+    release.set()
+
+    def reads() -> list[LoadedRun]:
+        return [loaded for loaded in client.loaded if loaded.project_id == project.id]
+
+    qtbot.waitUntil(lambda: len(reads()) == 2)  # the one under way, and one for the 29 that came meanwhile
+    client.load_run.emit("proj_unknown", run.conversationId)
+    qtbot.waitUntil(lambda: len(client.loaded) == 4)
+    assert len(reads()) == 2 and all(loaded.snapshot is not None for loaded in reads())

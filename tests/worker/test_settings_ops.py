@@ -180,3 +180,24 @@ def test_save_merges_into_the_file_as_it_is_now_and_refresh_notices_other_writer
     saved = ops.save({"tools": {"timeoutSeconds": 42}})
     assert saved.engine.maxTurns == 7 and saved.tools.alwaysAllow == ["fs.write"] and saved.tools.timeoutSeconds == 42
     assert ops.refresh() is None  # its own write is not news
+
+
+def test_refresh_never_sets_aside_a_file_another_writer_is_half_way_through(isolated_dirs: dict[str, Path]) -> None:
+    """The dialog polls while a hand edit (or any in-place writer) is mid-write: the poll used to see
+    the torn file as damaged and move it to settings.json.corrupt, so the writer's content was lost
+    and the next Apply saved defaults over it (a CI flake of test_settings_on_disk)."""
+    from crewagent.worker.settings_ops import SettingsOps
+
+    ops = SettingsOps()
+    assert ops.current.tools.alwaysAllow == []
+    path = isolated_dirs["config"] / "settings.json"
+    whole = json.dumps({"tools": {"alwaysAllow": ["fs.write"]}, "engine": {"maxTurns": 7}})
+    for torn in ("", whole[: len(whole) // 2]):
+        path.write_text(torn, encoding="utf-8")
+        assert ops.refresh() is None
+        assert path.read_text(encoding="utf-8") == torn and not path.with_name("settings.json.corrupt").exists()
+    path.write_text(whole, encoding="utf-8")  # the writer finishes
+    refreshed = ops.refresh()
+    assert refreshed is not None and refreshed.tools.alwaysAllow == ["fs.write"] and refreshed.engine.maxTurns == 7
+    saved = ops.save({"tools": {"timeoutSeconds": 42}})
+    assert saved.tools.alwaysAllow == ["fs.write"] and saved.engine.maxTurns == 7

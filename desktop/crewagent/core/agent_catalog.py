@@ -12,6 +12,7 @@ import logging
 import os
 from dataclasses import dataclass
 
+from crewagent.core import texts
 from crewagent.core.agents import Agent, builtin_agents, effective_agent
 from crewagent.core.errors import CrewAgentError, RunSetupError
 from crewagent.core.packages import InstalledPackage, PackageError, PackageNotFound, PackageStore, ensure_builtin_packages
@@ -103,7 +104,7 @@ def start_menu_workflow(
         package = PackageStore(store.data_dir).get(entry.package_id)
         workflow = package.definition.resolve_workflow_ref(target)
         if workflow is None:
-            raise RunSetupError(f"The package {package.id} has no workflow {target!r} (menu of {entry.agent.metadata.name}).")
+            raise RunSetupError(texts.MENU_WORKFLOW_MISSING.format(package=package.id, workflow=target, agent=entry.agent.metadata.name))
         workflow_id = workflow.id
     else:
         package, workflow_id = find_workflow(PackageStore(store.data_dir), target)

@@ -90,11 +90,24 @@ class McpTools(_Value):
     allowedServers: tuple[str, ...] = ()
 
 
+class TerminalTools(_Value):
+    """Command tools for this agent; each field can only narrow the settings' ``tools.terminal``."""
+
+    enabled: bool = True
+    timeoutMs: int | None = Field(default=None, ge=1)
+    maxStdoutBytes: int | None = Field(default=None, ge=1)
+    maxStderrBytes: int | None = Field(default=None, ge=1)
+    allowedRoots: tuple[str, ...] | None = None
+    allowShellExec: bool | None = None
+    envAllowlist: tuple[str, ...] | None = None
+
+
 class AgentTools(_Value):
     """An agent's tool policy; it can only tighten the system policy (see core.tools.policy)."""
 
     fs: FsTools | None = None
     mcp: McpTools | None = None
+    terminal: TerminalTools | None = None
 
 
 class Agent(_Value):

@@ -6,6 +6,8 @@ import errno
 import os
 from pathlib import Path
 
+from crewagent.core import texts
+
 
 class CrewAgentError(Exception):
     """Base of the errors meant to be shown to a user (an environment or input problem, not a bug)."""
@@ -23,12 +25,12 @@ class StoreWriteError(CrewAgentError):
     def from_os_error(cls, path: Path, exc: OSError) -> StoreWriteError:
         code = exc.errno
         if code in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
-            reason = "the disk is full (or the file size limit was reached)"
+            reason = texts.REASON_DISK_FULL
         elif code in (errno.EACCES, errno.EPERM, errno.EROFS):
-            reason = "permission denied"
+            reason = texts.REASON_PERMISSION
         else:
             reason = exc.strerror or str(exc)
-        return cls(f"Could not write {path}: {reason}. Nothing already stored was lost.", path=path, errno_code=code)
+        return cls(texts.CANNOT_WRITE.format(path=path, reason=reason), path=path, errno_code=code)
 
 
 class StoreReadError(CrewAgentError):
@@ -40,7 +42,7 @@ class StoreReadError(CrewAgentError):
 
     @classmethod
     def from_os_error(cls, path: Path, exc: OSError) -> StoreReadError:
-        return cls(f"Cannot read {path}: {_read_reason(exc)}.", path=path)
+        return cls(texts.CANNOT_READ.format(path=path, reason=_read_reason(exc)), path=path)
 
 
 class SetupError(CrewAgentError):
@@ -49,11 +51,11 @@ class SetupError(CrewAgentError):
 
 def _read_reason(exc: OSError) -> str:
     if exc.errno in (errno.EACCES, errno.EPERM):
-        return "permission denied"
+        return texts.REASON_PERMISSION
     if exc.errno == errno.EISDIR:
-        return "it is a folder, not a file"
+        return texts.REASON_IS_FOLDER
     if exc.errno == errno.ENOTDIR:
-        return "a part of the path is a file, not a folder"
+        return texts.REASON_NOT_FOLDER
     return describe_os_error(exc)
 
 
@@ -71,7 +73,7 @@ class NotAProjectError(ProjectError):
 
 class ConversationNotFound(CrewAgentError):
     def __init__(self, conversation_id: str):
-        super().__init__(f"No conversation with id {conversation_id!r} in this project.")
+        super().__init__(texts.CONVERSATION_NOT_FOUND.format(conversation_id=conversation_id))
         self.conversation_id = conversation_id
 
 

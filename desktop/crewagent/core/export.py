@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from crewagent.core import texts
 from crewagent.core.errors import ImportFormatError, OffloadedOutputError
 from crewagent.core.jsonparse import parse_json
 from crewagent.core.llm.toolnames import KnownNameDecoder, ToolNameCodec
@@ -331,7 +332,7 @@ def export_conversation(
         text = json.dumps(payload, ensure_ascii=False, indent=2) + "\n"
         more, changes = list(report.warnings), list(report.changes)
         if not report.messages:
-            warnings.append("the conversation holds no message a request would carry: the export is []")
+            warnings.append(texts.EXPORT_EMPTY)
     elif fmt == "jsonl":
         text, more = export_jsonl(loaded.messages, subagents), []
     else:

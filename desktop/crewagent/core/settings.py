@@ -80,8 +80,27 @@ class FsToolSettings(_Section):
     maxWriteBytes: int = Field(default=5_000_000, ge=1)
 
 
+class TerminalToolSettings(_Section):
+    """``terminal.run`` / ``shell.exec`` (core/tools/terminal.py); every command still asks first."""
+
+    enabled: bool = True
+    timeoutMs: int = Field(default=120_000, ge=1)
+    #: Past these a stream is cut (head and tail kept) and kept whole under @state/logs/tool-results/;
+    #: together under 50 KB, so that the store does not offload the result to a 500-character preview.
+    maxStdoutBytes: int = Field(default=32_000, ge=1)
+    maxStderrBytes: int = Field(default=8_000, ge=1)
+    #: Where a command may run: ``@project[/sub]``, ``@state[/sub]`` or absolute folders.
+    allowedRoots: list[str] = Field(default_factory=lambda: ["@project"])
+    #: Scripts in a shell (``shell.exec``); off unless the user turns it on.
+    allowShellExec: bool = False
+    #: Variables of the app's environment a command inherits, on top of a minimal safe base;
+    #: API keys and CREWAGENT_* never pass (core/tools/terminal_env.py).
+    envAllowlist: list[str] = Field(default_factory=list)
+
+
 class ToolSettings(_Section):
     fs: FsToolSettings = Field(default_factory=FsToolSettings)
+    terminal: TerminalToolSettings = Field(default_factory=TerminalToolSettings)
     timeoutSeconds: float = Field(default=300.0, gt=0)
     #: Tool names the user chose "always allow" for.
     alwaysAllow: list[str] = Field(default_factory=list)
@@ -218,21 +237,47 @@ class SettingsStore:
         cannot be read (permission denied) is an error, and nothing on disk is changed.
         """
         self.problems = []
-        try:
-            data = self.path.read_bytes()
-        except FileNotFoundError:
+        data = self._read()
+        if data is None:
             return Settings()
-        except OSError as exc:
-            if exc.errno == errno.ENOTDIR and self.dir.is_file():
-                raise SetupError(f"The settings folder {self.dir} is a file, not a folder.") from exc
-            reason = StoreReadError.from_os_error(self.path, exc)
-            raise SetupError(f"{reason} The settings were not changed.") from exc
         try:
             raw = parse_json(data)
         except ValueError as exc:
             self.problems.append(f"{self.path} is damaged ({exc}); defaults are used and the file was kept aside")
             self._keep_aside()
             return Settings()
+        return self._from_raw(raw)
+
+    def load_if_whole(self) -> Settings | None:
+        """Like :meth:`load`, but None while settings.json does not parse, and nothing on disk changes.
+
+        For polling: another writer (a hand edit, a tool that writes in place) may be half-way
+        through the file, and setting it aside then would lose what it is writing. The next look,
+        or the next :meth:`load`, sees the whole file.
+        """
+        self.problems = []
+        data = self._read()
+        if data is None:
+            return Settings()
+        try:
+            raw = parse_json(data)
+        except ValueError:
+            return None
+        return self._from_raw(raw)
+
+    def _read(self) -> bytes | None:
+        """settings.json's bytes, None when there is none; SetupError when it cannot be read."""
+        try:
+            return self.path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            if exc.errno == errno.ENOTDIR and self.dir.is_file():
+                raise SetupError(f"The settings folder {self.dir} is a file, not a folder.") from exc
+            reason = StoreReadError.from_os_error(self.path, exc)
+            raise SetupError(f"{reason} The settings were not changed.") from exc
+
+    def _from_raw(self, raw: Any) -> Settings:
         merged = _merge_valid(Settings().model_dump(mode="json"), _strip_secrets(raw), "", self.problems)
         try:
             return Settings.model_validate(merged)

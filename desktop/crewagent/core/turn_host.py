@@ -19,7 +19,7 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar, cast
 
-from crewagent.core import agent_catalog
+from crewagent.core import agent_catalog, texts
 from crewagent.core.commands import global_command
 from crewagent.core.errors import CrewAgentError
 from crewagent.core.llm import ProviderConfig
@@ -613,7 +613,7 @@ class TurnHost(Generic[M]):
 
     async def cancel_subagent(self, session_id: str) -> None:
         if self._subagents is not None:
-            await self._subagents.cancel(session_id, "the user stopped it")
+            await self._subagents.cancel(session_id, texts.STOP_BY_USER)
 
     # -- shutdown ---------------------------------------------------------------------------------
 

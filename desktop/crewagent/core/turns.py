@@ -17,6 +17,7 @@ from contextlib import aclosing
 from dataclasses import dataclass
 from pathlib import Path
 
+from crewagent.core import texts
 from crewagent.core.agent_catalog import turn_agent as catalog_agent
 from crewagent.core.agents import Agent, agent_persona
 from crewagent.core.context import RunContext
@@ -161,10 +162,7 @@ def _active_driver(project: ProjectInfo, meta: ConversationMeta, packages: Packa
     """The driver of the conversation's active run (blocking; one trip off the event loop, not two)."""
     run = active_run(project, meta)
     if run is None:
-        raise RunSetupError(
-            "This conversation has no workflow run; start one with Start Workflow in the Workflow header, "
-            "`crewagent run --workflow ...` or an agent's workflow menu item."
-        )
+        raise RunSetupError(texts.NO_RUN)
     return load_driver(project, run, packages)
 
 

@@ -10,6 +10,7 @@ from PySide6.QtCore import QEvent, QObject, Qt, Signal, Slot
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
 
+from crewagent.ui.core_texts import translate_core
 from crewagent.worker.turn_values import ApprovalPrompt, thawed_json
 
 ALLOW_ONCE, ALLOW_CONVERSATION, ALLOW_ALWAYS, DENY = "allow_once", "allow_conversation", "allow_always", "deny"
@@ -36,9 +37,12 @@ class ApprovalDialog(QDialog):
         self.setObjectName("approvalDialog")
         self.setMinimumWidth(520)
         self._tool = prompt.tool
+        #: A command's grants cover its program only ("git"), and the buttons say so.
+        self._scope = prompt.scope_label
         self.title = QLabel(self)
         self.title.setObjectName("approvalTitle")
-        summary = QLabel(prompt.summary, self)
+        self._summary = prompt.summary
+        self.summary = summary = QLabel(self)
         summary.setWordWrap(True)
         summary.setObjectName("hint")
         arguments = QPlainTextEdit(self)
@@ -87,10 +91,14 @@ class ApprovalDialog(QDialog):
         tool = self._tool
         self.setWindowTitle(self.tr("Allow {tool}?").format(tool=tool))
         self.title.setText(self.tr("The assistant wants to run <b>{tool}</b>").format(tool=tool))
+        self.summary.setText(translate_core(self._summary))
         self.deny_button.setText(self.tr("Deny"))
         self.once_button.setText(self.tr("Allow once"))
         self.conversation_button.setText(self.tr("Allow in this conversation"))
         self.always_button.setText(self.tr("Always allow {tool}").format(tool=tool))
+        if self._scope:
+            self.conversation_button.setText(self.tr("Allow {program} in this conversation").format(program=self._scope))
+            self.always_button.setText(self.tr("Always allow {tool}").format(tool=self._scope))
         self.always_button.setToolTip(self.tr("Saved in Settings → Tools; you can take it back there."))
 
     def changeEvent(self, event: QEvent) -> None:

@@ -11,6 +11,7 @@ from PySide6.QtCore import QEvent, QObject, Signal, Slot
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QWidget
 
+from crewagent.ui.core_texts import translate_core
 from crewagent.ui.dialogs import ProjectDialogs
 from crewagent.ui.message_bar import MessageBar
 from crewagent.ui.project_view import ProjectView
@@ -57,6 +58,6 @@ class ConversationExporter(QObject):
     @Slot(str, object)
     def exported(self, path: str, warnings: tuple[str, ...]) -> None:
         if warnings:
-            self._bar.show_error(self.tr("Exported to {path}, but: {problems}").format(path=path, problems="; ".join(warnings)))
+            self._bar.show_error(self.tr("Exported to {path}, but: {problems}").format(path=path, problems="; ".join(translate_core(warning) for warning in warnings)))
         else:
             self._bar.show_info(self.tr("Exported to {path}.").format(path=path))

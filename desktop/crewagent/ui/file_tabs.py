@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from crewagent.ui.core_texts import translate_core
 from crewagent.worker.values import FilePreview
 
 Opener = Callable[[QUrl], bool]
@@ -109,7 +110,7 @@ class FilePage(QWidget):
         }
         template = messages.get(preview.kind)
         self.notice_text.setText(
-            template.format(name=name, size=preview.size / 1_048_576) if template else preview.message
+            template.format(name=name, size=preview.size / 1_048_576) if template else translate_core(preview.message)
         )
 
     def changeEvent(self, event: QEvent) -> None:

@@ -2,10 +2,10 @@
 
 Installing a translator makes Qt send every widget a ``LanguageChange`` event; widgets set their
 texts in a ``retranslate_ui()`` method that ``changeEvent`` calls again (see MainWindow). The
-catalogue is ``resources/translations/crewagent_<code>.ts``, compiled to ``.qm`` next to it::
-
-    .venv/bin/pyside6-lupdate desktop/crewagent/ui -extensions py -ts resources/translations/crewagent_zh_CN.ts
-    .venv/bin/pyside6-lrelease resources/translations/crewagent_zh_CN.ts
+catalogue is ``resources/translations/crewagent_<code>.ts``, compiled to ``.qm`` next to it by
+``make translations`` (lupdate on the explicit list of UI files plus ``core/texts.py``, whose texts
+``core_texts.translate_core`` translates at display time; then lrelease). Giving lupdate the folder
+(``-extensions py``) finds no strings.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from crewagent.core.runs.conversation import RunOverview
 from crewagent.ui import shortcuts, wiring
 from crewagent.ui.about import AboutDialog, AppFolders
 from crewagent.ui.approval import ApprovalController, ApprovalPrompter
+from crewagent.ui.core_texts import translate_core
 from crewagent.ui.dialogs import ProjectDialogs, QtProjectDialogs
 from crewagent.ui.export_action import ConversationExporter
 from crewagent.ui.i18n import LanguageManager
@@ -298,7 +299,7 @@ class MainWindow(QMainWindow):
         # The worker names the demo in English; its name is translated here, as on the Start page.
         label = provider_label(info.provider) if info.provider == "demo" else info.label
         self.status_provider.setText(label if not info.problem else self.tr("{label} (not ready)").format(label=label))
-        self.status_provider.setToolTip(info.problem or f"{info.provider} · {info.model}")
+        self.status_provider.setToolTip(translate_core(info.problem) if info.problem else f"{info.provider} · {info.model}")
 
     @Slot(object)
     def _show_run(self, run: RunOverview | None) -> None:

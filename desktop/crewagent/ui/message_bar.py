@@ -7,6 +7,8 @@ import logging
 from PySide6.QtCore import QEvent, Qt, Signal, Slot
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QWidget
 
+from crewagent.ui.core_texts import translate_core
+
 log = logging.getLogger(__name__)
 
 
@@ -74,7 +76,7 @@ class MessageBar(QFrame):
         self.style().unpolish(self)
         self.style().polish(self)
         self._icon.setText(icon)
-        self._text.setText(message)
+        self._text.setText(translate_core(message))
         self.show()
 
     @Slot()

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QComboBox, QWidget
 
 from crewagent.core.context.window import DEMO_MODEL
 from crewagent.core.settings import Settings
+from crewagent.ui.core_texts import translate_core
 from crewagent.worker import Worker
 from crewagent.worker.values import LlmDraft, ModelList
 
@@ -62,7 +63,7 @@ class ModelPicker(QComboBox):
         draft = self._draft
         if draft is None or listed.provider != draft.provider or listed.error:
             if listed.error and draft is not None and listed.provider == draft.provider:
-                self.setToolTip(self.tr("The provider's model list could not be read: {error}").format(error=listed.error))
+                self.setToolTip(self.tr("The provider's model list could not be read: {error}").format(error=translate_core(listed.error)))
             return
         self._listed_for = draft
         self._fill(list(listed.models), self.currentText())

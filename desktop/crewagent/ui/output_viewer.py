@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from crewagent.ui.core_texts import translate_core
 from crewagent.ui.dialogs import ProjectDialogs, QtProjectDialogs
 from crewagent.worker.turn_values import FullOutput
 from crewagent.worker.values import SavedFile
@@ -164,7 +165,7 @@ class OutputViewer(QWidget):
         """The worker's answer: the text to show, or why it could not be read."""
         if output.error:
             self._loading = False
-            self._error = output.error
+            self._error = translate_core(output.error)
             self.editor.clear()
             self._show_status()
             return
@@ -254,7 +255,7 @@ class OutputViewer(QWidget):
         self._saving = ""
         self.save_button.setEnabled(True)
         if result.error:
-            self.status_label.setText(result.error)
+            self.status_label.setText(translate_core(result.error))
         else:
             self.status_label.setText(self.tr("Saved to {path}").format(path=result.path))
 

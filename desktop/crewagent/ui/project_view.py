@@ -217,6 +217,7 @@ class ProjectView(QWidget):
         turns.stream_ended.connect(conversation.feed.on_stream_ended)
         turns.tool_started.connect(conversation.feed.on_tool_started)
         turns.tool_finished.connect(conversation.feed.on_tool_finished)
+        turns.tool_output.connect(conversation.feed.on_tool_output)
         turns.message_persisted.connect(conversation.feed.on_message_persisted)
         turns.context_usage.connect(conversation.on_context_usage)
         turns.turn_finished.connect(conversation.on_turn_finished)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from PySide6.QtCore import QEvent, QObject, Signal, Slot
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QTabWidget, QVBoxLayout, QWidget
 
+from crewagent.ui.core_texts import translate_core
 from crewagent.ui.timeline import TimelineModel, TimelineView
 from crewagent.ui.timeline.delegate import robot_glyph
 from crewagent.worker.turn_values import LoadedSubagent, SubagentInfo, SubagentProgress, TimelineMessage
@@ -94,7 +95,7 @@ class SubagentPage(QFrame):
         if self.error:
             self.title.setText(self.tr("Subagent"))
             self.status.setText("")
-            self.note.setText(self.tr("This subagent's conversation cannot be read: {error}").format(error=self.error))
+            self.note.setText(self.tr("This subagent's conversation cannot be read: {error}").format(error=translate_core(self.error)))
             return
         if info is None:
             self.title.setText(self.tr("Subagent"))

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Slot
 
-from crewagent.worker.turn_values import SubagentInfo, TimelineMessage, ToolCallRef, ToolFinish
+from crewagent.worker.turn_values import SubagentInfo, TimelineMessage, ToolCallRef, ToolFinish, ToolOutputChunk
 
 if TYPE_CHECKING:
     from crewagent.ui.conversation_view import ConversationView
@@ -64,3 +64,9 @@ class TimelineFeed(QObject):
     def on_tool_finished(self, conversation_id: str, finish: ToolFinish) -> None:
         if self._view._mine(conversation_id):
             self._view.model.tool_finished(finish)
+
+    @Slot(str, object)
+    def on_tool_output(self, conversation_id: str, chunk: ToolOutputChunk) -> None:
+        """A running command printed more: its part shows it live when expanded."""
+        if self._view._mine(conversation_id):
+            self._view.model.tool_output(chunk)

@@ -12,7 +12,7 @@ from typing import Concatenate, ParamSpec, TypeVar, cast
 
 from PySide6.QtCore import QObject, Qt, Signal, SignalInstance, Slot
 
-from crewagent.core import agent_catalog
+from crewagent.core import agent_catalog, texts
 from crewagent.core.errors import CrewAgentError, NotAProjectError, ProjectFolderMissing
 from crewagent.core.messages import MODES, ConversationMeta, Mode
 from crewagent.core.packages import example_package_id
@@ -260,12 +260,12 @@ class Worker(WorkerSignals):
         """Write a conversation to ``path`` as ``crewagent export`` does (issue 18, item 15)."""
         result = export_conversation(self._store, project_id, conversation_id, fmt)
         if result.error is not None:
-            self.error.emit("export_conversation", "The exported chain would not be valid; nothing was written.")
+            self.error.emit("export_conversation", texts.EXPORT_INVALID)
             return
         try:
             Path(path).write_text(result.text, encoding="utf-8")  # as the command line writes -o FILE
         except OSError as exc:
-            self.error.emit("export_conversation", f"Cannot write {path}: {exc.strerror or exc}")
+            self.error.emit("export_conversation", texts.EXPORT_CANNOT_WRITE.format(path=path, reason=exc.strerror or exc))
             return
         self.conversation_exported.emit(path, result.warnings)
 

@@ -47,6 +47,7 @@ class PromptBroker:
             summary=call.summary or call.tool,
             arguments=frozen_json(dict(call.args)),
             call_id=call.call_id,
+            scope_label=call.scope_label,
         )
         answer = await self._wait(request_id, lambda: self._on_approval(prompt))
         try:

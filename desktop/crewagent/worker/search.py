@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from crewagent.core import texts
 from crewagent.core.search import MessageSearch, SearchCancelled
 from crewagent.core.store import RuntimeStore
 from crewagent.worker.background import Cancelled
@@ -49,14 +50,14 @@ def read_preview(path: str, *, limit: int = PREVIEW_LIMIT_BYTES) -> FilePreview:
     try:
         size = file.stat().st_size
         if not file.is_file():
-            return FilePreview(path, "error", size, message=f"{file.name} is not a regular file.")
+            return FilePreview(path, "error", size, message=texts.PATH_NOT_REGULAR.format(path=file.name))
         if size > limit:
             return FilePreview(
                 path, "too_large", size, message=f"{file.name} is too large to preview ({size / 1_048_576:.1f} MB)."
             )
         data = file.read_bytes()
     except OSError as exc:
-        return FilePreview(path, "error", message=f"{file.name} cannot be read: {exc.strerror or exc}.")
+        return FilePreview(path, "error", message=texts.PATH_UNREADABLE.format(path=file.name, reason=exc.strerror or exc))
     if b"\0" in data[:8192]:
         return FilePreview(path, "binary", size, message=f"{file.name} is not a text file.")
     try:

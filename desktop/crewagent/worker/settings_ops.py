@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from crewagent.core import texts
 from crewagent.core.errors import CrewAgentError
 from crewagent.core.llm import config_from_env
 from crewagent.core.llm.config import LlmConfigError, ProviderConfig
@@ -62,14 +63,14 @@ def _check_provider(llm: Mapping[str, Any]) -> tuple[SettingsProblem, ...]:
     problems = []
     url = str(llm.get("baseUrl") or "").strip()
     if url and not url.startswith(("http://", "https://")):
-        problems.append(SettingsProblem("llm.baseUrl", "The base URL must start with http:// or https://."))
+        problems.append(SettingsProblem("llm.baseUrl", texts.SETTINGS_URL_SCHEME))
     if llm.get("provider") == "openai-compatible":
         if not url:
             problems.append(
-                SettingsProblem("llm.baseUrl", "An OpenAI-compatible provider needs a base URL, e.g. http://localhost:11434/v1.")
+                SettingsProblem("llm.baseUrl", texts.SETTINGS_URL_NEEDED)
             )
         if not str(llm.get("model") or "").strip():
-            problems.append(SettingsProblem("llm.model", "Choose or type the model to use."))
+            problems.append(SettingsProblem("llm.model", texts.SETTINGS_MODEL_NEEDED))
     return tuple(problems)
 
 
@@ -112,10 +113,13 @@ class SettingsOps:
         Another writer (the turn host's "Always allow", another process, a hand edit) does not
         tell this one; a stat is enough to notice it.
         """
-        if self._current is not None and self._stat() == self._seen:
+        seen = self._stat()
+        if self._current is not None and seen == self._seen:
             return None
-        before = self._current
-        settings, _problems = self.load()
+        settings = self._store.load_if_whole()
+        if settings is None:
+            return None  # half-written by another writer, or damaged: look again at the next poll
+        before, self._current, self._seen = self._current, settings, seen
         return None if settings == before else settings
 
     def _stat(self) -> tuple[int, int, int] | None:
@@ -156,7 +160,7 @@ class SettingsOps:
     def set_key(self, provider: str, key: str) -> ApiKeyState:
         """Store ``key`` for ``provider`` (an empty key removes it)."""
         if provider not in KEYED_PROVIDERS:
-            raise SettingsInvalid((SettingsProblem("llm.apiKey", f"The {provider} provider takes no API key."),))
+            raise SettingsInvalid((SettingsProblem("llm.apiKey", texts.SETTINGS_NO_KEY.format(provider=provider)),))
         key = key.strip()
         if key:
             self._secrets.set(provider, key)
@@ -176,7 +180,7 @@ class SettingsOps:
 
     def check_connection(self, draft: LlmDraft) -> ConnectionReport:
         if draft.provider == "demo":
-            return ConnectionReport("ok", "The demo provider runs inside CrewAgent; there is nothing to connect to.", (DEMO_MODEL,), 0.0)
+            return ConnectionReport("ok", texts.DEMO_NOTHING_TO_CONNECT, (DEMO_MODEL,), 0.0)
         try:
             config = self._config(draft)
         except LlmConfigError as exc:
@@ -187,7 +191,7 @@ class SettingsOps:
 
             result = asyncio.run(asyncio.wait_for(test_connection(config), NETWORK_CHECK_TIMEOUT))
         except TimeoutError:
-            return ConnectionReport("timeout", f"{config.base_url} did not answer within {NETWORK_CHECK_TIMEOUT:.0f} s.")
+            return ConnectionReport("timeout", texts.CONNECT_TIMED_OUT.format(url=config.base_url, seconds=NETWORK_CHECK_TIMEOUT))
         latency = result.latency_ms if result.latency_ms is not None else (time.perf_counter() - started) * 1000
         if result.ok:
             self._remember_windows(config, result.windows)
@@ -205,7 +209,7 @@ class SettingsOps:
 
             models, windows = asyncio.run(asyncio.wait_for(list_models_with_windows(config), NETWORK_CHECK_TIMEOUT))
         except TimeoutError:
-            return ModelList(draft.provider, config.base_url, error=f"{config.base_url} did not answer in time.")
+            return ModelList(draft.provider, config.base_url, error=texts.CONNECT_NO_ANSWER.format(url=config.base_url))
         except LlmError as exc:
             return ModelList(draft.provider, config.base_url, error=exc.message)
         self._remember_windows(config, windows)

@@ -34,6 +34,8 @@ class TurnSignals(QObject):
     tool_started = Signal(str, object)
     #: ``(conversation_id, ToolFinish)``: a tool call ended; its result message follows.
     tool_finished = Signal(str, object)
+    #: ``(conversation_id, ToolOutputChunk)``: live output of a running command (between started and finished).
+    tool_output = Signal(str, object)
     #: ``(conversation_id, TimelineMessage)``: a message is durable in the log.
     message_persisted = Signal(str, object)
     #: ``(conversation_id, RunProgress)``: Run mode wrote the run's state and re-read it (the node

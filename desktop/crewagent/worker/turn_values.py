@@ -272,6 +272,15 @@ class ToolFinish:
 
 
 @dataclass(frozen=True, slots=True)
+class ToolOutputChunk:
+    """Live output of a running call (a command's stdout or stderr); display only, never stored."""
+
+    call_id: str
+    stream: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class ApprovalPrompt:
     """A write tool waits for the user's permission; answer with ``TurnWorker.answer_approval``."""
 
@@ -281,6 +290,8 @@ class ApprovalPrompt:
     summary: str
     arguments: Mapping[str, Any]
     call_id: str | None = None
+    #: What "allow for this conversation" covers when narrower than the tool (a program: "git").
+    scope_label: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

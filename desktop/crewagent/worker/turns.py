@@ -25,6 +25,7 @@ from PySide6.QtCore import QObject, Slot
 from crewagent.core import tuning
 from crewagent.core.errors import CrewAgentError
 from crewagent.core.loop import ContextBuilt, MessagePersisted, ReasoningDelta, RunProgress, StreamStarted, TextDelta, ToolCallFinished, ToolCallStarted
+from crewagent.core.loop import ToolCallOutput
 from crewagent.core.settings import SettingsStore
 from crewagent.core.store import ProjectInfo, RuntimeStore
 from crewagent.core.subagents import SubagentActivity, SubagentEvent, SubagentNotice, SubagentStatusChanged
@@ -35,7 +36,7 @@ from crewagent.worker.asyncloop import AsyncLoopThread
 from crewagent.worker.prompts import PromptBroker
 from crewagent.worker.threads import on_own_thread
 from crewagent.worker.turn_signals import TurnSignals
-from crewagent.worker.turn_values import ContextUsage, SubagentInfo, TimelineMessage, TurnError, TurnRequest, frozen_json
+from crewagent.worker.turn_values import ContextUsage, SubagentInfo, TimelineMessage, ToolOutputChunk, TurnError, TurnRequest, frozen_json
 from crewagent.worker.values import ConversationRuns, ConversationSummary
 
 __all__ = ["FIRST_PAGE", "SHUTDOWN_TIMEOUT_S", "ProviderFactory", "TurnWorker"]
@@ -284,6 +285,8 @@ class TurnWorker(TurnSignals):
             self.tool_started.emit(cid, to.call_ref(event))
         elif isinstance(event, ToolCallFinished):
             self.tool_finished.emit(cid, to.tool_finish(event))
+        elif isinstance(event, ToolCallOutput):
+            self.tool_output.emit(cid, ToolOutputChunk(event.call_id, event.stream, event.text))
         elif isinstance(event, MessagePersisted):
             self.message_persisted.emit(cid, item.message)
         elif isinstance(event, RunProgress):

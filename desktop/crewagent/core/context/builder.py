@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from crewagent.core import texts
 from crewagent.core.context.budget import COMPRESS_ABOVE, ContextBudget, usage
 from crewagent.core.context.compaction import Spill, compact_turn
 from crewagent.core.context.compression import compress_window, preview_results
@@ -176,11 +177,9 @@ def build_llm_messages(
         spills = []
         error = ContextError(
             CONTEXT_STILL_TOO_LARGE,
-            f"The current turn does not fit the context budget even with every tool result and large "
-            f"tool argument shortened to a note: the system prompt and the current turn need {chars} "
-            f"characters / {tokens} tokens (before shortening {turn_chars} / {turn_tokens}), over the "
-            f"budget of {budget.source}. Raise the model's context window (Settings > Model > Context "
-            "window) or start a new conversation, then press Continue.",
+            texts.CONTEXT_TOO_LARGE.format(
+                chars=chars, tokens=tokens, turn_chars=turn_chars, turn_tokens=turn_tokens, budget=budget.source
+            ),
         )
 
     # The window: older units, newest first, while every budget holds; it stops at the first

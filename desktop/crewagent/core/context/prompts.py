@@ -6,9 +6,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib.resources import files
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from crewagent.core.messages import Mode
+if TYPE_CHECKING:
+    from crewagent.core.messages import Mode
 
 Intent = Literal["start", "continue", "resume"]
 

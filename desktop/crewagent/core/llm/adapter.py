@@ -43,6 +43,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, cast
 
+from crewagent.core import texts
 from crewagent.core.llm.accumulator import BadChunk, StreamAccumulator
 from crewagent.core.llm.config import NO_KEY, ProviderConfig
 from crewagent.core.llm.errors import LlmError
@@ -202,7 +203,7 @@ class LlmAdapter:
         if acc.finish_reason is None:
             raise LlmError(
                 "LLM_HTTP_ERROR",
-                "The connection ended before the model finished its answer.",
+                texts.LLM_CONNECTION_ENDED,
                 retryable=True,
             )
         yield acc.completed()
@@ -216,11 +217,11 @@ class LlmAdapter:
         except (openai.OpenAIError, json.JSONDecodeError) as exc:
             raise self._classify(exc) from exc
         if not isinstance(response, dict):
-            raise LlmError("LLM_BAD_RESPONSE", "The provider's response is not a JSON object.")
+            raise LlmError("LLM_BAD_RESPONSE", texts.LLM_NOT_OBJECT)
         choices = response.get("choices")
         choice = choices[0] if isinstance(choices, list) and choices else None
         if not isinstance(choice, dict) or not isinstance(choice.get("message"), dict):
-            raise LlmError("LLM_BAD_RESPONSE", "The provider's response holds no message.")
+            raise LlmError("LLM_BAD_RESPONSE", texts.LLM_NO_MESSAGE)
         message = choice["message"]
         yield StreamStarted(body["model"], streaming=False)
         events: list[LlmEvent] = []
@@ -282,41 +283,44 @@ class LlmAdapter:
 def classify_error(exc: BaseException, *, base_url: str = "") -> LlmError:
     """The LlmError for an SDK (or decoding) exception."""
     if isinstance(exc, openai.APITimeoutError):
-        return LlmError("LLM_TIMEOUT", "The provider did not answer in time.", retryable=True)
+        return LlmError("LLM_TIMEOUT", texts.LLM_TIMEOUT, retryable=True)
     if isinstance(exc, openai.APIConnectionError):
-        cause = exc.__cause__
-        detail = f" ({type(cause).__name__}: {cause})" if cause else ""
-        return LlmError("LLM_HTTP_ERROR", f"Network error talking to {base_url or 'the provider'}{detail}.", retryable=True)
+        cause, where = exc.__cause__, base_url or texts.LLM_THE_PROVIDER
+        if cause:
+            message = texts.LLM_NETWORK_DETAIL.format(where=where, detail=f"{type(cause).__name__}: {cause}")
+        else:
+            message = texts.LLM_NETWORK.format(where=where)
+        return LlmError("LLM_HTTP_ERROR", message, retryable=True)
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
         detail = _provider_message(exc)
         retry_after = parse_retry_after(dict(exc.response.headers))
         if status in (401, 403):
-            what = "The API key was rejected" if status == 401 else "Access denied"
-            return LlmError("LLM_AUTH_FAILED", f"{what} (HTTP {status}): {detail}", status=status)
+            what = texts.LLM_KEY_REJECTED if status == 401 else texts.LLM_ACCESS_DENIED
+            return LlmError("LLM_AUTH_FAILED", what.format(status=status, detail=detail), status=status)
         if status == 429:
             quota = _provider_code(exc) in _QUOTA_CODES
             return LlmError(
                 "LLM_RATE_LIMITED",
-                f"Rate limited (HTTP 429): {detail}",
+                texts.LLM_RATE_LIMITED.format(detail=detail),
                 status=status,
                 retryable=not quota,
                 retry_after=retry_after,
             )
         if status == 408:
-            return LlmError("LLM_TIMEOUT", f"The provider timed out (HTTP 408): {detail}", status=status, retryable=True)
+            return LlmError("LLM_TIMEOUT", texts.LLM_HTTP_TIMEOUT.format(detail=detail), status=status, retryable=True)
         retryable = status >= 500 or status in _RETRYABLE_STATUS
         return LlmError(
             "LLM_HTTP_ERROR", f"HTTP {status}: {detail}", status=status, retryable=retryable, retry_after=retry_after
         )
     if isinstance(exc, openai.APIResponseValidationError):
-        return LlmError("LLM_BAD_RESPONSE", f"The provider's response has an unexpected shape: {exc}")
+        return LlmError("LLM_BAD_RESPONSE", texts.LLM_BAD_SHAPE.format(detail=exc))
     if isinstance(exc, json.JSONDecodeError):
-        return LlmError("LLM_BAD_RESPONSE", f"The provider sent malformed JSON: {exc.msg} (at char {exc.pos}).")
+        return LlmError("LLM_BAD_RESPONSE", texts.LLM_BAD_JSON.format(detail=exc.msg, pos=exc.pos))
     if isinstance(exc, BadChunk):
-        return LlmError("LLM_BAD_RESPONSE", f"The provider sent a malformed chunk: {exc}.")
+        return LlmError("LLM_BAD_RESPONSE", texts.LLM_BAD_CHUNK.format(detail=exc))
     if isinstance(exc, openai.APIError):  # an error event inside the stream
-        return LlmError("LLM_HTTP_ERROR", f"The provider reported an error: {exc.message}", retryable=True)
+        return LlmError("LLM_HTTP_ERROR", texts.LLM_REPORTED.format(detail=exc.message), retryable=True)
     raise TypeError(f"not an LLM failure: {exc!r}") from exc
 
 

@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from crewagent.core import texts
 from crewagent.core.context.window import DEMO_MODEL
 from crewagent.core.errors import CrewAgentError
 from crewagent.core.redact import redact
@@ -139,20 +140,17 @@ def config_from_env(
     base_url = env.get("OPENAI_BASE_URL") or _pick(section, "baseUrl", "base_url")
     if not base_url:
         if name == "openai-compatible":
-            raise LlmConfigError(
-                "The openai-compatible provider needs a base URL (settings, or OPENAI_BASE_URL), "
-                "e.g. http://localhost:11434/v1 for Ollama."
-            )
+            raise LlmConfigError(texts.CONFIG_NEEDS_URL)
         base_url = OPENAI_BASE_URL
     model = model or env.get("CREWAGENT_MODEL") or _pick(section, "model")
     if not model:
         if name == "openai-compatible":
-            raise LlmConfigError("The openai-compatible provider needs a model name (settings, or CREWAGENT_MODEL).")
+            raise LlmConfigError(texts.CONFIG_NEEDS_MODEL)
         model = DEFAULT_OPENAI_MODEL
     key = env.get("OPENAI_API_KEY") or api_key or ""
     if name == "openai" and not key:
         # OpenAI refuses every request without one: say so before a conversation is touched.
-        raise LlmConfigError("The openai provider needs an API key (save it in Settings, or set OPENAI_API_KEY).")
+        raise LlmConfigError(texts.CONFIG_NEEDS_KEY)
     try:
         return ProviderConfig(provider=name, base_url=base_url, api_key=key, model=model, **options)
     except ValidationError as exc:

@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 import openai
 
+from crewagent.core import texts
 from crewagent.core.context.window import metadata_window
 from crewagent.core.llm._client import make_client
 from crewagent.core.llm.adapter import classify_error
@@ -59,7 +60,7 @@ async def list_models_with_windows(
         page = await client.models.list()
         data = getattr(page, "data", None)
         if not isinstance(data, list):
-            raise LlmError("LLM_BAD_RESPONSE", f"{config.base_url}/models did not return a model list.")
+            raise LlmError("LLM_BAD_RESPONSE", texts.MODELS_NOT_LISTED.format(url=config.base_url))
         ids = sorted({str(getattr(m, "id", "")) for m in data if getattr(m, "id", None)})
         windows: dict[str, int] = {}
         for entry in data:
@@ -84,9 +85,9 @@ async def test_connection(config: ProviderConfig, *, http_client: Any | None = N
         return _failure(config, error)
     latency = (time.perf_counter() - started) * 1000
     listed = config.model in models if models else None
-    message = f"Connected to {config.base_url} ({len(models)} models)."
+    message = texts.CONNECTED.format(url=config.base_url, count=len(models))
     if listed is False:
-        message += f" The model {config.model!r} is not in the provider's list."
+        message = texts.CONNECTED_MODEL_UNLISTED.format(url=config.base_url, count=len(models), model=config.model)
     return ConnectionResult("ok", message, tuple(models), 200, latency, listed, windows)
 
 
@@ -96,16 +97,16 @@ test_connection.__test__ = False  # type: ignore[attr-defined]  # not a pytest t
 def _failure(config: ProviderConfig, error: LlmError) -> ConnectionResult:
     status: ConnectionStatus
     if error.code == "LLM_AUTH_FAILED":
-        status, message = "auth_failed", f"The provider refused the API key: {error.message}"
+        status, message = "auth_failed", texts.CONNECT_KEY_REFUSED.format(detail=error.message)
     elif error.code == "LLM_TIMEOUT":
-        status, message = "timeout", f"{config.base_url} did not answer in time."
+        status, message = "timeout", texts.CONNECT_NO_ANSWER.format(url=config.base_url)
     elif error.code == "LLM_BAD_RESPONSE":
-        status, message = "bad_response", f"{config.base_url} answered, but not like an OpenAI-compatible API."
+        status, message = "bad_response", texts.CONNECT_NOT_OPENAI.format(url=config.base_url)
     elif error.status == 404:
         status = "not_found"
-        message = f"{config.base_url}/models does not exist: check the base URL (it usually ends in /v1)."
+        message = texts.CONNECT_NO_MODELS_PATH.format(url=config.base_url)
     elif error.status is None:
-        status, message = "unreachable", f"Could not reach {config.base_url}: {error.message}"
+        status, message = "unreachable", texts.CONNECT_UNREACHABLE.format(url=config.base_url, detail=error.message)
     else:
         status, message = "http_error", error.message
     return ConnectionResult(status, message, http_status=error.status)

@@ -6,9 +6,6 @@ import json
 import re
 import unicodedata
 
-import openai
-
-from crewagent.core.llm._client import make_client
 from crewagent.core.llm.adapter import classify_error
 from crewagent.core.llm.config import NO_KEY, ProviderConfig
 from crewagent.core.llm.errors import LlmError
@@ -53,6 +50,10 @@ def clean_title(text: str, limit: int = TITLE_MAX_CHARS) -> str:
 async def ask_title(config: ProviderConfig, user_text: str, answer_text: str) -> str:
     """The provider's title for the exchange; raises :class:`LlmError` when the call fails or the
     answer holds no usable title."""
+    import openai  # ~0.4 s of API types: not when the demo or the app starts (core/llm/adapter.py)
+
+    from crewagent.core.llm._client import make_client
+
     client = make_client(
         base_url=config.base_url,
         api_key=config.api_key or NO_KEY,

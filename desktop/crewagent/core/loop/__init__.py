@@ -1,20 +1,49 @@
 """The turn engine: the tool loop, its typed events, and the session that wires it to the store."""
 
-from crewagent.core.loop.events import (
-    ContextBuilt,
-    LoopEvent,
-    MessagePersisted,
-    ReasoningDelta,
-    RunProgress,
-    StreamStarted,
-    TextDelta,
-    ToolCallFinished,
-    ToolCallStarted,
-    TurnFinished,
-    TurnStarted,
+from typing import TYPE_CHECKING
+
+from crewagent.core.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from crewagent.core.loop.events import (
+        ContextBuilt,
+        LoopEvent,
+        MessagePersisted,
+        ReasoningDelta,
+        RunProgress,
+        StreamStarted,
+        TextDelta,
+        ToolCallFinished,
+        ToolCallOutput,
+        ToolCallStarted,
+        TurnFinished,
+        TurnStarted,
+    )
+    from crewagent.core.loop.session import ConversationSession, TurnSettings
+    from crewagent.core.loop.toolloop import LoopOptions, ToolLoop
+
+# Imported on first use (crewagent/core/lazy.py): a light submodule must not pull in the rest.
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "events": (
+            "ContextBuilt",
+            "LoopEvent",
+            "MessagePersisted",
+            "ReasoningDelta",
+            "RunProgress",
+            "StreamStarted",
+            "TextDelta",
+            "ToolCallFinished",
+            "ToolCallOutput",
+            "ToolCallStarted",
+            "TurnFinished",
+            "TurnStarted",
+        ),
+        "session": ("ConversationSession", "TurnSettings"),
+        "toolloop": ("LoopOptions", "ToolLoop"),
+    },
 )
-from crewagent.core.loop.session import ConversationSession, TurnSettings
-from crewagent.core.loop.toolloop import LoopOptions, ToolLoop
 
 __all__ = [
     "ContextBuilt",
@@ -27,6 +56,7 @@ __all__ = [
     "StreamStarted",
     "TextDelta",
     "ToolCallFinished",
+    "ToolCallOutput",
     "ToolCallStarted",
     "ToolLoop",
     "TurnFinished",

@@ -77,6 +77,21 @@ class ToolCallFinished:
 
 
 @dataclass(frozen=True, slots=True)
+class ToolCallOutput:
+    """Live output of a running call (a command's stdout or stderr), between its start and finish.
+
+    Display only: nothing of it is persisted (the result carries the output, bounded). Arrives
+    coalesced, at most a few per second per stream, each at most ~16 KB.
+    """
+
+    call_id: str
+    name: str
+    stream: str
+    text: str
+    type: Literal["tool_call_output"] = field(default="tool_call_output", init=False)
+
+
+@dataclass(frozen=True, slots=True)
 class MessagePersisted:
     """A message is now durable in the log (as stored: a large tool output arrives offloaded)."""
 
@@ -116,6 +131,7 @@ LoopEvent = (
     | ReasoningDelta
     | ToolCallStarted
     | ToolCallFinished
+    | ToolCallOutput
     | MessagePersisted
     | RunProgress
     | TurnFinished

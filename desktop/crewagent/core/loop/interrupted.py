@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from crewagent.core import texts
 from crewagent.core.loop.toolloop import error_block
 from crewagent.core.messages import ConversationMessage
 
@@ -16,7 +17,7 @@ def recovered_stream_message(data: dict[str, Any]) -> ConversationMessage | None
         return None
     block = error_block(
         "LLM_INTERRUPTED",
-        "The app stopped while this answer was streaming; the text above is what had arrived.",
+        texts.STREAM_INTERRUPTED_BLOCK,
         retryable=True,
     )
     stamp = data.get("stamp")
@@ -32,6 +33,6 @@ def recovered_stream_message(data: dict[str, Any]) -> ConversationMessage | None
         f"{content}\n\n{block}" if content else block,
         partType="error",
         interrupted=True,
-        error={"code": "LLM_INTERRUPTED", "message": "The app stopped while the answer was streaming.", "partialText": content},
+        error={"code": "LLM_INTERRUPTED", "message": texts.STREAM_INTERRUPTED, "partialText": content},
         **fields,
     )

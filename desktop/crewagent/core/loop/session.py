@@ -16,6 +16,7 @@ from contextlib import aclosing
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from crewagent.core import texts
 from crewagent.core.context import ContextBudget, ContextError, ContextResult, RunContext, TokenCounter, default_counter
 from crewagent.core.context.builder import CONTEXT_SPILL_FAILED
 from crewagent.core.errors import CrewAgentError
@@ -288,8 +289,7 @@ class ConversationSession:
         except (CrewAgentError, OSError) as exc:
             error = ContextError(
                 CONTEXT_SPILL_FAILED,
-                f"The current turn is too large to send whole, and its full tool outputs could not be saved "
-                f"for the model to read ({exc}). Free some disk space, then press Continue.",
+                texts.CONTEXT_SPILL_FAILED.format(detail=exc),
             )
             result.debug["error"] = error.as_dict()
             return replace(result, messages=[], error=error)

@@ -26,6 +26,7 @@ from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
 
+from crewagent.core import texts
 from crewagent.core.context import ContextResult
 from crewagent.core.llm import Completed, LlmAdapter, LlmError, LlmRequest
 from crewagent.core.llm import StreamStarted as LlmStreamStarted
@@ -37,6 +38,7 @@ from crewagent.core.loop.events import (
     StreamStarted,
     TextDelta,
     ToolCallFinished,
+    ToolCallOutput,
     ToolCallStarted,
     TurnFinished,
 )
@@ -222,17 +224,14 @@ class ToolLoop:
                 failing_count = failing_count + 1 if key == failing_key else 1
                 failing_key = key
             if failing_count >= LOOP_DETECT_REPEATS and failing_key is not None:
-                reason = (
-                    f"The same failing call ({failing_key[0]} with the same arguments) was made "
-                    f"{failing_count} times in a row; the turn was stopped to avoid a loop."
-                )
+                reason = texts.ENGINE_LOOP_DETECTED.format(tool=failing_key[0], count=failing_count)
                 async for event in self._finish_with_error("ENGINE_LOOP_DETECTED", reason, title="ENGINE_ERROR"):
                     yield event
                 return
             if self._stop_requested:
                 yield TurnFinished("stopped")
                 return
-        reason = f"The turn reached the limit of {self.options.max_turns} model calls (engine.maxTurns) and was stopped."
+        reason = texts.ENGINE_MAX_TURNS.format(limit=self.options.max_turns)
         async for event in self._finish_with_error("ENGINE_MAX_TURNS_EXCEEDED", reason, title="ENGINE_ERROR"):
             yield event
 
@@ -335,7 +334,7 @@ class ToolLoop:
                 pump.cancel()
                 await asyncio.gather(pump, return_exceptions=True)
         if completed is None:  # the adapter ended without Completed: a bug there, reported as a bad response
-            error = LlmError("LLM_BAD_RESPONSE", "The provider's answer ended without a final message.")
+            error = LlmError("LLM_BAD_RESPONSE", texts.LLM_NO_FINAL)
             async for event in self._persist_llm_error(message_id, error, "".join(text), "".join(reasoning)):
                 yield event
             return
@@ -364,7 +363,7 @@ class ToolLoop:
                 id=message_id,
                 partType="content",
                 interrupted=True,
-                error={"code": "LLM_INTERRUPTED", "message": "Stopped by the user while the answer was streaming."},
+                error={"code": "LLM_INTERRUPTED", "message": texts.STREAM_STOPPED},
                 **({"reasoning_content": reasoning} if reasoning else {}),
                 **({"reasoningSeconds": reasoning_seconds} if reasoning_seconds is not None else {}),
             )
@@ -397,7 +396,13 @@ class ToolLoop:
 
     async def _run_one(self, index: int, call: ToolCall, queue: asyncio.Queue[Any]) -> None:
         started = time.perf_counter()
-        result = await self.registry.execute(call.function.name, call.function.arguments, self.tool_context, call_id=call.id)
+
+        def output(stream: str, text: str) -> None:
+            queue.put_nowait(("tool_output", ToolCallOutput(call.id, call.function.name, stream, text)))
+
+        result = await self.registry.execute(
+            call.function.name, call.function.arguments, self.tool_context, call_id=call.id, on_output=output
+        )
         queue.put_nowait(("tool_done", (index, result, (time.perf_counter() - started) * 1000)))
 
     async def _run_tools(
@@ -437,6 +442,9 @@ class ToolLoop:
                     yield TurnFinished("stopped")
                     return
                 kind, payload = item
+                if kind == "tool_output":
+                    yield payload
+                    continue
                 if kind != "tool_done":
                     continue  # a late stream event from an aborted call
                 index, result, duration = payload

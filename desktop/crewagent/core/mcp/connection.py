@@ -223,8 +223,9 @@ class McpServer:
                     ready.set_result(tools)
                 await stop.wait()
         except asyncio.CancelledError:
-            if not ready.done():
-                ready.set_exception(McpFailure(McpCode.MCP_START_FAILED, f"MCP server {self.spec.id!r} was stopped while starting."))
+            # Whoever waited for the start has given up already (its timeout, or Stop): a cancelled
+            # future, not an exception nobody would retrieve.
+            ready.cancel()
             raise
         except Exception as exc:  # the SDK raises task-group exception groups, OSError, MCPError...
             failure = _start_failure(self.spec, exc)

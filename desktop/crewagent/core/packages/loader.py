@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from crewagent.core import texts
 from crewagent.core.agents import Agent
 from crewagent.core.packages.archive import PackageSource
 from crewagent.core.packages.model import (
@@ -32,10 +33,7 @@ from crewagent.core.tools import frontmatter
 
 MANIFEST = "bmad.json"
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]*")
-_UNSUPPORTED_CLASSIC = (
-    "a classic BMAD package (workflow.yaml) is not supported: format 1.1 needs bmad.json, "
-    "workflow.graph.json, workflow.md and steps/*.md"
-)
+_UNSUPPORTED_CLASSIC = texts.PKG_CLASSIC
 
 
 @dataclass
@@ -54,7 +52,7 @@ class _Reading:
         try:
             return self.source.read(name).decode("utf-8-sig")
         except UnicodeDecodeError as exc:
-            self.add(name, "", f"is not UTF-8 text (byte {exc.start})")
+            self.add(name, "", texts.PKG_NOT_UTF8.format(byte=exc.start))
             return None
 
     def json(self, name: str, kind: SchemaKind) -> Any:
@@ -67,7 +65,7 @@ class _Reading:
             try:
                 value = json.loads(text)
             except ValueError as exc:
-                self.add(name, "", f"is not valid JSON: {exc}")
+                self.add(name, "", texts.PKG_NOT_JSON.format(detail=exc))
             else:
                 self.problems.extend(check(kind, value, name))
         self.json_cache[name] = value
@@ -85,7 +83,7 @@ class _Reading:
                 self.add(name, "", exc.message)
             else:
                 if not document.had_frontmatter:
-                    self.add(name, "", "has no YAML frontmatter (a '---' block at the top)")
+                    self.add(name, "", texts.PKG_NO_FRONTMATTER)
                 else:
                     data = frontmatter.jsonable(document.data)
                     self.problems.extend(check(kind, data, name))
@@ -98,9 +96,9 @@ class _Reading:
             return None  # the schema already said so
         path = normalize_ref(value)
         if path is None:
-            self.add(file, at, f"{value!r} is not a relative path inside the package")
+            self.add(file, at, texts.PKG_BAD_PATH.format(value=value))
         elif not self.source.has(path):
-            self.add(file, at, f"the {what} {value!r} is not in the package")
+            self.add(file, at, texts.PKG_MISSING_FILE.format(what=what, value=value))
             return None
         return path
 
@@ -111,12 +109,12 @@ def load_definition(source: PackageSource) -> PackageDefinition:
     if not source.has(MANIFEST):
         if any(posixpath.basename(name) == "workflow.yaml" for name in source.files()):
             raise PackageError.single("workflow.yaml", _UNSUPPORTED_CLASSIC, source=source.label)
-        raise PackageError.single(MANIFEST, "is missing: a package has bmad.json at its root", source=source.label)
+        raise PackageError.single(MANIFEST, texts.PKG_NO_MANIFEST, source=source.label)
     manifest = reading.json(MANIFEST, SchemaKind.MANIFEST)
     if not isinstance(manifest, dict):
         raise PackageError(reading.problems, source=source.label)
     entry: dict[str, Any] = manifest["entry"] if isinstance(manifest.get("entry"), dict) else {}
-    agents_file = reading.ref(entry.get("agents"), MANIFEST, pointer("entry", "agents"), "agents file")
+    agents_file = reading.ref(entry.get("agents"), MANIFEST, pointer("entry", "agents"), texts.PKG_AGENTS_FILE)
     agents_doc = reading.json(agents_file, SchemaKind.AGENTS) if agents_file else None
     agent_ids = _agent_ids(reading, agents_file, agents_doc)
 
@@ -128,8 +126,8 @@ def load_definition(source: PackageSource) -> PackageDefinition:
     default_id: str | None = None
     for at, item in ([*slots, entry_slot] if slots else [entry_slot]):
         is_entry = at == entry_slot[0]
-        workflow_path = reading.ref(item.get("workflow"), MANIFEST, f"{at}/workflow", "workflow file")
-        graph_path = reading.ref(item.get("graph"), MANIFEST, f"{at}/graph", "graph file")
+        workflow_path = reading.ref(item.get("workflow"), MANIFEST, f"{at}/workflow", texts.PKG_WORKFLOW_FILE)
+        graph_path = reading.ref(item.get("graph"), MANIFEST, f"{at}/graph", texts.PKG_GRAPH_FILE)
         pair = (workflow_path, graph_path)
         if is_entry and slots and pair in checked:
             continue  # entry names one of the listed workflows (the Builder's way)
@@ -190,14 +188,14 @@ def _agent_ids(reading: _Reading, agents_file: str | None, document: Any) -> set
         if not isinstance(agent_id, str):
             continue
         if agent_id in ids:
-            reading.add(agents_file, pointer("agents", index, "id"), f"the agent id {agent_id!r} is used twice")
+            reading.add(agents_file, pointer("agents", index, "id"), texts.PKG_AGENT_TWICE.format(value=agent_id))
         ids.add(agent_id)
     return ids
 
 
 def _check_agent(reading: _Reading, agent_ids: set[str] | None, value: Any, file: str, at: str) -> None:
     if agent_ids is not None and isinstance(value, str) and value and value not in agent_ids:
-        reading.add(file, at, f"the agent {value!r} is not in the package's agents")
+        reading.add(file, at, texts.PKG_AGENT_UNKNOWN.format(value=value))
 
 
 def _workflow(
@@ -213,10 +211,10 @@ def _workflow(
     if graph is not None and state is not None and workflow_path:
         current = state.get("currentNodeId")
         if isinstance(current, str) and current and current not in graph:
-            reading.add(workflow_path, pointer("currentNodeId"), f"{current!r} is not a node of {graph_path}")
+            reading.add(workflow_path, pointer("currentNodeId"), texts.PKG_NOT_A_NODE.format(value=current, graph=graph_path))
         for index, done in enumerate(_list(state.get("stepsCompleted"))):
             if isinstance(done, str) and done not in graph:
-                reading.add(workflow_path, pointer("stepsCompleted", index), f"{done!r} is not a node of {graph_path}")
+                reading.add(workflow_path, pointer("stepsCompleted", index), texts.PKG_NOT_A_NODE.format(value=done, graph=graph_path))
     if state is None or graph is None or workflow_path is None or graph_path is None:
         return None
     workflow_id = item.get("id")
@@ -251,7 +249,7 @@ def _graph(reading: _Reading, graph_path: str, agent_ids: set[str] | None) -> Wo
             continue
         node_id = raw["id"]
         if node_id in seen:
-            reading.add(graph_path, pointer("nodes", index, "id"), f"the node id {node_id!r} is used twice")
+            reading.add(graph_path, pointer("nodes", index, "id"), texts.PKG_NODE_TWICE.format(value=node_id))
             ok = False
         seen.add(node_id)
         _check_agent(reading, agent_ids, raw.get("agentId"), graph_path, pointer("nodes", index, "agentId"))
@@ -276,7 +274,7 @@ def _graph(reading: _Reading, graph_path: str, agent_ids: set[str] | None) -> Wo
         )
     entry = document.get("entryNodeId")
     if isinstance(entry, str) and entry not in seen:
-        reading.add(graph_path, pointer("entryNodeId"), f"the entry node {entry!r} is not a node of the graph")
+        reading.add(graph_path, pointer("entryNodeId"), texts.PKG_ENTRY_UNKNOWN.format(value=entry))
         ok = False
     edges: list[GraphEdge] = []
     defaults: set[str] = set()
@@ -286,12 +284,12 @@ def _graph(reading: _Reading, graph_path: str, agent_ids: set[str] | None) -> Wo
         for end in ("from", "to"):
             value = raw.get(end)
             if isinstance(value, str) and value not in seen:
-                reading.add(graph_path, pointer("edges", index, end), f"the edge's {end!r} node {value!r} is not a node of the graph")
+                reading.add(graph_path, pointer("edges", index, end), texts.PKG_EDGE_UNKNOWN.format(end=end, value=value))
                 ok = False
         source = raw.get("from")
         if raw.get("isDefault") is True and isinstance(source, str):
             if source in defaults:
-                reading.add(graph_path, pointer("edges", index, "isDefault"), f"node {source!r} already has a default edge")
+                reading.add(graph_path, pointer("edges", index, "isDefault"), texts.PKG_TWO_DEFAULTS.format(value=source))
                 ok = False
             defaults.add(source)
         if isinstance(source, str) and isinstance(raw.get("to"), str) and isinstance(raw.get("label"), str):
@@ -309,14 +307,14 @@ def _step_file(reading: _Reading, value: Any, graph_path: str, graph_dir: str, a
         return None
     path = normalize_ref(value)
     if path is None:
-        reading.add(graph_path, at, f"{value!r} is not a relative path inside the package")
+        reading.add(graph_path, at, texts.PKG_BAD_PATH.format(value=value))
         return None
     if reading.source.has(path):
         return path
     beside = normalize_ref(posixpath.join(graph_dir, path)) if graph_dir else None
     if beside is not None and reading.source.has(beside):
         return beside
-    reading.add(graph_path, at, f"the step file {value!r} is not in the package")
+    reading.add(graph_path, at, texts.PKG_STEP_MISSING.format(value=value))
     return None
 
 
@@ -325,9 +323,9 @@ def _check_step(
 ) -> None:
     node_id = node.get("id")
     if isinstance(step.get("nodeId"), str) and step["nodeId"] != node_id:
-        reading.add(step_file, pointer("nodeId"), f"is {step['nodeId']!r} but the graph's node is {node_id!r}")
+        reading.add(step_file, pointer("nodeId"), texts.PKG_STEP_NODE.format(value=step["nodeId"], node=node_id))
     if isinstance(step.get("type"), str) and isinstance(node.get("type"), str) and step["type"] != node["type"]:
-        reading.add(step_file, pointer("type"), f"is {step['type']!r} but the graph says {node['type']!r}")
+        reading.add(step_file, pointer("type"), texts.PKG_STEP_TYPE.format(value=step["type"], type=node["type"]))
     _check_agent(reading, agent_ids, step.get("agentId"), step_file, pointer("agentId"))
 
 
@@ -338,7 +336,7 @@ def _check_transitions(reading: _Reading, workflows: Iterable[Workflow]) -> None
             for index, transition in enumerate(_list(step.get("transitions"))):
                 target = transition.get("to") if isinstance(transition, dict) else None
                 if isinstance(target, str) and target not in workflow.graph:
-                    reading.add(node.file, pointer("transitions", index, "to"), f"{target!r} is not a node of {workflow.graph_file}")
+                    reading.add(node.file, pointer("transitions", index, "to"), texts.PKG_NOT_A_NODE.format(value=target, graph=workflow.graph_file))
 
 
 def _check_orphan_steps(reading: _Reading, workflows: list[Workflow]) -> None:
@@ -347,7 +345,7 @@ def _check_orphan_steps(reading: _Reading, workflows: list[Workflow]) -> None:
     folders = {posixpath.join(posixpath.dirname(wf.graph_file), "steps") + "/" for wf in workflows}
     for name in reading.source.files():
         if name.endswith(".md") and name not in used and any(name.startswith(folder) for folder in folders):
-            reading.add(name, "", "this step file is not the file of any node of the package's graphs")
+            reading.add(name, "", texts.PKG_STRAY_STEP)
 
 
 def _check_unique_workflow_ids(reading: _Reading, slots: list[tuple[str, dict[str, Any]]]) -> None:
@@ -356,7 +354,7 @@ def _check_unique_workflow_ids(reading: _Reading, slots: list[tuple[str, dict[st
         workflow_id = item.get("id")
         if isinstance(workflow_id, str):
             if workflow_id in seen:
-                reading.add(MANIFEST, f"{at}/id", f"the workflow id {workflow_id!r} is used twice")
+                reading.add(MANIFEST, f"{at}/id", texts.PKG_WORKFLOW_TWICE.format(value=workflow_id))
             seen.add(workflow_id)
 
 
@@ -375,7 +373,7 @@ def _check_menus(reading: _Reading, agents_file: str, document: dict[str, Any], 
                 if not isinstance(value, str) or (key == "exec" and not value.endswith("workflow.md")):
                     continue
                 if value not in by_id and normalize_ref(value) not in by_file:
-                    reading.add(agents_file, pointer("agents", a, "menu", m, key), f"{value!r} is not a workflow of this package")
+                    reading.add(agents_file, pointer("agents", a, "menu", m, key), texts.PKG_NOT_A_WORKFLOW.format(value=value))
 
 
 def _app_agents(reading: _Reading, agents_file: str | None, document: Any) -> tuple[Agent, ...]:
@@ -413,5 +411,5 @@ def _app_agents(reading: _Reading, agents_file: str | None, document: Any) -> tu
             agents.append(Agent.model_validate(usable))
         except ValidationError as exc:  # a schema-valid agent the model refuses: a gap to close, reported
             for error in exc.errors():
-                reading.add(agents_file, pointer("agents", index, *error["loc"]), f"this app cannot use the agent: {error['msg']}")
+                reading.add(agents_file, pointer("agents", index, *error["loc"]), texts.PKG_AGENT_UNUSABLE.format(detail=error["msg"]))
     return tuple(agents)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from crewagent.core import texts
 from crewagent.core.errors import CrewAgentError
 
 
@@ -47,7 +48,7 @@ class PackageError(CrewAgentError):
 
 class PackageNotFound(CrewAgentError):
     def __init__(self, package_id: str):
-        super().__init__(f"No installed package with id {package_id!r}.")
+        super().__init__(texts.PACKAGE_NOT_INSTALLED.format(package=package_id))
         self.package_id = package_id
 
 

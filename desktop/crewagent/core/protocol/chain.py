@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
+from crewagent.core import texts
 from crewagent.core.messages import ConversationMessage, ToolCall
 from crewagent.core.protocol.validator import DOTTED_FUNCTION_NAME
 
@@ -30,11 +31,7 @@ def interrupted_result(call: ToolCall) -> str:
             "ok": False,
             "error": {
                 "code": INTERRUPTED_CODE,
-                "message": (
-                    f"The tool call {call.function.name} ({call.id}) was interrupted before it "
-                    "returned a result (the app stopped or the call was cancelled). It may not "
-                    "have completed; check its effects and run it again if it is still needed."
-                ),
+                "message": texts.TOOL_NEVER_RETURNED.format(name=call.function.name, call_id=call.id),
             },
         }
     )

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from crewagent.core import texts
 from crewagent.core.errors import RunSetupError
 from crewagent.core.packages import PackageError, PackageNotFound, PackageStore
 from crewagent.core.runs.create import create_run
@@ -86,12 +87,12 @@ def select_run(store: RuntimeStore, project: ProjectInfo, conversation_id: str, 
     except RunNotFound as exc:
         raise RunSetupError(str(exc)) from exc
     if run.conversationId != conversation_id:
-        raise RunSetupError(f"The run {run_id} belongs to another conversation.")
+        raise RunSetupError(texts.RUN_OTHER_CONVERSATION.format(run=run_id))
     if run.phase == "completed":
-        raise RunSetupError(f"Run {run_id} is complete; there is nothing to resume.")
+        raise RunSetupError(texts.RUN_COMPLETE.format(run=run_id))
     if run.packageId not in packages.ids():
         raise RunSetupError(
-            f"Run {run_id} needs the package {_package_label(run)}, which is no longer installed; import it again."
+            texts.RUN_PACKAGE_GONE.format(run=run_id, package=_package_label(run))
         )
     store.update_conversation(
         project.id, conversation_id, activeRunId=run.runId, workflowId=run.workflowId, packageId=run.packageId, activeType="run"

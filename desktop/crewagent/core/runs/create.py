@@ -6,7 +6,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from crewagent.core import paths
+from crewagent.core import paths, texts
 from crewagent.core.errors import RunSetupError
 from crewagent.core.messages import utc_now_iso
 from crewagent.core.runs.index import RunIndex, RunMetadata
@@ -56,7 +56,7 @@ def create_run(
     """
     workflow = package.workflow(workflow_id)
     if workflow is None:
-        raise RunSetupError(f"The package {package.id} has no workflow {workflow_id!r}.")
+        raise RunSetupError(texts.NO_SUCH_WORKFLOW.format(package=package.id, workflow=workflow_id))
     meta = store.get_conversation(project.id, conversation_id)  # raises ConversationNotFound
     template = package.root.joinpath(*workflow.workflow_file.split("/"))
     try:

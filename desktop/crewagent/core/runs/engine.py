@@ -5,19 +5,21 @@ There is no second loop. A :class:`RunDriver` is handed to the session in ``Turn
 - before every model call the session asks it for the persona and the :class:`RunContext` (the
   effective agent is the node's ``agentId``, else the run's agent, so the persona follows the
   node); the builder then sends history → ``RUN_DIRECTIVE`` → ``NODE_BRIEF`` → ``USER_INPUT``;
-- it watches the loop's events: after every successful write of the state file it re-reads the
-  state and yields a :class:`RunProgress`; a confirmed ``ui.ask_user`` confirmation after
+- it watches the loop's events: after every successful write of the state file it takes the
+  state as written (a frontmatter patch reports it; any other write is read back) and yields a
+  :class:`RunProgress`; a confirmed ``ui.ask_user`` confirmation after
   completion allows one state write;
 - it maps the end of the turn: the model stopped calling tools → ``completed`` if the workflow is
   complete, else ``waiting_user``; and persists the run's phase.
 
-The state is read from disk, never from memory alone, so a run resumes after any crash from its
-log and its state file.
+Each turn starts from the state file on disk, never from memory alone, so a run resumes after
+any crash from its log and its state file.
 """
 
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 import os
 from collections.abc import AsyncIterator, Mapping
@@ -135,7 +137,7 @@ class RunDriver:
                 if isinstance(event, ToolCallFinished) and event.ok:
                     yield event
                     if self._wrote_state(event):
-                        progress = await self._progress()
+                        progress = await self._progress(event)
                         if progress is not None:
                             yield progress
                     elif self._confirmed(event):
@@ -160,12 +162,19 @@ class RunDriver:
         response = event.result.get("response")
         return isinstance(response, Mapping) and response.get("confirmed") is True
 
-    async def _progress(self) -> RunProgress | None:
-        try:
-            state = await asyncio.to_thread(self.read_state)
-        except ToolFailure as exc:
-            log.warning("run %s: state unreadable after a write: %s", self.run.runId, exc)
-            return None
+    async def _progress(self, event: ToolCallFinished) -> RunProgress | None:
+        written = event.result.get("frontmatter")
+        if event.name == "fs.apply_patch" and isinstance(written, dict):
+            # A frontmatter patch reports the frontmatter it wrote: written by this process, under
+            # the file's lock, atomically and fsync'd, after checking that the text reads back as
+            # exactly this. Reading the file back would give the same state, one thread hop later.
+            state = self.state = RunState.of(copy.deepcopy(written))
+        else:
+            try:
+                state = await asyncio.to_thread(self.read_state)
+            except ToolFailure as exc:
+                log.warning("run %s: state unreadable after a write: %s", self.run.runId, exc)
+                return None
         # The runs index gets the progress at the end of the turn: the state file is the truth,
         # and `crewagent runs` reads it, so a write here would only cost time.
         return RunProgress(self.run.runId, state.current_node_id, state.steps_completed, self.complete)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from crewagent.core import texts
 from crewagent.core.messages import ConversationMeta
 from crewagent.core.packages import InstalledPackage, PackageNotFound, PackageStore
 from crewagent.core.packages.schemas import SchemaKind, check
@@ -68,12 +69,12 @@ def load_driver(project: ProjectInfo, run: RunMetadata, packages: PackageStore, 
         package = packages.get(run.packageId)
     except PackageNotFound as exc:
         raise RunSetupError(
-            f"Run {run.runId} needs the package {run.packageId}, which is no longer installed; import it again."
+            texts.RUN_PACKAGE_GONE.format(run=run.runId, package=run.packageId)
         ) from exc
     try:
         return prepare_run(project, run, package, schema=state_schema, start=start)
     except ToolFailure as exc:
-        raise RunSetupError(f"Run {run.runId}: {exc.message}") from exc
+        raise RunSetupError(texts.RUN_PROBLEM.format(run=run.runId, detail=exc.message)) from exc
 
 
 def read_run_state(project: ProjectInfo, run: RunMetadata) -> RunState | None:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from crewagent.core import texts
 from crewagent.core.runs.types import GraphLike
 from crewagent.core.tools import frontmatter
 from crewagent.core.tools.results import ErrorCode, ToolFailure, error
@@ -75,7 +76,7 @@ def check_write(
 ) -> dict[str, Any] | None:
     """None when ``old`` may become ``new``, else the tool error result (``new`` None: not valid YAML)."""
     if new is None:
-        return error(ErrorCode.E_INVALID_FRONTMATTER, "The state's frontmatter is not valid YAML; nothing was written.")
+        return error(ErrorCode.E_INVALID_FRONTMATTER, texts.STATE_NOT_YAML)
     if schema is not None:
         problems = schema(dict(new))
         if problems:

@@ -6,7 +6,7 @@ import hashlib
 import re
 from pathlib import Path
 
-from crewagent.core import paths
+from crewagent.core import paths, texts
 from crewagent.core.errors import OffloadedOutputError
 from crewagent.core.messages import ConversationMessage
 from crewagent.core.store._fsutil import atomic_write_bytes
@@ -108,15 +108,13 @@ def read_full_output(message: ConversationMessage, state_dir: Path) -> str:
         payload = path.read_bytes()
     except FileNotFoundError:
         raise OffloadedOutputError(
-            f"The full output of tool result {message.id} is missing ({message.fullOutputPath}); "
-            "only its preview remains in the conversation."
+            texts.OUTPUT_MISSING.format(message_id=message.id, path=message.fullOutputPath)
         ) from None
     except OSError as exc:
         raise OffloadedOutputError(f"Cannot read {message.fullOutputPath}: {exc.strerror or exc}") from exc
     if message.fullOutputSha256 and hashlib.sha256(payload).hexdigest() != message.fullOutputSha256:
         raise OffloadedOutputError(
-            f"The full output of tool result {message.id} ({message.fullOutputPath}) does not match its "
-            "checksum; the file was changed or damaged."
+            texts.OUTPUT_CHANGED.format(message_id=message.id, path=message.fullOutputPath)
         )
     try:
         return payload.decode("utf-8")

@@ -13,7 +13,7 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
-from crewagent.core import paths
+from crewagent.core import paths, texts
 from crewagent.core.errors import (
     ConversationNotFound,
     NotAProjectError,
@@ -137,13 +137,13 @@ class RuntimeStore:
 
     def _open(self, folder: Path, *, create: bool, name: str | None) -> ProjectInfo:
         if folder.exists() and not folder.is_dir():
-            raise ProjectError(f"{folder} is a file, not a folder.")
+            raise ProjectError(texts.PROJECT_IS_FILE.format(folder=folder))
         project = read_project_file(folder) if folder.exists() else None
         if project is None:
             if not create and not folder.exists():
-                raise ProjectFolderMissing(f"The folder {folder} does not exist.")
+                raise ProjectFolderMissing(texts.FOLDER_MISSING.format(folder=folder))
             if not create:
-                raise NotAProjectError(f"{folder} is not a CrewAgent project (it has no .crewagent.json).")
+                raise NotAProjectError(texts.NOT_A_PROJECT.format(folder=folder))
             with self._locked("projects", paths.projects_lock_file(self.data_dir)):
                 project = read_project_file(folder) or write_project_file(folder, name or folder.name)
         info = self._info(project, folder)
@@ -557,7 +557,7 @@ class RuntimeStore:
 def _project_folder(root: str | os.PathLike[str]) -> Path:
     """The absolute folder of a project path; an empty path is refused (it is not "here")."""
     if not os.fspath(root).strip():
-        raise ProjectError("The project path is empty; give the project folder.")
+        raise ProjectError(texts.PROJECT_PATH_EMPTY)
     return Path(root).expanduser().resolve()
 
 

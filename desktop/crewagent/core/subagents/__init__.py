@@ -7,19 +7,44 @@ parent log gets one Task result with the first 500 characters of the answer and 
 fields. See :mod:`.manager` for the lifecycle, :mod:`.events` for what the UI can follow.
 """
 
-from crewagent.core.subagents.child import ChildSettings
-from crewagent.core.subagents.events import (
-    SubagentActivity,
-    SubagentEvent,
-    SubagentNotice,
-    SubagentStatus,
-    SubagentStatusChanged,
+from typing import TYPE_CHECKING
+
+from crewagent.core.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from crewagent.core.subagents.child import ChildSettings
+    from crewagent.core.subagents.events import (
+        SubagentActivity,
+        SubagentEvent,
+        SubagentNotice,
+        SubagentStatus,
+        SubagentStatusChanged,
+    )
+    from crewagent.core.subagents.links import ANSWER_PREVIEW_CHARS
+    from crewagent.core.subagents.manager import MAX_CONCURRENT_CHILDREN, MAX_DEPTH, SubagentManager, child_policy
+    from crewagent.core.subagents.scope import SubagentScope
+    from crewagent.core.subagents.tools import RESULT_TOOL, STATUS_TOOL, TASK_TOOL
+    from crewagent.core.subagents.types import SubagentType, SubagentTypes, builtin_types
+
+# Imported on first use (crewagent/core/lazy.py): a light submodule must not pull in the rest.
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "child": ("ChildSettings",),
+        "events": (
+            "SubagentActivity",
+            "SubagentEvent",
+            "SubagentNotice",
+            "SubagentStatus",
+            "SubagentStatusChanged",
+        ),
+        "links": ("ANSWER_PREVIEW_CHARS",),
+        "manager": ("MAX_CONCURRENT_CHILDREN", "MAX_DEPTH", "SubagentManager", "child_policy"),
+        "scope": ("SubagentScope",),
+        "tools": ("RESULT_TOOL", "STATUS_TOOL", "TASK_TOOL"),
+        "types": ("SubagentType", "SubagentTypes", "builtin_types"),
+    },
 )
-from crewagent.core.subagents.links import ANSWER_PREVIEW_CHARS
-from crewagent.core.subagents.manager import MAX_CONCURRENT_CHILDREN, MAX_DEPTH, SubagentManager, child_policy
-from crewagent.core.subagents.scope import SubagentScope
-from crewagent.core.subagents.tools import RESULT_TOOL, STATUS_TOOL, TASK_TOOL
-from crewagent.core.subagents.types import SubagentType, SubagentTypes, builtin_types
 
 __all__ = [
     "ANSWER_PREVIEW_CHARS",

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from crewagent.core import texts
 from crewagent.core.context import ContextBudget, ContextResult, TokenCounter, build_llm_messages
 from crewagent.core.context.window import ContextWindow
 from crewagent.core.errors import CrewAgentError
@@ -205,8 +206,7 @@ class ChildRun:
             self.answer = answer.text if answer is not None else ""
             changes.update(status="completed", summary=shorten(self.answer)[0], answerMessageId=answer.id if answer else None)
         elif failure is None and (cancelled_hard or finished is None or finished.reason == "stopped"):
-            reason = self.stop_reason or "it was cancelled"
-            message = f"The subagent was cancelled before it finished ({reason})."
+            message = texts.SUBAGENT_CANCELLED.format(reason=self.stop_reason or texts.STOP_CANCELLED)
             changes.update(status="cancelled", summary=message, error={"code": CANCELLED_CODE, "message": message})
             try:
                 marker = await asyncio.shield(self._append(marker_message(CANCELLED_CODE, message)))
@@ -215,7 +215,7 @@ class ChildRun:
                 log.warning("could not mark subagent %s as cancelled: %s", self.session_id, exc)
         else:
             error = failure or (finished.error if finished is not None else None) or {}
-            message = str(error.get("message") or "The subagent failed.")
+            message = str(error.get("message") or texts.SUBAGENT_FAILED)
             code = str(error.get("code") or "SUBAGENT_FAILED")
             changes.update(status="failed", summary=shorten(f"{code}: {message}")[0], error={"code": code, "message": message})
         try:

@@ -33,6 +33,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from crewagent.core import texts
 from crewagent.core.errors import ConversationNotFound, CrewAgentError
 from crewagent.core.llm import LlmAdapter
 from crewagent.core.loop.events import LoopEvent
@@ -180,7 +181,7 @@ class SubagentManager:
         """Start a child for a Task call; wait for it unless it runs in the background."""
         subagent_type = self.types.get(args.subagent_type)
         if subagent_type is None:
-            return error("E_SUBAGENT_TYPE", f"Unknown subagent_type {args.subagent_type!r}. Types: {', '.join(self.types.ids())}.")
+            return error("E_SUBAGENT_TYPE", texts.SUBAGENT_UNKNOWN_TYPE.format(type=args.subagent_type, types=", ".join(self.types.ids())))
         depth = scope.depth + 1
         if depth > self.max_depth:
             return error(
@@ -197,7 +198,7 @@ class SubagentManager:
                 f"({', '.join(run.session_id for run in siblings) or 'starting'}). Wait for one to finish, or do this yourself.",
             )
         if self._closed:
-            return error("E_SUBAGENT_LIMIT", "The app is shutting down; no new subagent can start.")
+            return error("E_SUBAGENT_LIMIT", texts.SUBAGENT_SHUTTING_DOWN)
         self._starting[scope.session_id] = self._starting.get(scope.session_id, 0) + 1
         released = False
 
@@ -247,13 +248,13 @@ class SubagentManager:
         try:
             lock.__enter__()
         except OSError as exc:
-            return error("E_SUBAGENT_STORE", f"The subagent could not be started: {exc}")
+            return error("E_SUBAGENT_STORE", texts.SUBAGENT_NOT_STARTED.format(detail=exc))
         try:
             await asyncio.to_thread(chains.create, meta)
         except BaseException as exc:  # a store failure is the model's to read; a cancel propagates
             lock.__exit__(None, None, None)
             if isinstance(exc, CrewAgentError):
-                return error("E_SUBAGENT_STORE", f"The subagent could not be started: {exc}")
+                return error("E_SUBAGENT_STORE", texts.SUBAGENT_NOT_STARTED.format(detail=exc))
             raise
         adapter = LlmAdapter(scope.adapter.config) if background else scope.adapter
         run = self._new_run(scope, meta, subagent_type, ctx, adapter, chains)
@@ -274,7 +275,7 @@ class SubagentManager:
         except asyncio.CancelledError:
             # The parent was stopped: stop the child, let it write its interrupted parts, re-raise
             # so that the parent's loop answers this call (TOOL_INTERRUPTED, annotated).
-            run.request_stop("its parent was stopped")
+            run.request_stop(texts.STOP_PARENT_STOPPED)
             await asyncio.wait({task})
             raise
         return task_result_payload(final, run.answer)
@@ -418,7 +419,7 @@ class SubagentManager:
 
     # -- stopping --------------------------------------------------------------------------
 
-    async def cancel(self, session_id: str, reason: str = "it was cancelled") -> bool:
+    async def cancel(self, session_id: str, reason: str = texts.STOP_CANCELLED) -> bool:
         """Stop a running child and wait until it has written its end; False if it was not running."""
         run = self._runs.get(session_id)
         if run is None or run.task is None:
@@ -437,7 +438,7 @@ class SubagentManager:
         self._closed = True
         runs = [run for run in self._runs.values() if run.task is not None]
         for run in runs:
-            run.request_stop("the app shut down")
+            run.request_stop(texts.STOP_APP_SHUT_DOWN)
         tasks = {run.task for run in runs if run.task is not None}
         if tasks:
             await asyncio.wait(tasks)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 
+from crewagent.core import texts
 from crewagent.core.errors import ConversationNotFound, StoreWriteError
 from crewagent.core.loop.interrupted import recovered_stream_message
 from crewagent.core.loop.toolloop import error_block
@@ -28,7 +29,7 @@ from crewagent.core.subagents.links import SubagentLinks, notice_message, parent
 log = logging.getLogger(__name__)
 
 INTERRUPTED_CODE = "SUBAGENT_INTERRUPTED"
-INTERRUPTED_MESSAGE = "The app stopped while this subagent was running; its work ends here."
+INTERRUPTED_MESSAGE = texts.SUBAGENT_INTERRUPTED
 
 
 def marker_message(code: str, message: str) -> ConversationMessage:

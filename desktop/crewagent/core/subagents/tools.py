@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from crewagent.core import texts
 from crewagent.core.subagents.types import SubagentTypes
 from crewagent.core.tools import ErrorCode, Tool, error
 from crewagent.core.tools.registry import ToolHandler
@@ -51,7 +52,7 @@ class StatusArgs(BaseModel):
 
 def no_scope() -> dict[str, Any]:
     """The answer of a Task tool called in a session built without a subagent manager."""
-    return error(ErrorCode.TOOL_NOT_AVAILABLE, "Subagents are not available in this session.")
+    return error(ErrorCode.TOOL_NOT_AVAILABLE, texts.SUBAGENTS_UNAVAILABLE)
 
 
 def task_tools(types: SubagentTypes, *, task: ToolHandler, status: ToolHandler, result: ToolHandler) -> list[Tool]:
@@ -69,7 +70,7 @@ def task_tools(types: SubagentTypes, *, task: ToolHandler, status: ToolHandler, 
             args_model=TaskArgs,
             # A child runs as long as its own loop allows; its tools have their own timeouts.
             timeout_s=math.inf,
-            summarize=lambda a: f"task ({a.get('subagent_type')}): {a.get('description')}",
+            summarize=lambda a: texts.APPROVE_TASK.format(type=a.get("subagent_type"), description=a.get("description")),
         ),
         Tool(
             name=STATUS_TOOL,

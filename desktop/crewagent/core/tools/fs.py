@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from crewagent.core import texts
 from crewagent.core.tools import frontmatter
 from crewagent.core.tools._files import (
     CHUNK,
@@ -141,7 +142,7 @@ def write_preflight(args: dict[str, Any], ctx: ToolContext) -> ToolResult | None
 def _write_limit(size: int, ctx: ToolContext) -> ToolResult:
     return error(
         ErrorCode.E_WRITE_LIMIT,
-        f"The content is {size} bytes; the limit is {ctx.policy.max_write_bytes} bytes. Write smaller files.",
+        texts.WRITE_TOO_LARGE.format(size=size, limit=ctx.policy.max_write_bytes),
     )
 
 
@@ -149,11 +150,11 @@ def stat_file(resolved: ResolvedPath) -> os.stat_result:
     try:
         info = resolved.real.stat()
     except FileNotFoundError:
-        raise ToolFailure(ErrorCode.ENOENT, f"{resolved.shown} does not exist.") from None
+        raise ToolFailure(ErrorCode.ENOENT, texts.PATH_MISSING.format(path=resolved.shown)) from None
     if stat.S_ISDIR(info.st_mode):
-        raise ToolFailure(ErrorCode.E_NOT_A_FILE, f"{resolved.shown} is a folder; use fs.list to see what it holds.")
+        raise ToolFailure(ErrorCode.E_NOT_A_FILE, texts.PATH_IS_FOLDER_READ.format(path=resolved.shown))
     if not stat.S_ISREG(info.st_mode):
-        raise ToolFailure(ErrorCode.E_NOT_A_FILE, f"{resolved.shown} is not a regular file.")
+        raise ToolFailure(ErrorCode.E_NOT_A_FILE, texts.PATH_NOT_REGULAR.format(path=resolved.shown))
     return info
 
 
@@ -227,9 +228,9 @@ def _describe(entry: os.DirEntry[str], ctx: ToolContext, shown: str) -> dict[str
 def list_dir(args: ListArgs, ctx: ToolContext) -> ToolResult:
     base = ctx.sandbox.resolve(args.path)
     if not base.real.exists():
-        return error(ErrorCode.ENOENT, f"{base.shown} does not exist.")
+        return error(ErrorCode.ENOENT, texts.PATH_MISSING.format(path=base.shown))
     if not base.real.is_dir():
-        return error(ErrorCode.E_NOT_A_DIRECTORY, f"{base.shown} is a file; use fs.read to read it.")
+        return error(ErrorCode.E_NOT_A_DIRECTORY, texts.PATH_IS_FILE_LIST.format(path=base.shown))
     entries: list[dict[str, Any]] = []
     truncated = False
     for entry, relative, shown in _walk(ctx, base, args.recursive):
@@ -414,7 +415,7 @@ def _read_bytes(handle: Any, resolved: ResolvedPath, args: ReadArgs, budget: int
 def search(args: SearchArgs, ctx: ToolContext) -> ToolResult:
     base = ctx.sandbox.resolve(args.path)
     if not base.real.exists():
-        return error(ErrorCode.ENOENT, f"{base.shown} does not exist.")
+        return error(ErrorCode.ENOENT, texts.PATH_MISSING.format(path=base.shown))
     current = [base.shown]  # the file being searched, for a pattern that runs out of time
     matches_line = compile_query(
         args.query, is_regex=args.regex, case_sensitive=args.caseSensitive, deadline=ctx.deadline, where=lambda: current[0]
@@ -498,7 +499,7 @@ def write_file(args: WriteArgs, ctx: ToolContext) -> ToolResult:
     if len(data) > ctx.policy.max_write_bytes:
         return _write_limit(len(data), ctx)
     if resolved.real.is_dir():
-        return error(ErrorCode.E_NOT_A_FILE, f"{resolved.shown} is a folder.")
+        return error(ErrorCode.E_NOT_A_FILE, texts.PATH_IS_FOLDER.format(path=resolved.shown))
     with path_lock(resolved.real):
         check_expected_sha(resolved.real, args.ifMatchSha256, resolved.shown)
         if ctx.frontmatter_guard is not None:
@@ -526,8 +527,9 @@ def guard_whole_write(resolved: ResolvedPath, content: str, ctx: ToolContext) ->
 
 def _write_summary(args: dict[str, Any]) -> str:
     content = args.get("content")
-    size = f" ({len(content.encode('utf-8'))} bytes)" if isinstance(content, str) else ""
-    return f"Write {args.get('path')}{size}"
+    if isinstance(content, str):
+        return texts.APPROVE_WRITE_BYTES.format(path=args.get("path"), size=len(content.encode("utf-8")))
+    return texts.APPROVE_WRITE.format(path=args.get("path"))
 
 
 LIST_TOOL = Tool(

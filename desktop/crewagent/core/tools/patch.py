@@ -24,6 +24,7 @@ from typing import Any
 
 from pydantic import Field, model_validator
 
+from crewagent.core import texts
 from crewagent.core.tools import frontmatter
 from crewagent.core.tools._files import atomic_write, check_expected_sha, looks_binary, path_lock, sha256_bytes
 from crewagent.core.tools.fs import SHA256_PATTERN, StrictArgs, guard_whole_write, stat_file, threaded, write_preflight
@@ -67,11 +68,11 @@ def apply_patch(args: PatchArgs, ctx: ToolContext) -> ToolResult:
             )
         raw = resolved.real.read_bytes()
         if looks_binary(raw):
-            return error(ErrorCode.E_BINARY_FILE, f"{resolved.shown} is a binary file.")
+            return error(ErrorCode.E_BINARY_FILE, texts.PATH_BINARY.format(path=resolved.shown))
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
-            return error(ErrorCode.E_BINARY_FILE, f"{resolved.shown} is not UTF-8 text.")
+            return error(ErrorCode.E_BINARY_FILE, texts.PATH_NOT_UTF8.format(path=resolved.shown))
         extra: dict[str, Any] = {}
         if args.updateFrontmatter is not None:
             new_text, extra = _update_frontmatter(text, args.updateFrontmatter, resolved.shown, ctx)
@@ -211,7 +212,7 @@ def _locate(lines: list[str], old: list[str], hint: int) -> int | None:
 
 def _patch_summary(args: dict[str, Any]) -> str:
     form = next((name for name in ("updateFrontmatter", "replace", "diff") if args.get(name) is not None), "patch")
-    return f"Patch {args.get('path')} ({form})"
+    return texts.APPROVE_PATCH.format(path=args.get("path"), form=form)
 
 
 APPLY_PATCH_TOOL = Tool(

@@ -7,7 +7,9 @@ tool is on only if both allow it, and each limit takes the lower value. An agent
 wrong type tightens (``enabled: "no"`` turns the group off) or, for a limit, is ignored.
 
 Tool groups by name: ``fs.*`` follow ``fs``; ``mcp.<server>.<tool>`` and the MCP servers' tools
-``mcp__<server>__<tool>`` (core/mcp) follow ``mcp`` and its server allow-list; ``ui.*`` are always on unless named in ``disabled``.
+``mcp__<server>__<tool>`` (core/mcp) follow ``mcp`` and its server allow-list; ``ui.*`` are always on unless named in ``disabled``. ``terminal.run`` and
+``shell.exec`` follow ``terminal`` (:class:`TerminalPolicy`; ``shell.exec`` also needs
+``allowShellExec``, off by default).
 
 Approval: write-capable tools go through an injected async ``approve(request)`` returning an
 :class:`ApprovalDecision`. The :class:`ApprovalGate` remembers grants per conversation and
@@ -24,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, Protocol
 
+from crewagent.core import texts
 from crewagent.core.tools.results import ErrorCode, error
 
 log = logging.getLogger(__name__)
@@ -31,6 +34,61 @@ log = logging.getLogger(__name__)
 DEFAULT_MAX_READ_BYTES = 1_000_000
 DEFAULT_MAX_WRITE_BYTES = 5_000_000
 DEFAULT_TIMEOUT_S = 300.0
+DEFAULT_TERMINAL_TIMEOUT_MS = 120_000
+#: Together under the 50 KB above which the store offloads a result to a preview: with these,
+#: the model reads a command's (cut) output whole, and the rest at stdoutFullPath.
+DEFAULT_MAX_STDOUT_BYTES = 32_000
+DEFAULT_MAX_STDERR_BYTES = 8_000
+#: The root a command may run in when the settings name none.
+PROJECT_ROOT_ALIAS = "@project"
+
+
+@dataclass(frozen=True)
+class TerminalPolicy:
+    """The command tools' part of the policy (``tools.terminal``); tightened like the rest.
+
+    ``allowed_roots`` are ``@project[/sub]``, ``@state[/sub]`` or (settings only) absolute
+    folders; an agent can only name roots inside the system's. ``env_allowlist`` names the
+    variables of the app's environment a command inherits (see terminal_env.py: secrets never).
+    """
+
+    enabled: bool = True
+    timeout_ms: int = DEFAULT_TERMINAL_TIMEOUT_MS
+    max_stdout_bytes: int = DEFAULT_MAX_STDOUT_BYTES
+    max_stderr_bytes: int = DEFAULT_MAX_STDERR_BYTES
+    allowed_roots: tuple[str, ...] = (PROJECT_ROOT_ALIAS,)
+    allow_shell_exec: bool = False
+    env_allowlist: frozenset[str] = frozenset()
+
+    @classmethod
+    def from_settings(cls, terminal: Mapping[str, Any]) -> TerminalPolicy:
+        base = cls()
+        roots = _roots(terminal.get("allowedRoots"))
+        env = terminal.get("envAllowlist")
+        return cls(
+            enabled=_flag(terminal.get("enabled", True)),
+            timeout_ms=_limit(terminal.get("timeoutMs")) or base.timeout_ms,
+            max_stdout_bytes=_limit(terminal.get("maxStdoutBytes")) or base.max_stdout_bytes,
+            max_stderr_bytes=_limit(terminal.get("maxStderrBytes")) or base.max_stderr_bytes,
+            allowed_roots=base.allowed_roots if roots is None else roots,
+            allow_shell_exec=_flag(terminal.get("allowShellExec", False)),
+            env_allowlist=frozenset(map(str, env)) if isinstance(env, list) else frozenset(),
+        )
+
+    def tighten(self, terminal: Mapping[str, Any]) -> TerminalPolicy:
+        roots = _roots(terminal.get("allowedRoots"))
+        env = terminal.get("envAllowlist")
+        return replace(
+            self,
+            enabled=self.enabled and _flag(terminal.get("enabled", True)),
+            timeout_ms=min(self.timeout_ms, _limit(terminal.get("timeoutMs")) or self.timeout_ms),
+            max_stdout_bytes=min(self.max_stdout_bytes, _limit(terminal.get("maxStdoutBytes")) or self.max_stdout_bytes),
+            max_stderr_bytes=min(self.max_stderr_bytes, _limit(terminal.get("maxStderrBytes")) or self.max_stderr_bytes),
+            allowed_roots=self.allowed_roots if roots is None else tuple(r for r in roots if _inside_any(r, self.allowed_roots)),
+            # Only a system setting can turn shell scripts on; an agent's ``true`` changes nothing.
+            allow_shell_exec=self.allow_shell_exec and _flag(terminal.get("allowShellExec", True)),
+            env_allowlist=self.env_allowlist & frozenset(map(str, env)) if isinstance(env, list) else self.env_allowlist,
+        )
 
 
 @dataclass(frozen=True)
@@ -45,6 +103,7 @@ class ToolPolicy:
     mcp_allowed_servers: frozenset[str] | None = None
     timeout_s: float = DEFAULT_TIMEOUT_S
     disabled: frozenset[str] = frozenset()
+    terminal: TerminalPolicy = field(default_factory=TerminalPolicy)
 
     @classmethod
     def from_settings(cls, tools: Mapping[str, Any] | None) -> ToolPolicy:
@@ -64,6 +123,7 @@ class ToolPolicy:
             mcp_allowed_servers=_servers(mcp.get("allowedServers")),
             timeout_s=timeout or base.timeout_s,
             disabled=frozenset(str(name) for name in disabled) if isinstance(disabled, list) else frozenset(),
+            terminal=TerminalPolicy.from_settings(_section(tools, "terminal")),
         )
 
     def tighten(self, agent_tools: Mapping[str, Any] | None) -> ToolPolicy:
@@ -88,6 +148,7 @@ class ToolPolicy:
             mcp_allowed_servers=servers,
             timeout_s=min(self.timeout_s, timeout or self.timeout_s),
             disabled=self.disabled | (frozenset(map(str, disabled)) if isinstance(disabled, list) else frozenset()),
+            terminal=self.terminal.tighten(_section(agent_tools, "terminal")),
         )
 
     def allows(self, tool_name: str) -> bool:
@@ -101,6 +162,10 @@ class ToolPolicy:
         if group == "mcp":
             server = rest.partition(".")[0]
             return self.mcp_enabled and (self.mcp_allowed_servers is None or server in self.mcp_allowed_servers)
+        if tool_name == "terminal.run":
+            return self.terminal.enabled
+        if tool_name == "shell.exec":
+            return self.terminal.enabled and self.terminal.allow_shell_exec
         return True
 
     def allows_mcp_server(self, server_id: str) -> bool:
@@ -142,6 +207,24 @@ def _servers(value: Any) -> frozenset[str] | None:
     return frozenset()
 
 
+def _roots(value: Any) -> tuple[str, ...] | None:
+    """The allowed roots of a ``terminal`` block (None: not given); a malformed value allows none."""
+    if value is None:
+        return None
+    if not isinstance(value, list):
+        return ()
+    # ``..`` could climb out of the root it names: such an entry allows nothing.
+    return tuple(
+        item.rstrip("/") or "/"
+        for item in value
+        if isinstance(item, str) and item.strip() and ".." not in item.replace("\\", "/").split("/")
+    )
+
+
+def _inside_any(root: str, roots: Iterable[str]) -> bool:
+    return any(root == base or root.startswith(base.rstrip("/") + "/") for base in roots)
+
+
 # -- approval --------------------------------------------------------------------------------
 
 
@@ -162,6 +245,17 @@ class ApprovalRequest:
     conversation_id: str | None = None
     #: One human-readable line, e.g. "fs.write @project/notes.md (120 bytes)".
     summary: str = ""
+    #: What a grant "for this conversation" (or "always") covers, when narrower than the whole
+    #: tool: ``terminal.run:/usr/bin/git`` grants that program only. None: the tool.
+    scope: str | None = None
+    #: How the scope reads in a prompt ("git"); None: the tool's name.
+    scope_label: str | None = None
+    #: Facts to show as they are (a command's program, arguments, folder and shell).
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def grant_key(self) -> str:
+        return self.scope or self.tool
 
 
 class Approver(Protocol):
@@ -200,7 +294,7 @@ class ApprovalGate:
     approver: Approver | ApproveFn
     always_allowed: Iterable[str] = ()
     persist_always: Callable[[str], None] | None = None
-    deny_message: str = "The user refused this tool call. Do not retry it; ask the user what to do instead."
+    deny_message: str = texts.USER_DENIED
     _always: set[str] = field(init=False, repr=False)
     _conversation: dict[str | None, set[str]] = field(init=False, repr=False, default_factory=dict)
     #: One question at a time per conversation (conversations of a session ask independently).
@@ -214,27 +308,31 @@ class ApprovalGate:
         have edited them since); grants "for this conversation" are kept."""
         self._always = set(tools)
 
-    def is_granted(self, tool: str, conversation_id: str | None) -> bool:
-        return tool in self._always or tool in self._conversation.get(conversation_id, set())
+    def is_granted(self, tool: str, conversation_id: str | None, scope: str | None = None) -> bool:
+        granted = self._conversation.get(conversation_id, set())
+        return any(key in self._always or key in granted for key in (tool, scope) if key)
+
+    def _granted(self, request: ApprovalRequest) -> bool:
+        return self.is_granted(request.tool, request.conversation_id, request.scope)
 
     async def check(self, request: ApprovalRequest) -> tuple[ApprovalDecision, dict[str, Any] | None]:
         """The decision, and the error result to return when it is a refusal (None when allowed)."""
-        if self.is_granted(request.tool, request.conversation_id):
+        if self._granted(request):
             return ApprovalDecision.ALLOW_CONVERSATION, None
         async with self._locks.setdefault(request.conversation_id, asyncio.Lock()):
             # A parallel call may have been granted "for this conversation" while this one waited.
-            if self.is_granted(request.tool, request.conversation_id):
+            if self._granted(request):
                 return ApprovalDecision.ALLOW_CONVERSATION, None
             decision = await self._ask(request)
         if decision is ApprovalDecision.ALLOW_CONVERSATION:
-            self._conversation.setdefault(request.conversation_id, set()).add(request.tool)
+            self._conversation.setdefault(request.conversation_id, set()).add(request.grant_key)
         elif decision is ApprovalDecision.ALLOW_ALWAYS:
-            self._always.add(request.tool)
+            self._always.add(request.grant_key)
             if self.persist_always is not None:
                 try:
-                    await asyncio.to_thread(self.persist_always, request.tool)
+                    await asyncio.to_thread(self.persist_always, request.grant_key)
                 except Exception:  # the grant holds for this session; only its saving failed
-                    log.exception("could not save the 'always allow' grant for %s", request.tool)
+                    log.exception("could not save the 'always allow' grant for %s", request.grant_key)
         elif decision is ApprovalDecision.DENY:
             return decision, error(ErrorCode.E_USER_DENIED, self.deny_message)
         return decision, None

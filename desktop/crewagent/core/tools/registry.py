@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ValidationError
 
-from crewagent.core import paths
+from crewagent.core import paths, texts
 from crewagent.core.jsonparse import parse_json
 from crewagent.core.tools.audit import AuditLog
 from crewagent.core.tools.policy import ApprovalGate, ApprovalRequest, ToolPolicy
@@ -65,6 +65,8 @@ AskUser = Callable[[dict[str, Any]], Awaitable["dict[str, Any] | None"]]
 #: ``new`` is None when ``fs.write`` writes text whose frontmatter is not valid YAML (a guard that
 #: covers the path refuses it; any other path is none of its business).
 FrontmatterGuard = Callable[[str, dict[str, Any], "dict[str, Any] | None"], "ToolResult | None"]
+#: Live output of a running call: (stream name, text), e.g. ("stdout", "collected 12 items\n").
+ToolOutput = Callable[[str, str], None]
 
 
 class SubagentAccess(Protocol):
@@ -108,6 +110,9 @@ class Tool:
     summarize: Callable[[dict[str, Any]], str] | None = None
     #: Offered to the model only when a user can answer (not in a headless run).
     needs_ui: bool = False
+    #: Further fields of the approval request (``summary``, ``scope``, ``scope_label``,
+    #: ``details``), computed after the preflight; a command tool scopes its grants by program.
+    approval_fields: Callable[[dict[str, Any], ToolContext], dict[str, Any]] | None = None
 
     def __post_init__(self) -> None:
         if not self.parameters:
@@ -149,6 +154,8 @@ class ToolContext:
     subagents: SubagentAccess | None = field(default=None, compare=False)
     call_id: str | None = None
     cancel_event: threading.Event = field(default_factory=threading.Event, compare=False)
+    #: Where a running call reports live output (the loop's ToolCallOutput); None: nobody listens.
+    on_output: ToolOutput | None = field(default=None, compare=False)
     #: When the running call times out (``time.monotonic()``); None: no limit. Work that cannot
     #: check ``cancel_event`` often (a regular expression) bounds itself by it.
     deadline: float | None = field(default=None, compare=False)
@@ -173,11 +180,13 @@ class ToolContext:
         )
         return cls(project_root=project.root, state_dir=paths.state_dir(runtime), pkg_dir=pkg_dir, areas=areas, **fields)
 
-    def for_call(self, call_id: str | None) -> ToolContext:
+    def for_call(self, call_id: str | None, on_output: ToolOutput | None = None) -> ToolContext:
         """A copy for one call: its id and its own cancel event (the sandbox is shared, not re-resolved)."""
         clone = copy.copy(self)
         object.__setattr__(clone, "call_id", call_id)
         object.__setattr__(clone, "cancel_event", threading.Event())
+        if on_output is not None:
+            object.__setattr__(clone, "on_output", on_output)
         return clone
 
     @property
@@ -233,10 +242,13 @@ class ToolRegistry:
         ctx: ToolContext,
         *,
         call_id: str | None = None,
+        on_output: ToolOutput | None = None,
     ) -> ToolResult:
-        """Run one tool call and return its result dict (see the module docstring for the codes)."""
+        """Run one tool call and return its result dict (see the module docstring for the codes).
+
+        ``on_output`` receives the live output of tools that stream it (commands)."""
         started = time.perf_counter()
-        call_ctx = ctx.for_call(call_id)
+        call_ctx = ctx.for_call(call_id, on_output)
         tool = self._tools.get(name)
         args: Any = arguments
         approval: str | None = None
@@ -252,7 +264,7 @@ class ToolRegistry:
                         args=parsed,
                         call_id=call_id,
                         conversation_id=ctx.conversation_id,
-                        summary=_summary(tool, parsed),
+                        **{"summary": _summary(tool, parsed), **_approval_fields(tool, parsed, call_ctx)},
                     )
                     decision, result = await ctx.approval.check(request)
                     approval = decision.value
@@ -261,7 +273,7 @@ class ToolRegistry:
                     result = await self._run(tool, parsed, call_ctx)
         except asyncio.CancelledError:
             call_ctx.cancel_event.set()
-            interrupted = error(ErrorCode.TOOL_INTERRUPTED, "The call was interrupted by the user.")
+            interrupted = error(ErrorCode.TOOL_INTERRUPTED, texts.TOOL_CALL_INTERRUPTED)
             if ctx.audit is not None:
                 # Synchronous on purpose: awaiting here would be cancelled too; one short append.
                 self._audit(ctx, name, args, interrupted, started, call_id, approval)
@@ -280,13 +292,13 @@ class ToolRegistry:
                 return None, refused
         if tool is None or not ctx.policy.allows(name):
             available = ", ".join(t.name for t in self.visible(ctx.policy)) or "none"
-            return None, error(ErrorCode.TOOL_NOT_AVAILABLE, f"No tool named {name!r} is available. Tools: {available}.")
+            return None, error(ErrorCode.TOOL_NOT_AVAILABLE, texts.TOOL_UNKNOWN.format(name=name, available=available))
         parsed, problem = parse_arguments(arguments)
         if parsed is None:
-            return None, error(ErrorCode.TOOL_ARGS_INVALID_JSON, f"Arguments of {name} {problem}.")
+            return None, error(ErrorCode.TOOL_ARGS_INVALID_JSON, texts.TOOL_ARGS_INVALID.format(name=name, problem=problem))
         invalid = validate_args(tool, parsed)
         if invalid is not None:
-            return parsed, error(ErrorCode.E_SCHEMA_VALIDATION, f"Invalid arguments for {name}: {invalid}")
+            return parsed, error(ErrorCode.E_SCHEMA_VALIDATION, texts.TOOL_ARGS_SCHEMA.format(name=name, problem=invalid))
         if tool.preflight is not None:
             refused = tool.preflight(parsed, ctx)
             if refused is not None:
@@ -303,15 +315,15 @@ class ToolRegistry:
                 result = await asyncio.wait_for(tool.handler(args, ctx), timeout)
         except TimeoutError:
             ctx.cancel_event.set()
-            return error(ErrorCode.TOOL_TIMEOUT, f"{tool.name} did not finish within {timeout:g} s and was stopped.")
+            return error(ErrorCode.TOOL_TIMEOUT, texts.TOOL_TIMED_OUT.format(name=tool.name, timeout=timeout))
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a bug in the tool: the model reads it, the log keeps the traceback
             log.exception("tool %s failed", tool.name)
-            return error(ErrorCode.TOOL_EXEC_FAILED, f"{tool.name} failed: {type(exc).__name__}: {exc}")
+            return error(ErrorCode.TOOL_EXEC_FAILED, texts.TOOL_FAILED.format(name=tool.name, kind=type(exc).__name__, detail=exc))
         if not isinstance(result, dict) or not isinstance(result.get("ok"), bool):
             log.error("tool %s returned %r, not a result dict", tool.name, type(result).__name__)
-            return error(ErrorCode.TOOL_EXEC_FAILED, f"{tool.name} returned an invalid result.")
+            return error(ErrorCode.TOOL_EXEC_FAILED, texts.TOOL_INVALID_RESULT.format(name=tool.name))
         return result
 
     @staticmethod
@@ -344,6 +356,16 @@ def _summary(tool: Tool, args: dict[str, Any]) -> str:
         except Exception:  # only a label; the approval must still be asked
             log.exception("summary of %s failed", tool.name)
     return tool.name
+
+
+def _approval_fields(tool: Tool, args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    if tool.approval_fields is None:
+        return {}
+    try:
+        return tool.approval_fields(args, ctx)
+    except Exception:  # only what the prompt shows; the question is still asked
+        log.exception("approval fields of %s failed", tool.name)
+        return {}
 
 
 def parse_arguments(arguments: str | Mapping[str, Any] | None) -> tuple[dict[str, Any] | None, str]:

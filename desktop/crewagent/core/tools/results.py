@@ -39,6 +39,12 @@ class ErrorCode(StrEnum):
     E_USER_CANCELLED = "E_USER_CANCELLED"
     #: A write to the state of a completed run without the user's confirmation (Run mode).
     STATE_CHANGE_REQUIRES_CONFIRMATION = "STATE_CHANGE_REQUIRES_CONFIRMATION"
+    # Command tools (terminal.run, shell.exec).
+    COMMAND_NOT_FOUND = "COMMAND_NOT_FOUND"
+    SHELL_NOT_AVAILABLE = "SHELL_NOT_AVAILABLE"
+    CWD_NOT_ALLOWED = "CWD_NOT_ALLOWED"
+    EXEC_TIMEOUT = "EXEC_TIMEOUT"
+    EXEC_ABORTED = "EXEC_ABORTED"
 
 
 def ok(**fields: Any) -> dict[str, Any]:

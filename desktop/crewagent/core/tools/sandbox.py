@@ -48,7 +48,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from crewagent.core import paths
+from crewagent.core import paths, texts
 from crewagent.core.tools.protected import ProtectedAreas, is_within, path_key, real_path
 from crewagent.core.tools.results import ErrorCode, ToolFailure
 
@@ -140,7 +140,7 @@ class Sandbox:
             raise ToolFailure(ErrorCode.ENOENT, f"@{alias} is not available: {what}.")
         real = real_path(root.joinpath(*parts)) if parts else root
         if not is_within(real, root):
-            raise SandboxViolation(f"{raw!r} resolves outside @{alias} (through a symbolic link).")
+            raise SandboxViolation(texts.SANDBOX_SYMLINK.format(path=raw, alias=alias))
         resolved = ResolvedPath(real=real, alias=alias, relative="/".join(parts), read_only=alias == "pkg")
         self.check_real(real, shown=resolved.shown, write=write)
         return resolved
@@ -148,18 +148,18 @@ class Sandbox:
     def check_real(self, real: Path, *, shown: str, write: bool = False) -> None:
         """The checks that hold for every real path, also applied to entries found while walking."""
         if not any(is_within(real, root) for root in self._roots.values()):
-            raise SandboxViolation(f"{shown} is outside the folders tools may use.")
+            raise SandboxViolation(texts.SANDBOX_OUTSIDE.format(path=shown))
         self.refuse_protected(real, shown=shown)
         if not write:
             return
         pkg = self._roots.get("pkg")
         if pkg is not None and is_within(real, pkg):
-            raise SandboxViolation(f"{shown} is in @pkg, which is read-only.")
+            raise SandboxViolation(texts.SANDBOX_PKG_READ_ONLY.format(path=shown))
         if path_key(real) == path_key(self._roots["project"] / PROJECT_FILE):
-            raise SandboxViolation(f"{shown} is the project file; the app manages it, tools may only read it.")
+            raise SandboxViolation(texts.SANDBOX_PROJECT_FILE.format(path=shown))
         state = self._roots.get("state")
         if state is not None and is_within(real, state) and _is_state_log(real, state):
-            raise SandboxViolation(f"{shown} is a log kept by the app (read-only for tools).")
+            raise SandboxViolation(texts.SANDBOX_APP_LOG.format(path=shown))
 
     def protected_area(self, real: Path, info: os.stat_result | None = None) -> str | None:
         """The protected area a real path is in (by path, or as a hard link of a protected file), or None."""
@@ -225,7 +225,7 @@ def _split(raw: str) -> tuple[str, list[str]]:
         raise SandboxViolation(f"{raw!r}: use '/' in paths; backslashes are not allowed.")
     text = raw.strip()
     if text.startswith("/"):
-        raise SandboxViolation(f"{raw!r} is absolute; use @project/, @state/ or @pkg/ (or a path relative to the project).")
+        raise SandboxViolation(texts.SANDBOX_ABSOLUTE.format(path=raw))
     if text.startswith("~"):
         raise SandboxViolation(f"{raw!r}: home-folder paths are not allowed.")
     alias = "project"
@@ -239,7 +239,7 @@ def _split(raw: str) -> tuple[str, list[str]]:
         if part in ("", "."):
             continue
         if part == "..":
-            raise SandboxViolation(f"{raw!r}: '..' is not allowed in paths.")
+            raise SandboxViolation(texts.SANDBOX_DOTDOT.format(path=raw))
         if _DRIVE.match(part) or (sys.platform == "win32" and ":" in part):
             raise SandboxViolation(f"{raw!r}: drive letters and ':' are not allowed in paths.")
         parts.append(part)

@@ -19,6 +19,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
 
+from crewagent.core import texts
 from crewagent.core.tools.registry import Tool, ToolContext, ToolResult, describe_validation_error
 from crewagent.core.tools.results import ErrorCode, error, ok
 
@@ -121,7 +122,7 @@ async def ask_user(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         payload["callId"] = ctx.call_id
     answer = await ctx.ask_user(payload)
     if answer is None:
-        return error(ErrorCode.E_USER_CANCELLED, "The user closed the question without answering.")
+        return error(ErrorCode.E_USER_CANCELLED, texts.USER_CANCELLED)
     return ok(widgetType=widget.type, response=answer)
 
 

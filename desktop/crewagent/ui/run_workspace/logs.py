@@ -17,6 +17,7 @@ from PySide6.QtGui import QAction, QBrush, QColor, QKeySequence
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QTreeView, QVBoxLayout, QWidget
 
 from crewagent.core.loop.events import RunProgress
+from crewagent.ui.core_texts import translate_core
 from crewagent.worker.turn_values import ToolCallRef, ToolFinish, TurnError
 
 _Index = QModelIndex | QPersistentModelIndex
@@ -267,7 +268,7 @@ class LogPanel(QFrame):
         self.model.end_thinking()
         if reason == "error":
             message = error.get("message", "") if isinstance(error, Mapping) else ""
-            self.model.add("error", self.tr("Turn failed: {message}").format(message=message or reason))
+            self.model.add("error", self.tr("Turn failed: {message}").format(message=translate_core(message) or reason))
         elif reason == "stopped":
             self.model.add("warn", self.tr("Turn stopped."))
         elif reason == "waiting_user":
@@ -278,7 +279,7 @@ class LogPanel(QFrame):
     @Slot(object)
     def on_error(self, error: TurnError) -> None:
         if self._mine(error.conversation_id):
-            self.model.add("error", error.message)
+            self.model.add("error", translate_core(error.message))
 
     def _follow(self) -> None:
         bar = self.view.verticalScrollBar()

@@ -138,7 +138,14 @@ class ProgressModel(_RowsModel[StepView]):
                 return step.title
             if column == 1:
                 return step.agent_name or step.agent_id
-            return step.type
+            types = {
+                "step": self.tr("step"),
+                "decision": self.tr("decision"),
+                "merge": self.tr("merge"),
+                "end": self.tr("end"),
+                "subworkflow": self.tr("subworkflow"),
+            }
+            return types.get(step.type, step.type)
         if role == Qt.ItemDataRole.DecorationRole and column == 0:
             return status_mark(step.status)
         if role == Qt.ItemDataRole.ToolTipRole:

@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
 from crewagent.core.loop.events import RunProgress
 from crewagent.core.runs.layout import GraphLayout
 from crewagent.core.runs.snapshot import RunSnapshot, with_progress
+from crewagent.ui.core_texts import translate_core
 from crewagent.ui.run_workspace.graph_view import GraphView
 from crewagent.ui.run_workspace.models import ArtifactsModel, DecisionModel, ProgressModel, RunRole, ToolCallsModel, local_time
 from crewagent.worker.runs import LoadedRun
@@ -326,7 +327,7 @@ class RunWorkspace(QFrame):
         package = f"{snapshot.package_name} {snapshot.package_version}".strip()
         self.subtitle.setText(f"{package} · {snapshot.run_id}" if package else snapshot.run_id)
         self.phase.setText(self.phase_name("running" if self._busy else snapshot.phase))
-        self.problem.setText(snapshot.problem)
+        self.problem.setText(translate_core(snapshot.problem))
         self.problem.setVisible(bool(snapshot.problem))
 
     def phase_name(self, phase: str) -> str:

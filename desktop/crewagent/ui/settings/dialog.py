@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from crewagent.core.settings import Settings
+from crewagent.ui.core_texts import translate_core
 from crewagent.ui.dialogs import ProjectDialogs, QtProjectDialogs
 from crewagent.ui.settings import edits
 from crewagent.ui.settings.llm_page import LlmPage
@@ -225,11 +226,12 @@ class SettingsDialog(QDialog):
         first_page: SettingsPage | None = None
         unplaced: list[str] = []
         for problem in problems:
-            placed = [page for page in self.pages if page.show_problem(problem.field, problem.message)]
+            message = translate_core(problem.message)
+            placed = [page for page in self.pages if page.show_problem(problem.field, message)]
             if placed and first_page is None:
                 first_page = placed[0]
             if not placed:
-                unplaced.append(problem.message)
+                unplaced.append(message)
         if first_page is not None:
             self.nav.setCurrentRow(self.pages.index(first_page))
         text = self.tr("Nothing was saved: fix the highlighted values.")

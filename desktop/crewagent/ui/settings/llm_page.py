@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 
 from crewagent.core.context.window import DEMO_MODEL, ContextWindow, resolve_window
 from crewagent.core.settings import LlmSettings, ProviderProfile, Settings
+from crewagent.ui.core_texts import translate_core
 from crewagent.ui.settings.form import Field, Group, set_hint
 from crewagent.ui.settings.labels import PROVIDERS, provider_label
 from crewagent.ui.settings.page import SettingsPage
@@ -365,7 +366,7 @@ class LlmPage(SettingsPage):
         self._finish()
         if report.ok:
             latency = f" · {report.latency_ms:.0f} ms" if report.latency_ms else ""
-            self._show_result("resultOk", "✓ " + self.tr("Connected.") + " " + report.message + latency)
+            self._show_result("resultOk", "✓ " + self.tr("Connected.") + " " + translate_core(report.message) + latency)
             if report.models:
                 self._fill_models(report.models)
             self._remember_reported(report.windows)
@@ -378,7 +379,7 @@ class LlmPage(SettingsPage):
                 "invalid": self.tr("The settings are incomplete."),
             }
             title = titles.get(report.status, self.tr("The connection failed."))
-            self._show_result("resultError", "✕ " + title + " " + report.message)
+            self._show_result("resultError", "✕ " + title + " " + translate_core(report.message))
 
     @Slot(object)
     def set_model_list(self, listed: ModelList) -> None:
@@ -386,7 +387,7 @@ class LlmPage(SettingsPage):
             return
         self._finish()
         if listed.error:
-            self._show_result("resultError", "✕ " + self.tr("No model list: {error}").format(error=listed.error))
+            self._show_result("resultError", "✕ " + self.tr("No model list: {error}").format(error=translate_core(listed.error)))
             return
         self._fill_models(listed.models)
         self._remember_reported(listed.windows)

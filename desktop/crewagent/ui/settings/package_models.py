@@ -11,6 +11,7 @@ from PySide6.QtCore import QAbstractTableModel, QCoreApplication, QModelIndex, Q
 from PySide6.QtGui import QStandardItem, QStandardItemModel
 
 from crewagent.core.packages import PackageError, Problem
+from crewagent.ui.core_texts import translate_core
 from crewagent.worker.values import PackagesListing
 
 _Index = QModelIndex | QPersistentModelIndex
@@ -48,7 +49,7 @@ class ProblemsModel(QAbstractTableModel):
                 return problem.file
             if index.column() == self.FIELD:
                 return problem.pointer or QCoreApplication.translate("PackageModels", "(the whole file)")
-            return problem.message
+            return translate_core(problem.message)
         return None
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
@@ -100,7 +101,7 @@ class PackagesModel(QStandardItemModel):
             parent = self._row(self.invisibleRootItem(), package_id, "broken", label, detail)
             for problem in error.problems:
                 where = f"{problem.file}#{problem.pointer}" if problem.pointer else problem.file
-                self._row(parent, package_id, "problem", where, problem.message)
+                self._row(parent, package_id, "problem", where, translate_core(problem.message))
 
     def listing(self) -> PackagesListing:
         return self._listing

@@ -26,9 +26,11 @@ from PySide6.QtWidgets import (
 )
 
 from crewagent.core.settings import Settings
+from crewagent.ui.core_texts import translate_core
 from crewagent.ui.dialogs import ProjectDialogs
 from crewagent.ui.settings.package_models import PackageRole, PackagesModel, ProblemsModel
 from crewagent.ui.settings.page import SettingsPage
+from crewagent.ui.workflow_panel import phase_label
 from crewagent.worker.values import PackageImport, PackageRemoval, PackagesListing
 
 
@@ -227,7 +229,7 @@ class PackagesPage(SettingsPage):
             self._copy_holder.show()
             self.problems_view.resizeRowsToContents()
         else:
-            self._set_status(self.import_status, "resultError", "✕ " + self.tr("{name} was not installed: {reason}").format(name=name, reason=result.message))
+            self._set_status(self.import_status, "resultError", "✕ " + self.tr("{name} was not installed: {reason}").format(name=name, reason=translate_core(result.message)))
         self._update_buttons()
 
     def _problems_text(self) -> str:
@@ -283,7 +285,7 @@ class PackagesPage(SettingsPage):
         if removal.uses:
             runs = [
                 self.tr("{project}: workflow {workflow} (run {run}, {phase})").format(
-                    project=use.project_name, workflow=use.workflow_id, run=use.run_id[:8], phase=use.phase
+                    project=use.project_name, workflow=use.workflow_id, run=use.run_id[:8], phase=phase_label(use.phase)
                 )
                 for use in removal.uses
             ]
@@ -297,7 +299,7 @@ class PackagesPage(SettingsPage):
             self._set_status(self.remove_status, "resultOk", "✓ " + self.tr("Removed {name}.").format(name=name))
         else:
             self._removing = ""
-            self._set_status(self.remove_status, "resultError", "✕ " + removal.message)
+            self._set_status(self.remove_status, "resultError", "✕ " + translate_core(removal.message))
         self._update_buttons()
 
     def _name_of(self, package_id: str) -> str:

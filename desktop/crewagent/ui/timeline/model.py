@@ -42,7 +42,7 @@ from crewagent.ui.timeline.nodes import (
 )
 from crewagent.ui.timeline.parts import ToolParts
 from crewagent.ui.timeline.window import OPEN_ROWS, WindowedTreeModel
-from crewagent.worker.turn_values import LoadedConversation, SubagentInfo, TimelineMessage, ToolCallRef, ToolFinish
+from crewagent.worker.turn_values import LoadedConversation, SubagentInfo, TimelineMessage, ToolCallRef, ToolFinish, ToolOutputChunk
 
 __all__ = [
     "ASK_USER_TOOL", "FAILED", "INTERRUPTED", "OK", "OPEN_ROWS", "PENDING", "RUNNING", "STREAM_KEY_PREFIX",
@@ -200,6 +200,9 @@ class TimelineModel(WindowedTreeModel):
 
     def tool_finished(self, finish: ToolFinish) -> None:
         self._changed(self._parts.finished(finish), TimelineRole.TOOL_STATE)
+
+    def tool_output(self, chunk: ToolOutputChunk) -> None:
+        self._changed(self._parts.output(chunk), TimelineRole.TOOL_LIVE_OUTPUT)
 
     def turn_ended(self) -> None:
         """The turn is over: no part can still be running (a stop answered them as interrupted)."""

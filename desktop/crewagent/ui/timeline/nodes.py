@@ -62,6 +62,8 @@ class TimelineRole(IntEnum):
     SUBAGENT = USER_ROLE + 24
     #: The searched text to mark in this row ("" for every row but the search hit shown; issue 18).
     HIGHLIGHT = USER_ROLE + 25
+    #: A running command's output so far, stdout and stderr as they came (the newest ~16 KB; "" for other parts).
+    TOOL_LIVE_OUTPUT = USER_ROLE + 26
 
 
 @dataclass(eq=False)
@@ -86,6 +88,8 @@ class Node:
     widget_request: str = ""
     widget: Mapping[str, Any] | None = None
     subagent: SubagentInfo | None = None
+    #: A running command's live output (tool parts; dropped once the result arrives).
+    live_output: str = ""
     #: The searched text marked in this row (see ``TimelineModel.set_highlight``).
     highlight: str = ""
     version: int = 0
@@ -199,6 +203,8 @@ def node_data(node: Node, role: int, rows_after: int) -> Any:
         return node.subagent
     if role == TimelineRole.HIGHLIGHT:
         return node.highlight
+    if role == TimelineRole.TOOL_LIVE_OUTPUT:
+        return node.live_output if node.result is None else ""
     if role == TimelineRole.IS_LAST:
         return rows_after == 0
     return None

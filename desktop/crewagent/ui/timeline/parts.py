@@ -10,7 +10,10 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from crewagent.ui.timeline.nodes import INTERRUPTED, OK, FAILED, PENDING, RUNNING, Node, merged_subagent, tool_state
-from crewagent.worker.turn_values import SubagentInfo, TimelineMessage, ToolCallRef, ToolFinish
+from crewagent.worker.turn_values import SubagentInfo, TimelineMessage, ToolCallRef, ToolFinish, ToolOutputChunk
+
+#: Characters of a running command's output a tool part keeps (the result has the rest).
+LIVE_OUTPUT_CHARS = 16_000
 
 
 class ToolParts:
@@ -65,6 +68,14 @@ class ToolParts:
             return None
         node.state = OK if finish.ok else FAILED
         node.duration_ms = finish.duration_ms
+        return node
+
+    def output(self, chunk: ToolOutputChunk) -> Node | None:
+        """More live output of a running call; only the newest LIVE_OUTPUT_CHARS are kept."""
+        node = self._calls.get(chunk.call_id)
+        if node is None or node.result is not None:
+            return None
+        node.live_output = (node.live_output + chunk.text)[-LIVE_OUTPUT_CHARS:]
         return node
 
     def interrupt_open(self) -> Iterator[Node]:

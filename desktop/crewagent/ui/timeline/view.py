@@ -115,8 +115,10 @@ class TimelineView(QTreeView):
             # with the same theme's tokens (see theme.theme_of).
             self._follow_theme()
         elif kind == QEvent.Type.LanguageChange:
-            # Labels are translated as rows are painted; laid-out code blocks hold a "Copy" link.
-            self.timeline_delegate.documents.clear()
+            # Labels and core messages are translated as rows are laid out: their heights change too
+            # (a failed tool's translated error is a section of its own), and code blocks hold a "Copy" link.
+            self.timeline_delegate.clear_caches()
+            self.scheduleDelayedItemsLayout()
             self.viewport().update()
         super().changeEvent(event)
 

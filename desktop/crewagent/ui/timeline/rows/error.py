@@ -8,6 +8,7 @@ from typing import Any
 
 from PySide6.QtCore import QRectF
 
+from crewagent.ui.core_texts import translate_core
 from crewagent.ui.timeline.canvas import Canvas, Fonts, Frame, Text, TextSizer, height_of
 from crewagent.ui.timeline.labels import translate
 from crewagent.ui.timeline.metrics import METRICS
@@ -26,7 +27,7 @@ class ErrorGeometry:
 def measure(text: str, error: Mapping[str, Any], frame: Frame, fonts: Fonts, sizer: TextSizer, y: float) -> ErrorGeometry:
     pad, m = METRICS.controls.card_pad, METRICS.error
     code = str(error.get("code") or "ERROR")
-    message = str(error.get("message") or "")
+    message = translate_core(str(error.get("message") or ""))
     partial = str(error.get("partialText") or "")
     if not message:
         partial, message = "", text

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QRectF
 
+from crewagent.ui.core_texts import translate_core
 from crewagent.ui.timeline.canvas import Canvas, Fonts, Text, TextSizer, height_of
 from crewagent.ui.timeline.labels import compact, open_subagent_label, translate
 from crewagent.ui.timeline.metrics import METRICS
@@ -38,7 +39,9 @@ def measure(info: SubagentInfo | None, description: str, left: float, y: float, 
         note = (text, QRectF(x, y + height, inner_w, t.task_note))
         height += t.task_note_advance
     elif info.summary:
-        laid = sizer("summary", compact(info.summary), inner_w, fonts.small, plain=True)
+        # A finished subagent's summary is its answer (data); a cancelled one's is the core's notice.
+        shown = info.summary if info.status == "completed" else translate_core(info.summary)
+        laid = sizer("summary", compact(shown), inner_w, fonts.small, plain=True)
         summary = (laid, x, y + height)
         height += height_of(laid) + t.task_summary_gap
     if info is not None:

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from PySide6.QtCore import QPointF, QRectF
 
 from crewagent.core.mcp.manager import split_tool_name
+from crewagent.core.tools.results import readable
+from crewagent.ui.core_texts import translate_core
 from crewagent.ui.timeline.canvas import Canvas, Fonts, Frame, Text, TextSizer, height_of
 from crewagent.ui.timeline.labels import (
     duration_label,
@@ -30,6 +32,19 @@ from crewagent.worker.turn_values import SubagentInfo
 MAX_RESULT_CHARS = 20_000
 
 
+
+def _translated_error(result: str) -> str:
+    """A failed call's error message in the UI language; empty when there is none or it reads the same."""
+    if '"ok": false' not in result[:40] or len(result) > MAX_RESULT_CHARS:
+        return ""
+    problem = json_object(result).get("error")
+    message = problem.get("message") if isinstance(problem, dict) else None
+    if not isinstance(message, str):
+        return ""
+    translated = translate_core(message)
+    return translated if translated != message else ""
+
+
 @dataclass(frozen=True)
 class ToolFacts:
     name: str = "tool"
@@ -43,6 +58,8 @@ class ToolFacts:
     #: Read only when the part is expanded (a tool's arguments may be megabytes).
     arguments: str = ""
     result: str = ""
+    #: A running command's output so far (expanded parts only; "" once the result is in).
+    live: str = ""
     #: Bytes of an offloaded result (None: the result is stored whole).
     offloaded: int | None = None
     read_only: bool = False
@@ -101,6 +118,7 @@ class ToolPainter(RowPainter[ToolFacts, ToolGeometry]):
             task_description=((subagent.description if subagent is not None else "") or str(parsed.get("description") or "")),
             arguments=arguments if expanded else "",
             result=str(index.data(TimelineRole.TOOL_RESULT) or "") if expanded else "",
+            live=str(index.data(TimelineRole.TOOL_LIVE_OUTPUT) or "") if expanded else "",
             offloaded=int(offloaded) if offloaded is not None else None,
             read_only=state.read_only,
             duration_ms=index.data(TimelineRole.TOOL_DURATION),
@@ -123,12 +141,20 @@ class ToolPainter(RowPainter[ToolFacts, ToolGeometry]):
             if arguments:
                 texts.append((translate("TimelineDelegate", "Arguments"), sizer("args", arguments, inner_w, fonts.mono, plain=True)))
             if facts.result:
-                shown = pretty_json(facts.result)
+                problem = _translated_error(facts.result)
+                if problem:
+                    texts.append((translate("TimelineDelegate", "Error"), sizer("error", problem, inner_w, fonts.base, plain=True)))
+                # Multi-line text fields (a command's stdout, an fs.read's content) as text under their
+                # name: inside JSON they are one line of "\n" escapes, and laying out one 20,000-character
+                # line stalled the GUI thread for a third of a second.
+                shown = readable(facts.result)
                 if len(shown) > MAX_RESULT_CHARS:
                     cut = True
                     more = len(shown) - MAX_RESULT_CHARS
                     shown = shown[:MAX_RESULT_CHARS] + "\n" + translate("TimelineDelegate", "… {n} more characters").format(n=more)
                 texts.append((translate("TimelineDelegate", "Result"), sizer("result", shown, inner_w, fonts.mono, plain=True)))
+            elif facts.live:
+                texts.append((translate("TimelineDelegate", "Output"), sizer("live", facts.live, inner_w, fonts.mono, plain=True)))
         body = 0.0
         for _label, laid in texts:
             body += t.section_label_advance + height_of(laid) + t.section_gap
