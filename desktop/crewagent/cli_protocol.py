@@ -81,7 +81,7 @@ def _read_messages(source: str) -> Any:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     """``crewagent validate FILE [--all] [--json]``."""
-    from crewagent.core.protocol import DOTTED_FUNCTION_NAME, OPENAI_FUNCTION_NAME, log_order, validate_messages
+    from crewagent.core.protocol import DOTTED_FUNCTION_NAME, OPENAI_FUNCTION_NAME, current_branch, log_order, validate_messages
 
     try:
         messages = _read_messages(args.file)
@@ -90,7 +90,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
         print(f"crewagent: cannot read {args.file} as JSON: {reason}", file=sys.stderr)
         return EXIT_USAGE
     if isinstance(messages, list):
-        messages = log_order(messages)  # moves only repair results of a log (answersMessageId)
+        # Moves only repair results of a log (answersMessageId); an edit's old branch is left out.
+        messages = current_branch(log_order(messages))
     pattern = DOTTED_FUNCTION_NAME if args.allow_dotted_names else OPENAI_FUNCTION_NAME
     errors = validate_messages(messages, name_pattern=pattern, first_only=not args.all)
     if errors:

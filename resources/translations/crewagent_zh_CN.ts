@@ -17,7 +17,7 @@
     </message>
     <message>
         <source>To report a problem, open an issue at &lt;a href=&quot;{url}&quot;&gt;{url}&lt;/a&gt; with what you did, what you expected, and the diagnostics below (Copy diagnostics). Conversation logs stay on your machine unless you attach them.</source>
-        <translation>如需报告问题，请在 &lt;a href=&quot;{url}&quot;&gt;{url}&lt;/a&gt; 提交 issue，写明你做了什么、期望的结果，并附上下方的诊断信息（复制诊断信息）。除非你主动附上，对话记录只保存在你的电脑上。</translation>
+        <translation>如需报告问题，请在 &lt;a href=&quot;{url}&quot;&gt;{url}&lt;/a&gt; 提交 issue，写明你做了什么、期望的结果，并附上下方的诊断信息（复制诊断信息）。除非你主动附上，会话记录只保存在你的电脑上。</translation>
     </message>
     <message>
         <source>Copy diagnostics</source>
@@ -33,11 +33,11 @@
     <message>
         <source>Starts this workflow in Run mode, in this conversation</source>
         <extracomment>Rows shown before the list scrolls. ``(number)``: the user picked this item (1-based, as typed).</extracomment>
-        <translation>在此对话中以运行模式启动此工作流</translation>
+        <translation>在此会话中以运行模式启动此工作流</translation>
     </message>
     <message>
         <source>Runs a file of its package</source>
-        <translation>运行其软件包中的文件</translation>
+        <translation>运行其工作流包中的文件</translation>
     </message>
     <message>
         <source>Close the menu</source>
@@ -61,11 +61,11 @@
     </message>
     <message>
         <source>This item starts a workflow that no installed package provides.</source>
-        <translation>此条目启动的工作流不在任何已安装的软件包中。</translation>
+        <translation>此条目启动的工作流不在任何已安装的工作流包中。</translation>
     </message>
     <message>
         <source>This item runs a file of its package that is not a workflow; this version can only start workflows.</source>
-        <translation>此条目运行其软件包中一个不是工作流的文件；当前版本只能启动工作流。</translation>
+        <translation>此条目运行其工作流包中一个不是工作流的文件；当前版本只能启动工作流。</translation>
     </message>
 </context>
 <context>
@@ -113,7 +113,7 @@
     </message>
     <message>
         <source>Allow in this conversation</source>
-        <translation>在此对话中允许</translation>
+        <translation>在此会话中允许</translation>
     </message>
     <message>
         <source>Always allow {tool}</source>
@@ -351,7 +351,7 @@
     </message>
     <message>
         <source>The agent persona Agent mode answers with; saved with the conversation</source>
-        <translation>智能体模式下用来回答的智能体角色；随对话保存</translation>
+        <translation>智能体模式下用来回答的智能体角色；随会话保存</translation>
     </message>
     <message>
         <source>Agent:</source>
@@ -359,7 +359,7 @@
     </message>
     <message>
         <source>Plain chat with the model and the project&apos;s tools.</source>
-        <translation>与模型直接对话，可使用项目工具。</translation>
+        <translation>与模型直接聊天，可使用项目工具。</translation>
     </message>
     <message>
         <source>{count} · created {created}</source>
@@ -370,12 +370,12 @@
     <name>ConversationView</name>
     <message>
         <source>Loading…</source>
-        <extracomment>&quot;Open full output&quot; opens a viewer window per tool result (issue 18). The TurnWorker&apos;s streamed text, tool calls and messages, into the timeline of the shown conversation. Run mode: the Workflow header&apos;s runs, starting or resuming one, the missing-package card.</extracomment>
+        <extracomment>Edit on a user message: its text in the composer, the next Send replaces it (issue 18 item 12). &quot;Open full output&quot; opens a viewer window per tool result (issue 18). The TurnWorker&apos;s streamed text, tool calls and messages, into the timeline of the shown conversation. Run mode: the Workflow header&apos;s runs, starting or resuming one, the missing-package card.</extracomment>
         <translation>正在加载…</translation>
     </message>
     <message>
         <source>{n} damaged line(s) of this conversation were skipped.</source>
-        <translation>已跳过此对话中 {n} 行损坏的记录。</translation>
+        <translation>已跳过此会话中 {n} 行损坏的记录。</translation>
     </message>
 </context>
 <context>
@@ -401,15 +401,15 @@
     <name>EmptyConversation</name>
     <message>
         <source>Pick a conversation</source>
-        <translation>选择一个对话</translation>
+        <translation>选择一个会话</translation>
     </message>
     <message>
         <source>Start a conversation</source>
-        <translation>开始一个对话</translation>
+        <translation>开始一个会话</translation>
     </message>
     <message>
         <source>Select one in the Works list on the left.</source>
-        <translation>在左侧的“作品”列表中选择一个。</translation>
+        <translation>在左侧的“会话”列表中选择一个。</translation>
     </message>
     <message>
         <source>Use “+ New” or press Ctrl+Shift+N: Chat, Agent or Workflow.</source>
@@ -441,7 +441,7 @@
     <message>
         <source>Artifacts</source>
         <extracomment>Opens a file or folder with the desktop&apos;s default application (replaced in tests). ``path``: open this file in a workspace tab (absolute path).</extracomment>
-        <translation>产出</translation>
+        <translation>产出文件</translation>
     </message>
     <message>
         <source>What the model wrote: the project&apos;s artifacts/ folder</source>
@@ -495,7 +495,7 @@ Files the model writes will appear here.</source>
     </message>
     <message>
         <source>Where CrewAgent sends your conversations. The demo works offline with no setup; connect a real model with OpenAI or any OpenAI-compatible server (Ollama, LM Studio, vLLM…).</source>
-        <translation>CrewAgent 将对话发送到哪里。演示模式离线可用、无需配置；也可以连接 OpenAI 或任何兼容 OpenAI 的服务器（Ollama、LM Studio、vLLM…）使用真实模型。</translation>
+        <translation>CrewAgent 将会话发送到哪里。演示模式离线可用、无需配置；也可以连接 OpenAI 或任何兼容 OpenAI 的服务器（Ollama、LM Studio、vLLM…）使用真实模型。</translation>
     </message>
     <message>
         <source>Connection</source>
@@ -791,11 +791,11 @@ Files the model writes will appear here.</source>
     </message>
     <message>
         <source>New &amp;Conversation…</source>
-        <translation>新建对话(&amp;C)…</translation>
+        <translation>新建会话(&amp;C)…</translation>
     </message>
     <message>
         <source>Start a conversation: Chat, Agent or Workflow</source>
-        <translation>开始对话：聊天、智能体或工作流</translation>
+        <translation>开始会话：聊天、智能体或工作流</translation>
     </message>
     <message>
         <source>&amp;Exit Project</source>
@@ -879,19 +879,26 @@ Files the model writes will appear here.</source>
     </message>
 </context>
 <context>
+    <name>MessageEdit</name>
+    <message>
+        <source>Editing a message: Send replaces it and the answers after it (the old ones stay in the log). Esc cancels.</source>
+        <translation>正在编辑消息：发送后将替换这条消息及其后的回答（旧内容仍保留在记录中）。按 Esc 取消。</translation>
+    </message>
+</context>
+<context>
     <name>MissingPackageCard</name>
     <message>
         <source>The package of this run is not installed</source>
         <extracomment>``(package_label)``: the user wants to import the package again (&quot;project-brief 1.0.0&quot;). The user goes back: the conversation leaves Run mode, the run is kept.</extracomment>
-        <translation>此运行所需的包未安装</translation>
+        <translation>此运行所需的工作流包未安装</translation>
     </message>
     <message>
         <source>Run {run} of “{workflow}” needs the package {package}, which is no longer installed. Import it again to go on with the run, or go back and keep the conversation without it.</source>
-        <translation>“{workflow}”的运行 {run} 需要包 {package}，但该包已不再安装。请重新导入它以继续运行，或返回并在没有它的情况下保留此对话。</translation>
+        <translation>“{workflow}”的运行 {run} 需要工作流包 {package}，但该工作流包已不再安装。请重新导入它以继续运行，或返回并在没有它的情况下保留此会话。</translation>
     </message>
     <message>
         <source>Re-import Package…</source>
-        <translation>重新导入包…</translation>
+        <translation>重新导入工作流包…</translation>
     </message>
     <message>
         <source>Back</source>
@@ -907,7 +914,7 @@ Files the model writes will appear here.</source>
     <message>
         <source>Switch this conversation to {mode}; its history stays</source>
         <extracomment>The switcher&apos;s segments, in order (``run`` is shown as Workflow). ``(mode)``: the user picked a mode (chat, agent or run); not emitted by ``set_mode``.</extracomment>
-        <translation>将此对话切换到{mode}模式；历史记录保留</translation>
+        <translation>将此会话切换到{mode}模式；历史记录保留</translation>
     </message>
 </context>
 <context>
@@ -1233,7 +1240,7 @@ Files the model writes will appear here.</source>
     </message>
     <message>
         <source>Import the package {package}</source>
-        <translation>导入包 {package}</translation>
+        <translation>导入工作流包 {package}</translation>
     </message>
     <message>
         <source>Workflow packages (*.bmad *.zip);;All files (*)</source>
@@ -1313,12 +1320,12 @@ Files the model writes will appear here.</source>
     <message>
         <source>Conversation</source>
         <extracomment>``(text)``: a passing notice of the Conversation tab, for the status bar. ``(project_id, entry_type)``: create a conversation of that type (chat, agent, run). The user wants to leave the project and go back to the Start page. The user wants the Settings dialog (the sidebar&apos;s Settings button). ``(project_id, conversation_id, title)``: rename a conversation (``Worker.rename_conversation``). ``(project_id, conversation_id)``: delete a conversation, confirmed by the user. ``(project_id, query)``: search the message text of the project&apos;s conversations. ``path``: read a project file for its tab (``Worker.read_project_file``). ``message``: a notice for the message bar (e.g. an empty name was refused). ``(project_id, conversation_id)``: the selected conversation changed (&quot;&quot; when none). ``(project_id)``: create a Workflow conversation with the built-in example picked (``Worker.try_workflow``).</extracomment>
-        <translation>对话</translation>
+        <translation>会话</translation>
     </message>
     <message>
         <source>Works</source>
         <extracomment>Subagents&apos; conversations, read-only (opened from a Task part; fed by the main window).</extracomment>
-        <translation>作品</translation>
+        <translation>会话</translation>
     </message>
     <message>
         <source>Files</source>
@@ -1490,7 +1497,7 @@ This folder is missing or is no longer a project.</source>
     </message>
     <message>
         <source>New conversation (Chat, Agent or Workflow)</source>
-        <translation>新建对话（聊天、智能体或工作流）</translation>
+        <translation>新建会话（聊天、智能体或工作流）</translation>
     </message>
     <message>
         <source>Exit the project</source>
@@ -1498,7 +1505,7 @@ This folder is missing or is no longer a project.</source>
     </message>
     <message>
         <source>Export the conversation</source>
-        <translation>导出对话</translation>
+        <translation>导出会话</translation>
     </message>
     <message>
         <source>Settings</source>
@@ -1510,7 +1517,7 @@ This folder is missing or is no longer a project.</source>
     </message>
     <message>
         <source>Search conversations (in the Logs panel: clear the log)</source>
-        <translation>搜索对话（在日志面板中：清空日志）</translation>
+        <translation>搜索会话（在日志面板中：清空日志）</translation>
     </message>
     <message>
         <source>Show or hide the run&apos;s Logs panel</source>
@@ -1538,11 +1545,11 @@ This folder is missing or is no longer a project.</source>
     </message>
     <message>
         <source>Works list: rename the conversation</source>
-        <translation>工作列表：重命名对话</translation>
+        <translation>会话列表：重命名会话</translation>
     </message>
     <message>
         <source>Works list, recent projects: delete or forget the selected item</source>
-        <translation>工作列表、最近项目：删除或移除所选项</translation>
+        <translation>会话列表、最近的项目：删除或移除所选项</translation>
     </message>
     <message>
         <source>Full output viewer: find</source>
@@ -1562,7 +1569,11 @@ This folder is missing or is no longer a project.</source>
     </message>
     <message>
         <source>Settings, Packages: copy the selected problem</source>
-        <translation>设置 &gt; 软件包：复制所选问题</translation>
+        <translation>设置 &gt; 工作流包：复制所选问题</translation>
+    </message>
+    <message>
+        <source>Conversation: copy the text selected in a message</source>
+        <translation>会话：复制在消息中选中的文字</translation>
     </message>
     <message>
         <source>Keyboard shortcuts</source>
@@ -1656,19 +1667,19 @@ Create a project or open an existing one to see it here.</source>
     <message>
         <source>Stop subagent</source>
         <extracomment>Characters of the description a tab&apos;s title shows (the tooltip has all of it). ``(project_id, conversation_id, session_id)``: open a subagent this one started. ``(session_id)``: stop this subagent (it runs, e.g. in the background).</extracomment>
-        <translation>停止子代理</translation>
+        <translation>停止子智能体</translation>
     </message>
     <message>
         <source>Cancel this subagent; its log ends with a cancelled marker</source>
-        <translation>取消此子代理；其日志将以“已取消”标记结尾</translation>
+        <translation>取消此子智能体；其日志将以“已取消”标记结尾</translation>
     </message>
     <message>
         <source>Subagent</source>
-        <translation>子代理</translation>
+        <translation>子智能体</translation>
     </message>
     <message>
         <source>This subagent&apos;s conversation cannot be read: {error}</source>
-        <translation>无法读取此子代理的对话：{error}</translation>
+        <translation>无法读取此子智能体的会话：{error}</translation>
     </message>
     <message>
         <source>Loading…</source>
@@ -1676,11 +1687,11 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>Subagent {type}: {description}</source>
-        <translation>子代理 {type}：{description}</translation>
+        <translation>子智能体 {type}：{description}</translation>
     </message>
     <message>
         <source>Read-only: the subagent&apos;s own conversation, linked to the Task call of its parent.</source>
-        <translation>只读：这是子代理自己的对话，与其父对话中的 Task 调用相互链接。</translation>
+        <translation>只读：这是子智能体自己的会话，与其父会话中的 Task 调用相互链接。</translation>
     </message>
     <message>
         <source>It runs in the background.</source>
@@ -1736,7 +1747,7 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>Assistant</source>
-        <extracomment>The ``error`` block of an error part; None when the message is not one. Retry and Continue are offered (the last message failed or was stopped, and nothing runs). The answer and where it goes. &quot;● ● ●&quot; while a stream has nothing to show yet.</extracomment>
+        <extracomment>The ``error`` block of an error part; None when the message is not one. Retry and Continue are offered (the last message failed or was stopped, and nothing runs). The hover actions (rows/actions.py): Copy when there is text, Regenerate on the last answer. The answer and where it goes. &quot;● ● ●&quot; while a stream has nothing to show yet.</extracomment>
         <translation>助手</translation>
     </message>
     <message>
@@ -1779,7 +1790,7 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>The turn ended with an error</source>
-        <translation>本轮因错误而结束</translation>
+        <translation>本回合因错误而结束</translation>
     </message>
     <message>
         <source>Arguments</source>
@@ -1804,7 +1815,7 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>Subagent</source>
-        <translation>子代理</translation>
+        <translation>子智能体</translation>
     </message>
     <message>
         <source>Open full output</source>
@@ -1825,12 +1836,12 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>Open subagent conversation</source>
-        <translation>打开子代理对话</translation>
+        <translation>打开子智能体会话</translation>
     </message>
     <message>
         <source>Background subagent {type} {status}</source>
         <extracomment>The title line (status dot, title, description), the summary line and the button&apos;s place.</extracomment>
-        <translation>后台子代理 {type} {status}</translation>
+        <translation>后台子智能体 {type} {status}</translation>
     </message>
     <message>
         <source>A question</source>
@@ -1839,7 +1850,7 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>Not answered: the turn was stopped.</source>
-        <translation>未回答：本轮已停止。</translation>
+        <translation>未回答：本回合已停止。</translation>
     </message>
     <message>
         <source>Not answered.</source>
@@ -1852,15 +1863,32 @@ Create a project or open an existing one to see it here.</source>
     <message>
         <source>Summary of the earlier conversation</source>
         <extracomment>The summary and where it goes (expanded only).</extracomment>
-        <translation>之前对话的摘要</translation>
+        <translation>之前会话的摘要</translation>
+    </message>
+    <message>
+        <source>Copy</source>
+        <extracomment>Pixels between two links, and around them on a backdrop.</extracomment>
+        <translation>复制</translation>
+    </message>
+    <message>
+        <source>Edit</source>
+        <translation>编辑</translation>
+    </message>
+    <message>
+        <source>Regenerate</source>
+        <translation>重新生成</translation>
     </message>
 </context>
 <context>
     <name>TimelineView</name>
     <message>
         <source>Code copied to the clipboard.</source>
-        <extracomment>Pixels from the bottom that still count as &quot;at the bottom&quot; (following new rows). Older rows shown at a time when the user scrolls to the first row shown (TimelineModel.show_older). Back at the end with more rows than this shown, the view keeps only the newest OPEN_ROWS (each new message lays out every row shown again; see TimelineModel.OPEN_ROWS). The most rows shown at once: on the way up (or down) the window slides rather than grows, so showing another batch lays out at most this many rows (~10 ms). ``(action, key, message_id)``: Retry/Continue on an error part, or &quot;open_output&quot; of a tool part; for &quot;open_subagent&quot; (a Task part or a subagent notice) ``message_id`` is the subagent&apos;s session id. ``(request_id, call_id, payload)``: an ask-user widget was answered (None: dismissed). ``(text)``: something worth a line in the status bar (&quot;Copied&quot;).</extracomment>
+        <extracomment>Pixels from the bottom that still count as &quot;at the bottom&quot; (following new rows). Older rows shown at a time when the user scrolls to the first row shown (TimelineModel.show_older). Back at the end with more rows than this shown, the view keeps only the newest OPEN_ROWS (each new message lays out every row shown again; see TimelineModel.OPEN_ROWS). The most rows shown at once: on the way up (or down) the window slides rather than grows, so showing another batch lays out at most this many rows (~10 ms). ``(action, key, message_id)``: Retry/Continue on an error part, &quot;open_output&quot; of a tool part, &quot;edit_message&quot; or &quot;regenerate&quot; (a message&apos;s hover actions; Copy is done here); for &quot;open_subagent&quot; (a Task part or a subagent notice) ``message_id`` is the subagent&apos;s session id. ``(request_id, call_id, payload)``: an ask-user widget was answered (None: dismissed). ``(text)``: something worth a line in the status bar (&quot;Copied&quot;). ``(text)``: typed while the timeline had the keyboard (after selecting text; &quot;&quot; for Esc).</extracomment>
         <translation>代码已复制到剪贴板。</translation>
+    </message>
+    <message>
+        <source>Copied to the clipboard.</source>
+        <translation>已复制到剪贴板。</translation>
     </message>
 </context>
 <context>
@@ -1942,7 +1970,7 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>Approvals</source>
-        <translation>授权</translation>
+        <translation>批准</translation>
     </message>
     <message>
         <source>Always allowed</source>
@@ -1998,7 +2026,7 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>Start a new run of this workflow in this conversation</source>
-        <translation>在此对话中开始此工作流的新运行</translation>
+        <translation>在此会话中开始此工作流的新运行</translation>
     </message>
     <message>
         <source>Runs:</source>
@@ -2018,19 +2046,19 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>No run started in this conversation yet</source>
-        <translation>此对话尚未开始任何运行</translation>
+        <translation>此会话尚未开始任何运行</translation>
     </message>
     <message>
         <source>1 run started in this conversation</source>
-        <translation>此对话已开始 1 次运行</translation>
+        <translation>此会话已开始 1 次运行</translation>
     </message>
     <message>
         <source>{count} runs started in this conversation</source>
-        <translation>此对话已开始 {count} 次运行</translation>
+        <translation>此会话已开始 {count} 次运行</translation>
     </message>
     <message>
         <source>No installed package provides workflows yet; import one in Settings.</source>
-        <translation>尚无已安装的包提供工作流；请在设置中导入一个。</translation>
+        <translation>尚无已安装的工作流包提供工作流；请在设置中导入一个。</translation>
     </message>
 </context>
 <context>
@@ -2038,15 +2066,15 @@ Create a project or open an existing one to see it here.</source>
     <message>
         <source>A plain conversation with the model</source>
         <extracomment>The types &quot;New Conversation&quot; offers, in menu order (``run`` is shown as Workflow). Typing pauses this long before the message text is searched. Role of the proxy: the snippet of the first message that matched the search (&quot;&quot; when none).</extracomment>
-        <translation>与模型直接对话</translation>
+        <translation>与模型直接聊天</translation>
     </message>
     <message>
         <source>Talk to a persona with a menu, such as the code reviewer</source>
-        <translation>与带菜单的角色对话，例如代码审查员</translation>
+        <translation>与带菜单的智能体角色交谈，例如代码审查员</translation>
     </message>
     <message>
         <source>Run a workflow from a package, step by step</source>
-        <translation>逐步运行包中的工作流</translation>
+        <translation>逐步运行工作流包中的工作流</translation>
     </message>
     <message>
         <source>+ New</source>
@@ -2055,7 +2083,7 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>New conversation: Chat, Agent or Workflow (Ctrl+Shift+N)</source>
-        <translation>新建对话：聊天、智能体或工作流 (Ctrl+Shift+N)</translation>
+        <translation>新建会话：聊天、智能体或工作流 (Ctrl+Shift+N)</translation>
     </message>
     <message>
         <source>Search titles and messages</source>
@@ -2067,11 +2095,11 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>Start a Workflow conversation with the built-in Project brief example</source>
-        <translation>用内置的“项目简介”示例开始一个工作流对话</translation>
+        <translation>用内置的“项目简介”示例开始一个工作流会话</translation>
     </message>
     <message>
         <source>Delete conversation</source>
-        <translation>删除对话</translation>
+        <translation>删除会话</translation>
     </message>
     <message>
         <source>Delete “{title}”?</source>
@@ -2087,7 +2115,7 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>A conversation needs a name; the old one was kept.</source>
-        <translation>对话需要一个名称；已保留原名称。</translation>
+        <translation>会话需要一个名称；已保留原名称。</translation>
     </message>
     <message>
         <source>Searching messages…</source>
@@ -2095,7 +2123,7 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>Found in the messages of {count} conversation(s)</source>
-        <translation>在 {count} 个对话的消息中找到</translation>
+        <translation>在 {count} 个会话的消息中找到</translation>
     </message>
     <message>
         <source>No message contains this text</source>
@@ -2111,16 +2139,16 @@ Create a project or open an existing one to see it here.</source>
     </message>
     <message>
         <source>Loading conversations…</source>
-        <translation>正在加载对话…</translation>
+        <translation>正在加载会话…</translation>
     </message>
     <message>
         <source>No conversation matches “{query}”.</source>
-        <translation>没有与“{query}”匹配的对话。</translation>
+        <translation>没有与“{query}”匹配的会话。</translation>
     </message>
     <message>
         <source>No conversations yet.
 Start one with “+ New”.</source>
-        <translation>还没有对话。
+        <translation>还没有会话。
 点击“+ 新建”开始。</translation>
     </message>
 </context>

@@ -21,6 +21,7 @@ import signal
 import threading
 import time
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +43,7 @@ WORDS_PER_ANSWER = 24
 WORD_INTERVAL = 0.03  # ~0.72 s of streaming per answer: the 500 ms checkpoint falls inside it
 TREE_DIRS, TREE_FILES = 8, 100  # 800 files; the query below takes ~0.5 s over them
 SLOW_QUERY = "(?:o.*){3}q"  # never matches, backtracks over every line
+HOLD, HOLD_SECONDS = " (hold)", 5.0  # a streamed answer that waits after its opening chunk; killed meanwhile
 SEED = int(os.environ.get("CREWAGENT_CRASH_SEED", str(time.time_ns() % 2**32)))
 
 
@@ -80,6 +82,11 @@ class CrashModel:
                     items.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": part}}]}))
             items.append(chunk({}, "tool_calls"))
             return SseReply(items)
+        if last["role"] == "user" and str(last.get("content", "")).endswith(HOLD):
+            # The run is to be killed before its first checkpoint. The checkpoint clock starts when
+            # the stream is opened, so on a loaded machine the first word alone can come 500 ms
+            # later and be checkpointed at once: the answer is held after its opening chunk instead.
+            items.append(Pause(HOLD_SECONDS))
         for k in range(WORDS_PER_ANSWER):
             items += [Pause(WORD_INTERVAL), chunk({"content": f"r{n}w{k} "})]
         items.append(chunk({}, "stop"))
@@ -116,6 +123,14 @@ def _make_tree(root: Path) -> None:
             (folder / f"f{f}.txt").write_text(line, encoding="utf-8")
 
 
+def _wait_for(proc: ZygoteProcess, ready: Callable[[], bool], timeout: float = 30) -> None:
+    """Poll ``ready()`` until it holds (or the run ended by itself: its outcome says so)."""
+    deadline = time.monotonic() + timeout
+    while not ready() and proc.poll() is None:
+        assert time.monotonic() < deadline, f"nothing to interrupt after {timeout} s"
+        time.sleep(0.01)
+
+
 def _non_system(body: Any) -> list[dict[str, Any]]:
     return [m for m in assert_request_valid(body) if m["role"] != "system"]
 
@@ -135,7 +150,9 @@ def _run_lane(lane: int, model: CrashModel, base_url: str, tmp: Path, env: dict[
     while True:
         final = report.kills >= KILLS_PER_LANE
         tool_turn = run % 2 == 1 and not final
-        message = "tool: search the tree" if tool_turn else f"stream {run}"
+        # where the kill is to land, chosen before the run starts (a held answer for an early kill)
+        early = rng.random() < (0.6 if tool_turn else 0.4)
+        message = "tool: search the tree" if tool_turn else f"stream {run}" + (HOLD if early and not final else "")
         # what the previous (killed) run left behind
         checkpoint: dict[str, Any] | None = None
         unanswered: list[str] = []
@@ -187,11 +204,19 @@ def _run_lane(lane: int, model: CrashModel, base_url: str, tmp: Path, env: dict[
                 assert proc.wait(60) == 0, err.read_text()
                 break
             # kill at a random point of the stretch this run is in
-            if tool_turn:
-                delay = rng.uniform(0.05, 0.6) if rng.random() < 0.6 else rng.uniform(0.6, 1.3)
+            # Late kills wait for what they are meant to interrupt, not for a time: on a loaded
+            # machine the first word or the fs.list result can come a second or more later.
+            if tool_turn and early:
+                time.sleep(rng.uniform(0.05, 0.6))  # the calls streaming, or fs.list running
+            elif tool_turn:
+                listed = f"call_{request.number}_list"
+                _wait_for(proc, lambda: any(m.tool_call_id == listed for m in store.load_messages(pid, cid).messages))
+                time.sleep(rng.uniform(0.0, 0.1))  # fs.search (~0.5 s) is running
+            elif early:
+                time.sleep(rng.uniform(0.05, 0.45))  # the answer is held after its opening chunk
             else:
-                delay = rng.uniform(0.05, 0.45) if rng.random() < 0.4 else rng.uniform(0.55, 0.8)
-            time.sleep(delay)
+                _wait_for(proc, lambda: bool((store.read_stream_checkpoint(pid, cid) or {}).get("content")))
+                time.sleep(rng.uniform(0.0, 0.2))  # the rest of the answer streams for ~0.7 s
             proc.send_signal(signal.SIGKILL)
             code = proc.wait(30)
         finally:

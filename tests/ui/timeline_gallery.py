@@ -188,16 +188,17 @@ def set_width(qapp: QApplication, view: TimelineView, width: int) -> None:
     assert view.row_width() == width, (view.row_width(), width)
 
 
-def render(view: TimelineView, index: QModelIndex, width: int, hover: str = "") -> QImage:
+def render(view: TimelineView, index: QModelIndex, width: int, hover: str = "", *, row_hover: bool = False) -> QImage:
     delegate = view.timeline_delegate
     height = delegate.sizeHint(option_for(view, width), index).height()
     image = QImage(width, height, QImage.Format.Format_ARGB32_Premultiplied)
     image.fill(QColor("#ffffff"))
     delegate.hover = (str(index.data(TimelineRole.KEY)), hover) if hover else None
+    delegate.hover_row = str(index.data(TimelineRole.KEY)) if row_hover or hover else None
     painter = QPainter(image)
     delegate.paint(painter, option_for(view, width, height), index)
     painter.end()
-    delegate.hover = None
+    delegate.hover = delegate.hover_row = None
     return image
 
 
@@ -217,6 +218,10 @@ def images(qapp: QApplication) -> Iterator[tuple[str, QImage]]:
             for key, hover in (("tool:c-ok", "toggle_tool"), ("a-error-last", "retry"), ("a-error-last", "continue"),
                                ("tool:k-done", "open_subagent"), ("a-reasoning", "toggle_reasoning")):
                 yield f"{width}-{key}-hover-{hover}", render(view, model.index_of_key(key), width, hover)
+            # A message's hover actions (issue 18 item 12): Copy, Edit on the user's; drawn on the row under the mouse.
+            for key in ("u-short", "u-long", "a-long"):
+                yield f"{width}-{key}-hover-row", render(view, model.index_of_key(key), width, row_hover=True)
+            yield f"{width}-u-short-hover-edit_message", render(view, model.index_of_key("u-short"), width, "edit_message")
             view.view_state.read_only = True
             yield f"{width}-tool:c-offload-open-read-only", render(view, model.index_of_key("tool:c-offload-open"), width)
             view.view_state.read_only = False

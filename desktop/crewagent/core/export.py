@@ -1,7 +1,8 @@
 """Conversation exports: OpenAI messages[] (outputs in full), JSON Lines, and readable Markdown.
 
 The OpenAI export is the chain a request would carry, after repair, with tool names as the wire
-sends them (``fs_read``); ``import`` maps those back to the app's names. JSON Lines is the raw log.
+sends them (``fs_read``); ``import`` maps those back to the app's names. JSON Lines is the raw log
+(old branches of edited turns included); OpenAI and Markdown show the current branch only.
 
 With subagents (``--include-subagents``) each export nests the sidechains under the Task call
 that started them (see :class:`SubagentExport` and the section at the end).
@@ -24,6 +25,7 @@ from crewagent.core.protocol import (
     DOTTED_FUNCTION_NAME,
     OPENAI_FUNCTION_NAME,
     ProtocolError,
+    current_branch,
     repaired_chain,
     validate_messages,
 )
@@ -160,9 +162,10 @@ def export_markdown(
     """A readable transcript: chat text, every tool call with its arguments, every tool result.
 
     With ``subagents``, each child's transcript follows its Task result as a quoted section.
+    Only the current branch is written (an edit's or a regenerate's old one is not).
     """
     parts = [f"# {meta.title}\n", f"_Conversation `{meta.id}` · {meta.activeType} · created {meta.createdAt}_\n"]
-    body, warnings = _markdown_body(messages, full_output, subagents or {})
+    body, warnings = _markdown_body(current_branch(list(messages)), full_output, subagents or {})
     return "\n".join([*parts, *body]), warnings
 
 

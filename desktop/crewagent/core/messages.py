@@ -57,6 +57,8 @@ APP_FIELDS: frozenset[str] = frozenset(
         "parentSessionId",
         "isSidechain",
         "parentToolCallId",
+        # Message actions (issue 18 item 12): an edited or regenerated turn's branch point.
+        "replaces",
     }
 )
 
@@ -151,6 +153,10 @@ class ConversationMessage(BaseModel):
     parentSessionId: str | None = None
     isSidechain: bool | None = None
     parentToolCallId: str | None = None
+    #: Message actions (issue 18 item 12): on a user message that starts a new branch (an Edit, or
+    #: a Regenerate's copy of the question), the id of the message it takes the place of; that
+    #: message and every one after it, up to this one, are superseded (protocol/branches.py).
+    replaces: str | None = None
 
     @classmethod
     def new(cls, role: Role, content: str | None = None, **fields: Any) -> ConversationMessage:

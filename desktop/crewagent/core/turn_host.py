@@ -38,7 +38,9 @@ from crewagent.core.loop import (
 from crewagent.core.loop.factory import provider_config
 from crewagent.core.loop.session import recover_and_load
 from crewagent.core.mcp import McpManager
+from crewagent.core.message_actions import BranchTurn, edit_turn, regenerate_turn
 from crewagent.core.messages import MODES, ConversationMessage, ConversationMeta, Mode
+from crewagent.core.protocol.branches import current_branch
 from crewagent.core.routing import CommandDone, RunTurn, ShowAgentMenu, route_input
 from crewagent.core.runs.conversation import START_TEXT, RunOverview, begin_run, conversation_runs, select_run
 from crewagent.core.secrets import SecretStore
@@ -285,6 +287,7 @@ class TurnHost(Generic[M]):
         newest = store.load_newest(project_id, conversation_id, FIRST_PAGE)
         if len(newest) < FIRST_PAGE:
             return ()
+        newest = current_branch(newest, partial=True)  # an edit's old branch is not shown
         # A result whose call is above the page would show as a part of its own: start after it.
         start = next((n for n, message in enumerate(newest) if message.role != "tool"), len(newest))
         return tuple(self._present(message) for message in newest[start:])
@@ -292,7 +295,7 @@ class TurnHost(Generic[M]):
     def _recovered(self, store: RuntimeStore, project: ProjectInfo, conversation_id: str) -> tuple[list[M], list[str]]:
         result = recover_and_load(store, project, conversation_id)
         problems = [f"line {problem.line}: {problem.reason}" for problem in result.problems]
-        return [self._present(message) for message in result.messages], problems
+        return [self._present(message) for message in current_branch(result.messages)], problems
 
     def _snapshot(self, messages: list[M], problems: list[str], turn: _Turn[M] | None, metas: list[SidechainMeta]) -> Opened[M]:
         if turn is not None:
@@ -345,8 +348,34 @@ class TurnHost(Generic[M]):
             async for item in items:
                 yield item
 
+    async def edit(self, project_id: str, conversation_id: str, message_id: str, text: str, mode: str) -> AsyncGenerator[HostItem, None]:
+        """Send ``text`` in place of the user's message ``message_id``: a new branch, the old one
+        kept in the log (core/message_actions.py)."""
+        async with aclosing(self._branch(project_id, conversation_id, mode, lambda ms: edit_turn(ms, message_id, text))) as items:
+            async for item in items:
+                yield item
+
+    async def regenerate(self, project_id: str, conversation_id: str, mode: str) -> AsyncGenerator[HostItem, None]:
+        """Answer the last question again, the new answer in place of the last one (the old one kept in the log)."""
+        async with aclosing(self._branch(project_id, conversation_id, mode, regenerate_turn)) as items:
+            async for item in items:
+                yield item
+
+    async def _branch(
+        self, project_id: str, conversation_id: str, mode: str, plan: Callable[[list[ConversationMessage]], BranchTurn]
+    ) -> AsyncGenerator[HostItem, None]:
+        store = self._store_of()
+        self.project(project_id)
+        if conversation_id in self._turns:
+            raise CrewAgentError(BUSY)
+        result = await asyncio.to_thread(store.load_messages, project_id, conversation_id)
+        branch = plan(result.messages)  # CrewAgentError: nothing was written
+        async with aclosing(self._turn(store, project_id, conversation_id, branch.text, mode, branch.replaces)) as items:
+            async for item in items:
+                yield item
+
     async def _turn(
-        self, store: RuntimeStore, project_id: str, conversation_id: str, text: str | None, mode: str
+        self, store: RuntimeStore, project_id: str, conversation_id: str, text: str | None, mode: str, replaces: str | None = None
     ) -> AsyncGenerator[HostItem, None]:
         if conversation_id in self._turns:
             raise CrewAgentError(BUSY)
@@ -357,7 +386,7 @@ class TurnHost(Generic[M]):
         yield TurnBegan(conversation_id, mode)
         try:
             try:
-                async with aclosing(self._run(store, turn, text, cast(Mode, mode))) as items:
+                async with aclosing(self._run(store, turn, text, cast(Mode, mode), replaces)) as items:
                     async for item in items:
                         yield item
             except CrewAgentError as exc:
@@ -385,7 +414,9 @@ class TurnHost(Generic[M]):
         turn.streaming = False
         return [*ended, TurnEnded(turn.conversation_id, reason, error)]
 
-    async def _run(self, store: RuntimeStore, turn: _Turn[M], text: str | None, mode: Mode) -> AsyncGenerator[HostItem, None]:
+    async def _run(
+        self, store: RuntimeStore, turn: _Turn[M], text: str | None, mode: Mode, replaces: str | None = None
+    ) -> AsyncGenerator[HostItem, None]:
         """The turn itself, through the core entry point, until the session has closed."""
         project = self.project(turn.project_id)
         settings_store = self._settings_store()
@@ -412,6 +443,7 @@ class TurnHost(Generic[M]):
             subagents=await self._manager(),
             config_dir=settings_store.dir,
             mcp=self.mcp,
+            replaces=replaces,
         )
         async with aclosing(events) as stream:
             async for event in stream:

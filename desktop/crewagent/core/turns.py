@@ -83,14 +83,17 @@ async def run_turn(
     packages: PackageStore | None = None,
     config_dir: Path | None = None,
     mcp: McpManager | None = None,
+    replaces: str | None = None,
 ) -> AsyncGenerator[LoopEvent, None]:
     """Persist ``text`` (None: continue without a new message) and run the turn; yields its events.
 
     Run mode continues the conversation's active run (RunSetupError when it has none). Raises
     CrewAgentError subclasses before anything is written when the turn cannot start.
     ``config_dir`` is the settings folder in use (None: the default): the sandbox protects it,
-    and the provider's context windows remembered there size the budget. ``mcp`` (the caller's,
-    living as long as its session) offers the tools of the enabled MCP servers, started as needed.
+    and the provider's context windows remembered there size the budget. ``replaces``: ``text``
+    starts a new branch in place of that message (Edit and Regenerate, protocol/branches.py).
+    ``mcp`` (the caller's, living as long as its session) offers the tools of the enabled MCP
+    servers, started as needed.
     """
     hooks = hooks or TurnHooks()
     window = await asyncio.to_thread(context_window, settings, config, config_dir=config_dir)
@@ -153,7 +156,7 @@ async def run_turn(
         )
         if mcp_servers:
             per_turn.extra_system = (*per_turn.extra_system, mcp_prompt_block(mcp_servers, settings.mcp))
-        async with aclosing(session.send(text, per_turn)) as events:
+        async with aclosing(session.send(text, per_turn, replaces=replaces)) as events:
             async for event in events:
                 yield event
 

@@ -22,6 +22,13 @@ class ConversationSignals(QFrame):
     #: ``(project_id, conversation_id, mode)``: send the last user message again.
     retry_requested = Signal(str, str, str)
 
+    #: ``(project_id, conversation_id, message_id, text, mode)``: send ``text`` in place of that user
+    #: message (Edit; a new branch, the old one kept in the log).
+    edit_requested = Signal(str, str, str, str, str)
+
+    #: ``(project_id, conversation_id, mode)``: answer the last question again in place of the last answer.
+    regenerate_requested = Signal(str, str, str)
+
     #: ``(conversation_id)``: stop the running turn.
     stop_requested = Signal(str)
 

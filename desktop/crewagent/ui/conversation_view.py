@@ -7,6 +7,7 @@ conversation are ignored, except that its busy state is remembered).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from typing import Any
 
@@ -20,6 +21,7 @@ from crewagent.ui.conversation_header import ConversationHeader
 from crewagent.ui.conversation_parts import EmptyConversation, JumpToLatest
 from crewagent.ui.conversation_runs import RunControls
 from crewagent.ui.conversation_signals import ConversationSignals
+from crewagent.ui.message_edit import MessageEdit
 from crewagent.ui.missing_package import MissingPackageCard
 from crewagent.ui.output_viewer import OutputViewers
 from crewagent.ui.run_tracker import RunTracker
@@ -47,6 +49,8 @@ class ConversationView(ConversationSignals):
         self.timeline = TimelineView(self)
         self.timeline.set_timeline(self.model)
         self.composer = Composer(self)
+        #: Edit on a user message: its text in the composer, the next Send replaces it (issue 18 item 12).
+        self.message_edit = MessageEdit(self.composer, self)
         self.agent_menu = AgentMenuPanel(self)
         self.jump_button = JumpToLatest(self.timeline, self.model)
         #: "Open full output" opens a viewer window per tool result (issue 18).
@@ -107,6 +111,7 @@ class ConversationView(ConversationSignals):
         self.timeline.action_requested.connect(self._on_action)
         self.timeline.widget_answered.connect(self._on_widget_answered)
         self.timeline.notice.connect(self.notice)
+        self.timeline.typed.connect(functools.partial(keyboard.type_into, self.composer.input))
         #: Run mode: the Workflow header's runs, starting or resuming one, the missing-package card.
         self.run_controls = RunControls(self)
         self.show_summary(None, has_conversations=False)
@@ -160,6 +165,7 @@ class ConversationView(ConversationSignals):
         self._sending = False
         self._prompts.clear()
         self._reveal = None
+        self.message_edit.cancel()
         self.agent_menu.dismiss()
         self.model.clear()
         self.composer.set_usage(None)
@@ -256,7 +262,11 @@ class ConversationView(ConversationSignals):
         self._sending = True
         self._update_busy()
         self.timeline.scroll_to_end()
-        self.send_requested.emit(*ids, text, self._mode)
+        edited = self.message_edit.take()
+        if edited is not None:
+            self.edit_requested.emit(*ids, edited, text, self._mode)
+        else:
+            self.send_requested.emit(*ids, text, self._mode)
 
     @Slot()
     def _on_stop(self) -> None:
@@ -298,11 +308,16 @@ class ConversationView(ConversationSignals):
             if message_id:
                 self.subagent_open_requested.emit(*ids, message_id)
             return
+        if action == "edit_message":
+            self.message_edit.start(message_id, str(self.model.index_of_key(key).data(TimelineRole.TEXT) or ""))
+            return
         if self.busy:
             return
         self._sending = True
         self._update_busy()
-        if action == "retry":
+        if action == "regenerate":
+            self.regenerate_requested.emit(*ids, self._mode)
+        elif action == "retry":
             self.retry_requested.emit(*ids, self._mode)
         elif action == "continue":
             self.continue_requested.emit(*ids, self._mode)

@@ -3,7 +3,7 @@ Up in an empty composer recalls the user's last message of the conversation to e
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QApplication, QLineEdit, QWidget
+from PySide6.QtWidgets import QApplication, QLineEdit, QPlainTextEdit, QTextEdit, QWidget
 
 from crewagent.ui.timeline import TimelineModel, TimelineRole
 
@@ -24,3 +24,10 @@ def take_keyboard(field: QWidget) -> None:
         return
     if field.isEnabled():
         field.setFocus()
+
+
+def type_into(field: QPlainTextEdit | QTextEdit, text: str) -> None:
+    """Give ``field`` the keyboard back with ``text`` typed in it (keys pressed while the timeline had it)."""
+    field.setFocus()
+    if text:
+        field.insertPlainText(text)

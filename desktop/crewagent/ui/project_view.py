@@ -204,6 +204,8 @@ class ProjectView(QWidget):
         conversation.send_requested.connect(turns.send, queued)
         conversation.continue_requested.connect(turns.continue_turn, queued)
         conversation.retry_requested.connect(turns.retry, queued)
+        conversation.edit_requested.connect(turns.edit_message, queued)
+        conversation.regenerate_requested.connect(turns.regenerate, queued)
         conversation.stop_requested.connect(turns.stop, queued)
         conversation.mode_change_requested.connect(turns.set_mode, queued)
         conversation.agent_change_requested.connect(turns.set_agent, queued)

@@ -42,6 +42,7 @@ def shortcut_entries() -> list[tuple[QKeySequence, str]]:
         (QKeySequence(standard.FindPrevious), QCoreApplication.translate("ShortcutSheet", "Full output viewer: previous match")),
         (QKeySequence("Ctrl+S"), QCoreApplication.translate("ShortcutSheet", "Settings: apply the changes")),
         (QKeySequence(standard.Copy), QCoreApplication.translate("ShortcutSheet", "Settings, Packages: copy the selected problem")),
+        (QKeySequence(standard.Copy), QCoreApplication.translate("ShortcutSheet", "Conversation: copy the text selected in a message")),
     ]
 
 

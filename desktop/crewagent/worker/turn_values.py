@@ -135,6 +135,9 @@ class TimelineMessage:
     subagent: SubagentInfo | None = None
     #: How long the model thought before answering (None: unknown, or no reasoning).
     reasoning_seconds: float | None = None
+    #: An edited (or regenerated) question: the id of the message it takes the place of; that row
+    #: and the rows after it leave the timeline (core/protocol/branches.py).
+    replaces: str | None = None
 
     @classmethod
     def from_message(cls, message: ConversationMessage) -> TimelineMessage:
@@ -159,6 +162,7 @@ class TimelineMessage:
             is_summary=bool(message.summaryOf),
             subagent=SubagentInfo.from_links(message),
             reasoning_seconds=message.reasoningSeconds,
+            replaces=message.replaces,
         )
 
     @property
@@ -368,6 +372,8 @@ class TurnRequest(StrEnum):
     SEND = "send"
     CONTINUE = "continue"
     RETRY = "retry"
+    EDIT = "edit_message"
+    REGENERATE = "regenerate"
     SET_MODE = "set_mode"
     SET_AGENT = "set_agent"
     LOAD_FULL_OUTPUT = "load_full_output"
@@ -385,7 +391,10 @@ class TurnRequest(StrEnum):
     @property
     def starts_turn(self) -> bool:
         """True for the requests the composer waits on (it is busy until the turn starts)."""
-        return self in (TurnRequest.SEND, TurnRequest.CONTINUE, TurnRequest.RETRY, TurnRequest.START_RUN, TurnRequest.RESUME_RUN)
+        return self in (
+            TurnRequest.SEND, TurnRequest.CONTINUE, TurnRequest.RETRY, TurnRequest.EDIT, TurnRequest.REGENERATE,
+            TurnRequest.START_RUN, TurnRequest.RESUME_RUN,
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -54,7 +54,8 @@ class TurnWorker(TurnSignals):
 
     Requests (slots): ``open_conversation(project_id, cid)`` (recovered first; a long one's newest page first),
     ``send(project_id, cid, text, mode)``, ``continue_turn(project_id, cid, mode)`` (go on after an error or a Stop),
-    ``retry(project_id, cid, mode)`` (the last user message again), ``stop(cid)``, ``stop_all()``,
+    ``retry(project_id, cid, mode)`` (the last user message again), ``edit_message(project_id, cid, message_id,
+    text, mode)`` and ``regenerate(project_id, cid, mode)`` (a new branch, core/message_actions.py), ``stop(cid)``, ``stop_all()``,
     ``set_mode(project_id, cid, mode)``, ``set_agent(project_id, cid, agent_id)``, ``load_full_output(project_id, cid,
     message_id)``, ``answer_approval(request_id, decision)`` (allow_once, allow_conversation, allow_always or deny),
     ``answer_ask_user(request_id, payload)`` (None: dismissed), ``describe_provider()``, ``open_subagent(project_id,
@@ -179,6 +180,17 @@ class TurnWorker(TurnSignals):
     @on_own_thread
     def retry(self, project_id: str, conversation_id: str, mode: str) -> None:
         self._relay(TurnRequest.RETRY, conversation_id, lambda: self._host.retry(project_id, conversation_id, mode))
+
+    @Slot(str, str, str, str, str)
+    @on_own_thread
+    def edit_message(self, project_id: str, conversation_id: str, message_id: str, text: str, mode: str) -> None:
+        host = self._host
+        self._relay(TurnRequest.EDIT, conversation_id, lambda: host.edit(project_id, conversation_id, message_id, text, mode))
+
+    @Slot(str, str, str)
+    @on_own_thread
+    def regenerate(self, project_id: str, conversation_id: str, mode: str) -> None:
+        self._relay(TurnRequest.REGENERATE, conversation_id, lambda: self._host.regenerate(project_id, conversation_id, mode))
 
     @Slot(str)
     @on_own_thread

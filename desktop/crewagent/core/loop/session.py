@@ -161,17 +161,23 @@ class ConversationSession:
         if self._loop is not None:
             self._loop.request_stop()
 
-    async def send(self, text: str | None, settings: TurnSettings) -> AsyncGenerator[LoopEvent, None]:
-        """Run one turn: persist ``text`` as the user message (None: continue without one), then loop."""
+    async def send(
+        self, text: str | None, settings: TurnSettings, *, replaces: str | None = None
+    ) -> AsyncGenerator[LoopEvent, None]:
+        """Run one turn: persist ``text`` as the user message (None: continue without one), then loop.
+
+        ``replaces``: the user message starts a new branch in place of that message (an Edit or a
+        Regenerate, protocol/branches.py); written with it, under the same lock, in one line.
+        """
         pid, cid = self.project.id, self.conversation_id
         self._stop_requested = False
         # The lock raises ConversationBusy before anything is written.
         with self.store.turn_lock(pid, cid):
-            async with aclosing(self._send_locked(text, settings)) as events:
+            async with aclosing(self._send_locked(text, settings, replaces)) as events:
                 async for event in events:
                     yield event
 
-    async def _send_locked(self, text: str | None, settings: TurnSettings) -> AsyncGenerator[LoopEvent, None]:
+    async def _send_locked(self, text: str | None, settings: TurnSettings, replaces: str | None = None) -> AsyncGenerator[LoopEvent, None]:
         pid, cid = self.project.id, self.conversation_id
         ended = False
         try:
@@ -184,7 +190,7 @@ class ConversationSession:
             messages = loaded.messages
             stamp = self._stamp(settings)
             if text is not None:
-                user = ConversationMessage.new("user", text, **stamp)
+                user = ConversationMessage.new("user", text, **stamp, **({"replaces": replaces} if replaces else {}))
                 stored_user = await self._append(user)
                 messages.append(stored_user)
                 yield MessagePersisted(stored_user)

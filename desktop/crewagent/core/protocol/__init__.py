@@ -1,5 +1,6 @@
 """The OpenAI tool-call protocol: validation of messages[], log assembly and repair."""
 
+from crewagent.core.protocol.branches import REPLACES_FIELD, current_branch, split_branch
 from crewagent.core.protocol.chain import (
     INTERRUPTED_CODE,
     Chain,
@@ -33,6 +34,7 @@ __all__ = [
     "INTERRUPTED_CODE",
     "OPENAI_FUNCTION_NAME",
     "PROTOCOL_INVALID",
+    "REPLACES_FIELD",
     "Chain",
     "ChainReport",
     "ProtocolError",
@@ -41,6 +43,7 @@ __all__ = [
     "Unit",
     "answers_message_id",
     "assemble",
+    "current_branch",
     "first_error",
     "interrupted_message",
     "interrupted_result",
@@ -51,5 +54,6 @@ __all__ = [
     "presend_error_message",
     "repair_conversation",
     "repaired_chain",
+    "split_branch",
     "validate_messages",
 ]

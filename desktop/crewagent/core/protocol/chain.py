@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from crewagent.core import texts
 from crewagent.core.messages import ConversationMessage, ToolCall
+from crewagent.core.protocol.branches import split_branch
 from crewagent.core.protocol.validator import DOTTED_FUNCTION_NAME
 
 INTERRUPTED_CODE = "TOOL_INTERRUPTED"
@@ -99,6 +100,8 @@ class ChainReport:
     invalidToolCallIds: list[str] = field(default_factory=list)
     unansweredToolCallIds: list[str] = field(default_factory=list)
     droppedSystemMessageIds: list[str] = field(default_factory=list)
+    #: Messages of an old branch: an edited question, a regenerated answer (protocol/branches.py).
+    supersededMessageIds: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, list[str]]:
         return {name: list(getattr(self, name)) for name in self.__slots__}
@@ -137,8 +140,27 @@ def assemble(
     """Group the log into units; results attach to the call that issued them.
 
     ``pending_call_ids`` are calls whose tools are still running: they are not reported as
-    unanswered (the caller decides what to do with them).
+    unanswered (the caller decides what to do with them). Only the current branch is read: what
+    an edit or a regenerate superseded is reported, never grouped (protocol/branches.py).
     """
+    return _assemble(messages, pending_call_ids, None)
+
+
+def _branched(messages: Sequence[ConversationMessage | Mapping[str, Any]], pending_call_ids: Iterable[str]) -> Chain:
+    """:func:`assemble` of a log with an edit or a regenerate in it: the old branches skipped.
+
+    Positions stay those of ``messages`` (repair places units by them).
+    """
+    superseded = split_branch(messages)[1]
+    chain = _assemble(messages, pending_call_ids, {id(old) for old in superseded})
+    chain.report.supersededMessageIds.extend(str(old.get("id") if isinstance(old, Mapping) else old.id) for old in superseded)
+    return chain
+
+
+def _assemble(
+    messages: Sequence[ConversationMessage | Mapping[str, Any]], pending_call_ids: Iterable[str], gone: set[int] | None
+) -> Chain:
+    """``gone``: the messages of old branches (None: not looked for yet; a branch point starts over)."""
     report = ChainReport()
     units: list[Unit] = []
     open_calls: dict[str, Unit] = {}
@@ -147,11 +169,15 @@ def assemble(
     summary: ConversationMessage | None = None
     names_ok: dict[str, bool] = {}  # few distinct tool names: match each once
     for position, raw in enumerate(messages):
+        if gone and id(raw) in gone:
+            continue
         message = raw if isinstance(raw, ConversationMessage) else coerce(raw)
         if message is None:
             raw_id = raw.get("id") if isinstance(raw, Mapping) else None
             report.invalidMessageIds.append(str(raw_id) if raw_id else f"#{position}")
             continue
+        if gone is None and message.replaces is not None:
+            return _branched(messages, pending_call_ids)  # rare: the plain read costs one check a message
         if not message.includeInContext:
             report.skippedMessageIds.append(message.id)
             continue

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from crewagent.core.messages import ConversationMessage, ToolCall
+from crewagent.core.protocol.branches import current_branch
 from crewagent.core.protocol.chain import ChainReport, assemble, coerce, interrupted_result
 from crewagent.core.protocol.order import ANSWERS_FIELD, log_order
 
@@ -138,7 +139,8 @@ def repaired_chain(messages: Sequence[ConversationMessage | Mapping[str, Any]]) 
     a missing one becomes TOOL_INTERRUPTED), what cannot be placed left out. System messages and
     empty messages stay where they are; messages kept out of context are left out.
     """
-    ordered = [m if isinstance(m, ConversationMessage) else (coerce(m) or m) for m in log_order(list(messages))]
+    # Only the current branch (protocol/branches.py): an edit's or a regenerate's old one is not exported.
+    ordered = [m if isinstance(m, ConversationMessage) else (coerce(m) or m) for m in current_branch(log_order(list(messages)))]
     chain = assemble(ordered)
     report = chain.report
     position = {id(m): index for index, m in enumerate(ordered)}

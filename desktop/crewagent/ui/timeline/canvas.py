@@ -10,7 +10,18 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QAbstractTextDocumentLayout, QColor, QFont, QFontMetricsF, QPainter, QPalette, QPen
+from PySide6.QtGui import (
+    QAbstractTextDocumentLayout,
+    QColor,
+    QFont,
+    QFontMetricsF,
+    QPainter,
+    QPalette,
+    QPen,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+)
 
 from crewagent.ui.timeline.colors import TimelineColors
 from crewagent.ui.timeline.documents import DocumentCache, LaidOut, estimate_height, font_metrics, mono_font
@@ -106,6 +117,31 @@ class LayingOut:
         return self.cache.markdown(key, text, width, font, growing=growing, marked=marked)
 
 
+@dataclass(frozen=True)
+class TextRange:
+    """Selected text: characters ``start`` to ``end`` (either order) of a row's ``doc``-th placed document."""
+
+    doc: int
+    start: int
+    end: int
+
+    def cursor(self, document: QTextDocument) -> QTextCursor:
+        cursor = QTextCursor(document)
+        last = max(0, document.characterCount() - 1)
+        cursor.setPosition(min(self.start, last))
+        cursor.setPosition(min(self.end, last), QTextCursor.MoveMode.KeepAnchor)
+        return cursor
+
+    def paint(self, document: QTextDocument, background: QColor, foreground: QColor) -> QAbstractTextDocumentLayout.Selection:
+        selection = QAbstractTextDocumentLayout.Selection()
+        selection.cursor = self.cursor(document)
+        text_format = QTextCharFormat()
+        text_format.setBackground(background)
+        text_format.setForeground(foreground)
+        selection.format = text_format
+        return selection
+
+
 @dataclass
 class Hit:
     name: str
@@ -132,12 +168,26 @@ class RowLayout:
 class Canvas:
     """Draws a row's parts (when it has a painter) and records their hit areas (always)."""
 
-    def __init__(self, painter: QPainter | None, fonts: Fonts, colors: TimelineColors, key: str, hover: tuple[str, str] | None):
+    def __init__(
+        self,
+        painter: QPainter | None,
+        fonts: Fonts,
+        colors: TimelineColors,
+        key: str,
+        hover: tuple[str, str] | None,
+        *,
+        row_hovered: bool = False,
+        selection: TextRange | None = None,
+    ):
         self.painter = painter
         self.fonts = fonts
         self.c = colors
         self.key = key
         self.hover = hover
+        #: The mouse is over this row: its hover actions (rows/actions.py) are drawn.
+        self.row_hovered = row_hovered
+        #: The text selected in this row, if any (drawn with the documents it is in).
+        self.selection = selection
         self.layout = RowLayout()
 
     def hovered(self, name: str) -> bool:
@@ -149,6 +199,7 @@ class Canvas:
     def place(self, laid: Text | None, x: float, y: float, color: QColor) -> None:
         if laid is None or isinstance(laid, float):
             return
+        number = len(self.layout.docs)
         self.layout.docs.append(PlacedDoc(laid, QPointF(x, y)))
         if self.painter is not None:
             painter = self.painter
@@ -156,6 +207,9 @@ class Canvas:
             painter.translate(x, y)
             context = QAbstractTextDocumentLayout.PaintContext()
             context.palette.setColor(QPalette.ColorRole.Text, color)
+            selected = self.selection
+            if selected is not None and selected.doc == number and selected.start != selected.end:
+                context.selections = [selected.paint(laid.document, self.c.accent, self.c.accent_text)]
             context.clip = QRectF(0, 0, laid.document.textWidth(), laid.height)
             laid.document.documentLayout().draw(painter, context)
             painter.restore()

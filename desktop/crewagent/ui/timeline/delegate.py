@@ -25,6 +25,7 @@ from crewagent.ui.timeline.labels import robot_glyph, state_label  # noqa: F401 
 from crewagent.ui.timeline.metrics import METRICS
 from crewagent.ui.timeline.model import ASK_USER_TOOL, TimelineRole
 from crewagent.ui.timeline.rows import ASK_USER, ASSISTANT, PAINTERS, RowContext, RowPainter
+from crewagent.ui.timeline.selection import TextSelection
 from crewagent.ui.timeline.state import TimelineViewState
 
 _Index = QModelIndex | QPersistentModelIndex
@@ -53,7 +54,8 @@ class TimelineDelegate(QStyledItemDelegate):
     #: ``(key)``: the user clicked "Thought for N s" (or a notice's header).
     reasoning_toggled = Signal(str)
 
-    #: ``(action, index)``: a button of a row: "retry", "continue" or "open_output".
+    #: ``(action, index)``: a button of a row: "retry", "continue", "open_output", or a hover action
+    #: of a message: "copy_message", "edit_message", "regenerate" (rows/actions.py).
     action_triggered = Signal(str, QPersistentModelIndex)
 
     #: ``(href)``: a link in a message was clicked (safe schemes only reach here).
@@ -61,6 +63,9 @@ class TimelineDelegate(QStyledItemDelegate):
 
     #: ``(code)``: a code block's Copy link was clicked; the text is on the clipboard.
     code_copied = Signal(str)
+
+    #: ``(text)``: a message's Copy action was clicked, or Ctrl+C copied selected text; it is on the clipboard.
+    text_copied = Signal(str)
 
     #: A row's exact height differs from the estimate it was laid out with: measure it again.
     height_changed = Signal(QPersistentModelIndex)
@@ -82,6 +87,11 @@ class TimelineDelegate(QStyledItemDelegate):
         self._exact: set[tuple[object, ...]] = set()
         self._editors: dict[str, AskUserForm] = {}
         self.hover: tuple[str, str] | None = None
+        #: The row under the mouse: its hover actions (Copy, Edit, Regenerate) are shown.
+        self.hover_row: str | None = None
+        #: Text selected with the mouse, copied with Ctrl+C (selection.py).
+        self.selection = TextSelection()
+        self._press_index = QPersistentModelIndex()
         self._pending_remeasure: list[QPersistentModelIndex] = []
         self._remeasure_timer = QTimer(self)
         self._remeasure_timer.setSingleShot(True)
@@ -100,6 +110,9 @@ class TimelineDelegate(QStyledItemDelegate):
         self.documents.clear()
 
     def clear_caches(self) -> None:
+        """Another conversation (a model reset): nothing laid out, hovered or selected stays."""
+        self.selection.clear()
+        self.hover_row = None
         self.documents.clear()
         self._fonts.clear()
         self._estimating = None
@@ -176,7 +189,8 @@ class TimelineDelegate(QStyledItemDelegate):
         highlight = str(index.data(TimelineRole.HIGHLIGHT) or "")
         sizer = LayingOut(self.documents, highlight, _mark_color(self.colors)) if exact else Estimating(fonts)
         geometry = rows.measure(facts, frame, fonts, sizer)
-        canvas = Canvas(painter, fonts, self.colors, key, self.hover)
+        canvas = Canvas(painter, fonts, self.colors, key, self.hover, row_hovered=self.hover_row == key,
+                        selection=self.selection.range_for(key))
         if highlight and painter is not None:  # the search hit shown: a bar at the row's left edge
             bar = METRICS.controls.card_border * 3
             painter.fillRect(QRectF(frame.left - 3 * bar, frame.top + bar, bar, geometry.height - 2 * bar), self.colors.accent)
@@ -227,15 +241,31 @@ class TimelineDelegate(QStyledItemDelegate):
         href = self._anchor_at(layout, pos)
         if event.type() == QEvent.Type.MouseMove:
             hover = (key, hit.name) if hit is not None else None
-            if hover != self.hover:
-                self.hover = hover
+            if hover != self.hover or key != self.hover_row:
+                self.hover, self.hover_row = hover, key
                 self._repaint(option)
+            if self.selection.dragging:
+                self.selection.drag_to(key, layout, pos, self._below_press(option))
+                self._repaint(option)
+                return True
             self._set_cursor(option, hit is not None or bool(href))
             return False
         if event.button() != Qt.MouseButton.LeftButton:
             return False
         if event.type() == QEvent.Type.MouseButtonPress:
-            return hit is not None or bool(href)
+            if hit is not None or href:
+                return True
+            if self.selection.clear():
+                self._repaint(option)
+            if self.selection.press(key, layout, pos):
+                self._press_index = QPersistentModelIndex(index)
+                return True
+            return False
+        if self.selection.dragging:
+            self.selection.release()
+            if self.selection.text():
+                self._take_keyboard(option)  # Ctrl+C goes to the timeline now (a plain click leaves the keyboard be)
+            return True
         if hit is not None:
             self._activate(hit.name, key, index)
             return True
@@ -244,11 +274,35 @@ class TimelineDelegate(QStyledItemDelegate):
             return True
         return False
 
+    def copy_selection(self) -> str:
+        """Put the selected text on the clipboard; returns it ("" when nothing is selected)."""
+        text = self.selection.text()
+        if text:
+            QGuiApplication.clipboard().setText(text)
+            self.text_copied.emit(text)
+        return text
+
+    def _below_press(self, option: QStyleOptionViewItem) -> bool:
+        """The row being dragged over is below the row the selection was started in."""
+        view = option.widget
+        if view is None or not hasattr(view, "visualRect") or not self._press_index.isValid():
+            return True
+        return bool(option.rect.top() > view.visualRect(self._press_index).top())
+
+    @staticmethod
+    def _take_keyboard(option: QStyleOptionViewItem) -> None:
+        if option.widget is not None:
+            option.widget.setFocus(Qt.FocusReason.MouseFocusReason)
+
     def _activate(self, name: str, key: str, index: _Index) -> None:
         if name == "toggle_tool":
             self.tool_toggled.emit(key)
         elif name == "toggle_reasoning":
             self.reasoning_toggled.emit(key)
+        elif name == "copy_message":
+            text = str(index.data(TimelineRole.TEXT) or "")
+            QGuiApplication.clipboard().setText(text)
+            self.text_copied.emit(text)
         else:
             self.action_triggered.emit(name, QPersistentModelIndex(index))
 

@@ -234,6 +234,8 @@ class TimelineModel(WindowedTreeModel):
     # -- placing messages --------------------------------------------------------------------------
 
     def _place(self, message: TimelineMessage, *, notify: bool) -> None:
+        if message.replaces is not None and message.role == "user":
+            self._drop_branch(message.replaces, notify)
         existing = self._by_key.get(message.id)
         if existing is not None and existing.kind != "tool":
             existing.message, existing.text = message, message.text
@@ -275,6 +277,15 @@ class TimelineModel(WindowedTreeModel):
                      subagent=message.subagent if kind == SUBAGENT_NOTICE else None)
         self._append_top(node, notify)
         self._add_calls(node, message, notify)
+
+    def _drop_branch(self, key: str, notify: bool) -> None:
+        """An edit or a regenerate: the replaced message's row and every row after it go."""
+        node = self._by_key.get(key)
+        dropped = self._drop_from(node.parent or node, notify) if node is not None else []
+        if dropped:
+            gone = {id(top) for top in dropped}
+            self._by_key = {k: n for k, n in self._by_key.items() if id(n.parent or n) not in gone}
+            self._last_changed(len(self._rows))  # the row now last gets its IS_LAST
 
     def _append_top(self, node: Node, notify: bool) -> None:
         if self._newer:  # the window has slid up: kept below it

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QPoint, Qt, QTimer, QUrl, Signal, Slot
-from PySide6.QtGui import QDesktopServices, QGuiApplication, QResizeEvent
+from PySide6.QtGui import QDesktopServices, QGuiApplication, QKeyEvent, QKeySequence, QResizeEvent
 from PySide6.QtWidgets import QAbstractItemView, QFrame, QTreeView, QWidget
 
 from crewagent.ui.markdown import is_openable
@@ -33,7 +33,8 @@ class TimelineView(QTreeView):
     outputs are view state (:class:`TimelineViewState`), keyed by row key.
     """
 
-    #: ``(action, key, message_id)``: Retry/Continue on an error part, or "open_output" of a tool part;
+    #: ``(action, key, message_id)``: Retry/Continue on an error part, "open_output" of a tool part,
+    #: "edit_message" or "regenerate" (a message's hover actions; Copy is done here);
     #: for "open_subagent" (a Task part or a subagent notice) ``message_id`` is the subagent's session id.
     action_requested = Signal(str, str, str)
 
@@ -42,6 +43,9 @@ class TimelineView(QTreeView):
 
     #: ``(text)``: something worth a line in the status bar ("Copied").
     notice = Signal(str)
+
+    #: ``(text)``: typed while the timeline had the keyboard (after selecting text; "" for Esc).
+    typed = Signal(str)
 
     def __init__(self, parent: QWidget | None = None):
         self._reserved_bottom = 0  # before the base class lays out (it calls updateGeometries)
@@ -103,8 +107,26 @@ class TimelineView(QTreeView):
         delegate.action_triggered.connect(self._on_action)
         delegate.link_activated.connect(self._open_link)
         delegate.code_copied.connect(lambda _code: self.notice.emit(self.tr("Code copied to the clipboard.")))
+        delegate.text_copied.connect(lambda _text: self.notice.emit(self.tr("Copied to the clipboard.")))
         delegate.widget_answered.connect(self.widget_answered)
         self._follow_theme()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        # Ctrl+C copies the text selected with the mouse (not the current row, as Qt's views do).
+        if event.matches(QKeySequence.StandardKey.Copy):
+            self.timeline_delegate.copy_selection()
+            return
+        typed = event.text() if not event.modifiers() & ~Qt.KeyboardModifier.ShiftModifier else ""
+        if event.key() == Qt.Key.Key_Escape or (typed and typed.isprintable()):
+            self.typed.emit(typed if event.key() != Qt.Key.Key_Escape else "")  # the keyboard goes back to writing
+            return
+        super().keyPressEvent(event)
+
+    def viewportEvent(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Leave and self.timeline_delegate.hover_row is not None:
+            self.timeline_delegate.hover_row = None  # the hover actions go with the mouse
+            self.viewport().update()
+        return super().viewportEvent(event)
 
     # -- theme and language ------------------------------------------------------------------------
 

@@ -134,6 +134,26 @@ class WindowedTreeModel(QAbstractItemModel):
         self.endRemoveRows()
         return count
 
+    def _drop_from(self, top: Node, notify: bool) -> list[Node]:
+        """Take the top-level row ``top`` and every one after it out of the model (an edit's old
+        branch); returns them. The window keeps the rows before it."""
+        every = [*self._older, *self._rows, *self._newer]
+        position = next((number for number, item in enumerate(every) if item is top), None)
+        if position is None:
+            return []
+        dropped = every[position:]
+        older, shown = len(self._older), len(self._rows)
+        first_shown = max(0, position - older)
+        if first_shown < shown:
+            if notify:
+                self.beginRemoveRows(QModelIndex(), first_shown, shown - 1)
+            del self._rows[first_shown:]
+            if notify:
+                self.endRemoveRows()
+        del self._older[min(position, older):]
+        del self._newer[max(0, position - older - shown):]
+        return dropped
+
     def _renumber(self) -> None:
         for row, node in enumerate(self._rows):
             node.row = row

@@ -1,4 +1,5 @@
-"""An assistant message: avatar and name with badges, reasoning, the answer or its error part, Retry and Continue."""
+"""An assistant message: avatar and name with badges, reasoning, the answer or its error part, Retry and Continue;
+Copy and Regenerate on hover."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from crewagent.ui.timeline.canvas import Canvas, Fonts, Frame, Text, TextSizer, 
 from crewagent.ui.timeline.labels import translate
 from crewagent.ui.timeline.metrics import METRICS
 from crewagent.ui.timeline.model import TimelineRole
-from crewagent.ui.timeline.rows import error, reasoning
+from crewagent.ui.timeline.rows import actions, error, reasoning
 from crewagent.ui.timeline.rows.base import Index, RowContext, RowPainter
 from crewagent.ui.timeline.rows.error import ErrorGeometry
 from crewagent.ui.timeline.rows.reasoning import ReasoningFacts, ReasoningGeometry
@@ -29,6 +30,8 @@ class AssistantFacts:
     synthetic: bool = False
     #: Retry and Continue are offered (the last message failed or was stopped, and nothing runs).
     offer: bool = False
+    #: The hover actions (rows/actions.py): Copy when there is text, Regenerate on the last answer.
+    actions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -57,7 +60,11 @@ class AssistantPainter(RowPainter[AssistantFacts, AssistantGeometry]):
         state = context.state
         offer = ((is_error or interrupted) and bool(index.data(TimelineRole.IS_LAST)) and not state.busy
                  and not state.read_only and not streaming)
+        names: tuple[str, ...] = (actions.COPY,) if text and not streaming else ()
+        if bool(index.data(TimelineRole.IS_LAST)) and not (state.busy or state.read_only or streaming or offer):
+            names += (actions.REGENERATE,)
         return AssistantFacts(
+            actions=names,
             text=text,
             reasoning=ReasoningFacts(thoughts, seconds if isinstance(seconds, (int, float)) else None,
                                      context.key in state.expanded_reasoning, streaming and not text) if thoughts else None,
@@ -115,6 +122,7 @@ class AssistantPainter(RowPainter[AssistantFacts, AssistantGeometry]):
             canvas.place(geometry.text[0], frame.text_left, geometry.text[1], canvas.c.text)
         elif geometry.typing is not None:
             canvas.text(geometry.typing, "● ● ●", canvas.fonts.small, canvas.c.muted)
+        actions.draw(canvas, facts.actions, header.right(), center)
         if geometry.buttons_y is not None:
             x = canvas.button("retry", frame.text_left, geometry.buttons_y, "↻ " + translate("TimelineDelegate", "Retry"))
             canvas.button("continue", x, geometry.buttons_y, translate("TimelineDelegate", "Continue") + " →", primary=True)
