@@ -30,7 +30,20 @@ typecheck: $(STAMP)
 # about 7 CPU-seconds per worker plus 0.1-0.3 s per process; docs/benchmarks.md, "Test suite").
 TEST_ENV := env -u PYTHONDONTWRITEBYTECODE QT_QPA_PLATFORM=offscreen
 
-test: $(STAMP) lint-imports typecheck
+# A real third-party MCP server for the MCP tests (issue 12), installed with the machine's npm into
+# a git-ignored folder; without node/npm (or the registry) those tests skip, and this says so.
+MCP_NPM := .mcp-test-servers
+MCP_EVERYTHING := @modelcontextprotocol/server-everything@2026.8.31
+
+$(MCP_NPM)/.installed:
+	@if command -v npm >/dev/null 2>&1 && command -v node >/dev/null 2>&1; then \
+		npm install --silent --no-audit --no-fund --prefix $(MCP_NPM) $(MCP_EVERYTHING) && touch $@ \
+		|| echo "make: npm install $(MCP_EVERYTHING) failed: the server-everything MCP tests will be skipped"; \
+	else \
+		echo "make: node/npm not found: the server-everything MCP tests will be skipped"; \
+	fi
+
+test: $(STAMP) lint-imports typecheck $(MCP_NPM)/.installed
 	$(TEST_ENV) $(BIN)/python -m compileall -q desktop tests benchmarks
 	$(TEST_ENV) $(BIN)/python -m pytest -n auto --dist loadgroup $(PYTEST_ARGS)
 

@@ -97,6 +97,9 @@ def build_parser() -> argparse.ArgumentParser:
     cli_commands.add_chat_subcommand(sub, common)
     cli_packages.add_subcommand(sub, common)
     cli_commands.add_run_subcommands(sub, common)
+    from crewagent import cli_mcp
+
+    cli_mcp.add_subcommand(sub, common)
     try:
         from crewagent import cli_protocol
     except ImportError:  # pragma: no cover - the protocol commands arrive with their own module

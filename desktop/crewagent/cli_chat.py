@@ -24,6 +24,7 @@ from crewagent.core.loop import (
     TurnFinished,
 )
 from crewagent.core.loop.factory import provider_config
+from crewagent.core.mcp import McpManager
 from crewagent.core.messages import ConversationMeta, Mode
 from crewagent.core.secrets import SecretStore
 from crewagent.core.settings import Settings, SettingsStore
@@ -152,12 +153,14 @@ async def headless_turn(
     hooks = TurnHooks(approval=gate, ask_user=terminal_ask_user(args.yes))
     # Subagents: the Task tool delegates to children that live as long as this run.
     subagents = SubagentManager()
+    # The enabled MCP servers: started when the turn needs their tools, stopped (process groups) on the way out.
+    mcp = McpManager()
     as_json = bool(getattr(args, "json", False))
     if not as_json:
         subagents.add_listener(_print_subagent)
     try:
         events = run_turn(
-            store, project, conversation_id, text, mode=mode, settings=settings, config=config, hooks=hooks, subagents=subagents
+            store, project, conversation_id, text, mode=mode, settings=settings, config=config, hooks=hooks, subagents=subagents, mcp=mcp
         )
         turn_usage: list[Any] = []
         code = await print_turn(events, as_json, turn_usage)
@@ -170,6 +173,7 @@ async def headless_turn(
         return code
     finally:
         await subagents.shutdown()
+        await mcp.aclose()
 
 
 def _print_subagent(event: SubagentEvent) -> None:

@@ -124,6 +124,78 @@ class AppearanceSettings(_Section):
     language: Literal["en", "zh_CN"] = "en"
 
 
+#: An MCP server id: it is part of the tool names the model sees (``mcp__<id>__<tool>``), so it
+#: keeps to the characters a provider accepts in a tool name and never holds the ``__`` separator.
+MCP_SERVER_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]*$"
+McpTransport = Literal["stdio", "http", "sse"]
+
+
+class McpServerSettings(_Section):
+    """One MCP server (issue 12). The *values* of its environment variables and HTTP headers are
+    secrets kept in the keyring (core/mcp/config.py); settings.json holds only their names."""
+
+    id: str = Field(pattern=MCP_SERVER_ID_PATTERN, max_length=40)
+    name: str = ""
+    enabled: bool = True
+    #: stdio: a command the app starts; http: streamable HTTP at ``url``; sse: the legacy HTTP+SSE transport.
+    transport: McpTransport = "stdio"
+    command: str = ""
+    args: list[str] = Field(default_factory=list)
+    cwd: str = ""
+    url: str = ""
+    #: Names of the environment variables (stdio) and headers (http, sse) whose values are in the keyring.
+    envNames: list[str] = Field(default_factory=list)
+    headerNames: list[str] = Field(default_factory=list)
+    #: How long one tool call may take, and how long the server may take to start and answer ``initialize``.
+    timeoutSeconds: float = Field(default=60.0, gt=0)
+    #: 60 s: a first ``npx -y``/``uvx`` run downloads the server before it can answer.
+    startTimeoutSeconds: float = Field(default=60.0, gt=0)
+    #: Its tools run without asking (otherwise only tools declaring ``readOnlyHint`` do).
+    trusted: bool = False
+
+    @field_validator("id")
+    @classmethod
+    def _no_separator(cls, value: str) -> str:
+        if "__" in value or value.endswith("_"):
+            raise ValueError("an MCP server id cannot contain '__' or end with '_'")
+        return value
+
+    @property
+    def label(self) -> str:
+        return self.name or self.id
+
+
+class McpSettings(_Section):
+    """MCP servers as tools; ``enabled`` false: no server is started and MCP tool calls fail with MCP_DISABLED."""
+
+    enabled: bool = True
+    servers: list[McpServerSettings] = Field(default_factory=list)
+
+    @field_validator("servers", mode="before")
+    @classmethod
+    def _valid_servers(cls, value: Any) -> Any:
+        """Drop (and log) a server entry that is not valid or repeats an id, rather than letting it
+        reset every other setting (SettingsStore._salvage can only drop whole values)."""
+        if not isinstance(value, list):
+            return value
+        kept, seen = [], set()
+        for entry in value:
+            try:
+                server = entry if isinstance(entry, McpServerSettings) else McpServerSettings.model_validate(entry)
+            except ValidationError as exc:
+                log.warning("settings.mcp.servers: an invalid server was ignored: %s", exc.errors()[0]["msg"])
+                continue
+            if server.id in seen:
+                log.warning("settings.mcp.servers: a second server with the id %r was ignored", server.id)
+                continue
+            seen.add(server.id)
+            kept.append(server)
+        return kept
+
+    def server(self, server_id: str) -> McpServerSettings | None:
+        return next((server for server in self.servers if server.id == server_id), None)
+
+
 class Settings(_Section):
     """The whole settings document; unknown sections and keys are kept."""
 
@@ -132,6 +204,7 @@ class Settings(_Section):
     tools: ToolSettings = Field(default_factory=ToolSettings)
     engine: EngineSettings = Field(default_factory=EngineSettings)
     appearance: AppearanceSettings = Field(default_factory=AppearanceSettings)
+    mcp: McpSettings = Field(default_factory=McpSettings)
 
 
 def _strip_secrets(value: Any) -> Any:

@@ -37,6 +37,7 @@ from crewagent.core.loop import (
 )
 from crewagent.core.loop.factory import context_window, provider_config, settings_window
 from crewagent.core.loop.session import recover_and_load
+from crewagent.core.mcp import McpManager
 from crewagent.core.message_actions import BranchTurn, edit_turn, regenerate_turn
 from crewagent.core.messages import MODES, ConversationMessage, ConversationMeta, Mode
 from crewagent.core.protocol.branches import current_branch
@@ -240,6 +241,8 @@ class TurnHost(Generic[M]):
         self._child_streams: dict[str, tuple[list[str], list[str]]] = {}
         #: One gate for the session: "allow for this conversation" holds across its turns.
         self._gate = ApprovalGate(approver, persist_always=self._persist_always)
+        #: The session's MCP servers: started by the first turn that needs their tools, stopped at quit.
+        self.mcp = McpManager()
 
     def add_project(self, project: ProjectInfo) -> None:
         self._projects[project.id] = project
@@ -439,6 +442,7 @@ class TurnHost(Generic[M]):
             hooks=hooks,
             subagents=await self._manager(),
             config_dir=settings_store.dir,
+            mcp=self.mcp,
             replaces=replaces,
         )
         async with aclosing(events) as stream:
@@ -666,6 +670,15 @@ class TurnHost(Generic[M]):
             await asyncio.wait_for(self._subagents.shutdown(), timeout)
         except TimeoutError:
             log.warning("subagents did not stop within %.1f s", timeout)
+            return False
+        return True
+
+    async def shutdown_mcp(self, timeout: float) -> bool:
+        """Stop every MCP server (their process groups) within ``timeout`` s; False when they did not all stop."""
+        try:
+            await asyncio.wait_for(self.mcp.aclose(), timeout)
+        except TimeoutError:
+            log.warning("MCP servers did not stop within %.1f s", timeout)
             return False
         return True
 

@@ -27,6 +27,7 @@ from crewagent.core.llm.adapter import CLIENT_MODULE
 from crewagent.core.loop import ConversationSession, LoopEvent
 from crewagent.core.context.window import ContextWindow
 from crewagent.core.loop.factory import context_window, tool_context, turn_settings
+from crewagent.core.mcp import McpManager, mcp_prompt_block
 from crewagent.core.messages import ConversationMeta, Mode
 from crewagent.core.packages import PackageStore
 from crewagent.core.runs import RunDriver, RunSetupError
@@ -83,6 +84,7 @@ async def run_turn(
     subagents: SubagentManager | None = None,
     packages: PackageStore | None = None,
     config_dir: Path | None = None,
+    mcp: McpManager | None = None,
     replaces: str | None = None,
 ) -> AsyncGenerator[LoopEvent, None]:
     """Persist ``text`` (None: continue without a new message) and run the turn; yields its events.
@@ -92,6 +94,8 @@ async def run_turn(
     ``config_dir`` is the settings folder in use (None: the default): the sandbox protects it,
     and the provider's context windows remembered there size the budget. ``replaces``: ``text``
     starts a new branch in place of that message (Edit and Regenerate, protocol/branches.py).
+    ``mcp`` (the caller's, living as long as its session) offers the tools of the enabled MCP
+    servers, started as needed.
     """
     hooks = hooks or TurnHooks()
     window = await asyncio.to_thread(context_window, settings, config, config_dir=config_dir)
@@ -121,6 +125,7 @@ async def run_turn(
         frontmatter_guard=driver.guard if driver is not None else None,
         config_dir=config_dir,
     )
+    mcp_servers = await mcp.register_tools(registry, settings.mcp, context.policy) if mcp is not None else []
     # The model client library (openai) is imported on first use: ~0.4 s, and 9 s measured on this
     # loaded 2-core machine. Not on the loop, where it would hold up every other conversation.
     await asyncio.to_thread(importlib.import_module, CLIENT_MODULE)
@@ -151,6 +156,8 @@ async def run_turn(
             run_id=driver.run.runId if driver is not None else None,
             workflow_id=driver.workflow.id if driver is not None else None,
         )
+        if mcp_servers:
+            per_turn.extra_system = (*per_turn.extra_system, mcp_prompt_block(mcp_servers, settings.mcp))
         async with aclosing(session.send(text, per_turn, replaces=replaces)) as events:
             async for event in events:
                 yield event

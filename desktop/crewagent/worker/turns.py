@@ -363,6 +363,11 @@ class TurnWorker(TurnSignals):
         except (TimeoutError, RuntimeError) as exc:  # concurrent.futures.TimeoutError is TimeoutError
             log.warning("subagents did not stop within %.1f s: %r", timeout, exc)
             clean = False
+        try:  # the MCP servers' processes end with the app (issue 12): no orphan survives a quit
+            clean = self._async.run(self._host.shutdown_mcp(timeout), timeout + 1.0) and clean
+        except (TimeoutError, RuntimeError) as exc:
+            log.warning("MCP servers did not stop within %.1f s: %r", timeout, exc)
+            clean = False
         clean = self._async.stop(max(0.5, deadline - time.monotonic())) and clean
         self._host.close()  # the loop's thread has ended: nothing else touches the host now
         return clean

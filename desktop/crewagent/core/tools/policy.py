@@ -6,8 +6,8 @@ Policy: the settings' ``tools`` section and an agent's ``tools`` block have the 
 tool is on only if both allow it, and each limit takes the lower value. An agent value of the
 wrong type tightens (``enabled: "no"`` turns the group off) or, for a limit, is ignored.
 
-Tool groups by name: ``fs.*`` follow ``fs``; ``mcp.<server>.<tool>`` follow ``mcp`` and its
-server allow-list; ``ui.*`` are always on unless named in ``disabled``. ``terminal.run`` and
+Tool groups by name: ``fs.*`` follow ``fs``; ``mcp.<server>.<tool>`` and the MCP servers' tools
+``mcp__<server>__<tool>`` (core/mcp) follow ``mcp`` and its server allow-list; ``ui.*`` are always on unless named in ``disabled``. ``terminal.run`` and
 ``shell.exec`` follow ``terminal`` (:class:`TerminalPolicy`; ``shell.exec`` also needs
 ``allowShellExec``, off by default).
 
@@ -154,6 +154,8 @@ class ToolPolicy:
     def allows(self, tool_name: str) -> bool:
         if tool_name in self.disabled:
             return False
+        if tool_name.startswith("mcp__"):  # an MCP server's tool, mcp__<serverId>__<tool> (core/mcp)
+            return self.allows_mcp_server(tool_name[len("mcp__"):].partition("__")[0])
         group, _, rest = tool_name.partition(".")
         if group == "fs":
             return self.fs_enabled
@@ -165,6 +167,10 @@ class ToolPolicy:
         if tool_name == "shell.exec":
             return self.terminal.enabled and self.terminal.allow_shell_exec
         return True
+
+    def allows_mcp_server(self, server_id: str) -> bool:
+        """The tools of this MCP server may be offered (MCP on, and the server allowed)."""
+        return self.mcp_enabled and (self.mcp_allowed_servers is None or server_id in self.mcp_allowed_servers)
 
 
 def _section(tools: Mapping[str, Any], name: str) -> Mapping[str, Any]:

@@ -3,7 +3,8 @@
 ``ToolRegistry.execute(name, arguments, ctx, call_id=...)`` never raises for anything the model
 or the environment did; it returns a result dict. The order of checks, and the code each gives:
 
-1. unknown tool, or one the policy turns off: ``TOOL_NOT_AVAILABLE`` (the message lists the tools);
+1. unknown tool, or one the policy turns off: ``TOOL_NOT_AVAILABLE`` (the message lists the tools),
+   unless the registry's fallback knows better (an MCP tool while MCP is off: ``MCP_DISABLED``);
 2. ``arguments`` not JSON, or JSON that is not an object: ``TOOL_ARGS_INVALID_JSON``
    (an empty string or None counts as ``{}``: some providers send that for tools without arguments);
 3. a JSON object that does not fit the tool's schema: ``E_SCHEMA_VALIDATION`` (always this code,
@@ -202,6 +203,8 @@ class ToolRegistry:
 
     def __init__(self, tools: Iterable[Tool] = ()):
         self._tools: dict[str, Tool] = {}
+        #: Answers a call to a tool that is not here, when its owner knows why (MCP: MCP_DISABLED).
+        self._fallback: Callable[[str], ToolResult | None] | None = None
         for tool in tools:
             self.register(tool)
 
@@ -212,6 +215,10 @@ class ToolRegistry:
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
+
+    def set_fallback(self, fallback: Callable[[str], ToolResult | None] | None) -> None:
+        """``fallback(name)`` gives the result of a call to an unknown tool (None: TOOL_NOT_AVAILABLE)."""
+        self._fallback = fallback
 
     def names(self) -> list[str]:
         return list(self._tools)
@@ -279,6 +286,10 @@ class ToolRegistry:
         self, tool: Tool | None, name: str, arguments: str | Mapping[str, Any] | None, ctx: ToolContext
     ) -> tuple[dict[str, Any] | None, ToolResult | None]:
         """Parsed arguments, or the error result that refuses the call before it runs."""
+        if tool is None and self._fallback is not None:
+            refused = self._fallback(name)
+            if refused is not None:
+                return None, refused
         if tool is None or not ctx.policy.allows(name):
             available = ", ".join(t.name for t in self.visible(ctx.policy)) or "none"
             return None, error(ErrorCode.TOOL_NOT_AVAILABLE, texts.TOOL_UNKNOWN.format(name=name, available=available))

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from PySide6.QtCore import QPointF, QRectF
 
+from crewagent.core.mcp.manager import split_tool_name
 from crewagent.core.tools.results import readable
 from crewagent.ui.core_texts import translate_core
 from crewagent.ui.timeline.canvas import Canvas, Fonts, Frame, Text, TextSizer, height_of
@@ -87,6 +88,13 @@ class ToolGeometry:
     offload_y: float | None = None
 
 
+def tool_label(name: str) -> tuple[str, str]:
+    """The header's label and the kind after it: an MCP tool (``mcp__time__get_current_time``) shows
+    as its tool and its server (``get_current_time · MCP time``), any other tool by its name."""
+    parts = split_tool_name(name)
+    return (parts[1], f"MCP {parts[0]}") if parts is not None else (name, "")
+
+
 class ToolPainter(RowPainter[ToolFacts, ToolGeometry]):
     def facts(self, index: Index, context: RowContext) -> ToolFacts:
         key, state = context.key, context.state
@@ -99,13 +107,14 @@ class ToolPainter(RowPainter[ToolFacts, ToolGeometry]):
         arguments = str(index.data(TimelineRole.TOOL_ARGUMENTS) or "") if expanded or is_task else ""
         parsed = json_object(arguments) if is_task else {}
         offloaded = index.data(TimelineRole.FULL_OUTPUT_BYTES)
+        label, server = tool_label(name)
         return ToolFacts(
-            name=name,
+            name=label,
             state=str(index.data(TimelineRole.TOOL_STATE) or PENDING),
             expanded=expanded,
             subagent=subagent,
             is_task=is_task,
-            task_kind=(subagent.subagent_type if subagent is not None else str(parsed.get("subagent_type") or "")) if is_task else "",
+            task_kind=(subagent.subagent_type if subagent is not None else str(parsed.get("subagent_type") or "")) if is_task else server,
             task_description=((subagent.description if subagent is not None else "") or str(parsed.get("description") or "")),
             arguments=arguments if expanded else "",
             result=str(index.data(TimelineRole.TOOL_RESULT) or "") if expanded else "",
