@@ -26,6 +26,7 @@ from crewagent.ui.missing_package import MissingPackageCard
 from crewagent.ui.output_viewer import OutputViewers
 from crewagent.ui.run_tracker import RunTracker
 from crewagent.ui.run_workspace.layout import RunWorkspaceLayout
+from crewagent.ui.search_reveal import PendingReveal
 from crewagent.ui.timeline import TimelineModel, TimelineRole, TimelineView
 from crewagent.ui.timeline_feed import TimelineFeed
 from crewagent.worker.turn_values import (
@@ -101,7 +102,7 @@ class ConversationView(ConversationSignals):
         self._busy: set[str] = set()  # conversations with a running turn (any, not just this one)
         self._sending = False  # a send was requested and its turn has not started yet
         self._prompts: dict[str, str] = {}  # ask-user request id -> call id
-        self._reveal: tuple[str, str] | None = None  # a search hit to show once loaded: (message id, text)
+        self._reveal = PendingReveal(self.timeline)  # a search hit to show once loaded
 
         self.composer.submitted.connect(self._on_submitted)
         self.composer.recall_source = lambda: keyboard.last_user_text(self.model)  # Up recalls (issue 18 item 18)
@@ -169,7 +170,7 @@ class ConversationView(ConversationSignals):
         self._keyboard_on_open = take_keyboard
         self._sending = False
         self._prompts.clear()
-        self._reveal = None
+        self._reveal.forget()
         self.message_edit.cancel()
         self.agent_menu.dismiss()
         self.model.clear()
@@ -236,21 +237,11 @@ class ConversationView(ConversationSignals):
         when its messages are here, else when they arrive)."""
         if conversation_id != self.conversation_id or not message_id:
             return
-        self._reveal = (message_id, text)
-        if self._loaded:
-            self._try_reveal(complete=False)
+        self._reveal.want(message_id, text, loaded=self._loaded)
 
     def clear_search_mark(self) -> None:
         """The search was cleared: no row stays marked."""
-        self._reveal = None
-        self.timeline.clear_highlight()
-
-    def _try_reveal(self, *, complete: bool) -> None:
-        if self._reveal is None:
-            return
-        message_id, text = self._reveal
-        if self.timeline.reveal(message_id, text) or complete:
-            self._reveal = None  # shown, or not in this conversation (any more)
+        self._reveal.clear()
 
     # -- user requests ----------------------------------------------------------------------------
 
@@ -356,7 +347,7 @@ class ConversationView(ConversationSignals):
         self.model.load(loaded)
         self.composer.count_tokens(loaded.messages, reset=True)
         self._loaded = True
-        self._try_reveal(complete=loaded.complete)
+        self._reveal.try_now(complete=loaded.complete)
         if loaded.running:
             self._busy.add(loaded.conversation_id)
         if loaded.problems:
