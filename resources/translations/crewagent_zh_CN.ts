@@ -2702,6 +2702,18 @@ Start one with “+ New”.</source>
         <source>{url} did not answer within {seconds:.0f} s.</source>
         <translation>{url} 未在 {seconds:.0f} 秒内响应。</translation>
     </message>
+    <message>
+        <source>There is no answer to regenerate in this conversation.</source>
+        <translation>此会话中没有可以重新生成的回答。</translation>
+    </message>
+    <message>
+        <source>That message can no longer be edited: it is not one of yours on the conversation as it is now.</source>
+        <translation>该消息已无法编辑：在会话的当前分支中，它不是你发送的消息。</translation>
+    </message>
+    <message>
+        <source>An edited message cannot be empty.</source>
+        <translation>编辑后的消息不能为空。</translation>
+    </message>
 </context>
 <context>
     <name>formatting</name>

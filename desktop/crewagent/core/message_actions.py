@@ -10,13 +10,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from crewagent.core import texts
 from crewagent.core.errors import CrewAgentError
 from crewagent.core.messages import ConversationMessage
 from crewagent.core.protocol.branches import current_branch
 
-NOTHING_TO_REGENERATE = "There is no answer to regenerate in this conversation."
-NOT_EDITABLE = "That message can no longer be edited: it is not one of yours on the conversation as it is now."
-EMPTY_EDIT = "An edited message cannot be empty."
+NOTHING_TO_REGENERATE = texts.NOTHING_TO_REGENERATE
+NOT_EDITABLE = texts.NOT_EDITABLE
+EMPTY_EDIT = texts.EMPTY_EDIT
 
 
 @dataclass(frozen=True)

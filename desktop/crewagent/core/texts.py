@@ -199,6 +199,14 @@ SETTINGS_NO_KEY = QT_TRANSLATE_NOOP("core", "The {provider} provider takes no AP
 DEMO_NOTHING_TO_CONNECT = QT_TRANSLATE_NOOP("core", "The demo provider runs inside CrewAgent; there is nothing to connect to.")
 CONNECT_TIMED_OUT = QT_TRANSLATE_NOOP("core", "{url} did not answer within {seconds:.0f} s.")
 
+# Edit and Regenerate (core/message_actions.py)
+NOTHING_TO_REGENERATE = QT_TRANSLATE_NOOP("core", "There is no answer to regenerate in this conversation.")
+NOT_EDITABLE = QT_TRANSLATE_NOOP(
+    "core", "That message can no longer be edited: it is not one of yours on the conversation as it is now."
+)
+EMPTY_EDIT = QT_TRANSLATE_NOOP("core", "An edited message cannot be empty.")
+
+
 def catalogue() -> dict[str, str]:
     """Every text above by its stable id (the constant's name)."""
     return {name: value for name, value in globals().items() if name.isupper() and name != "CONTEXT" and isinstance(value, str)}
