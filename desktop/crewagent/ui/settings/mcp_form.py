@@ -28,7 +28,7 @@ from crewagent.core.settings import McpServerSettings
 from crewagent.ui.settings.form import Field, Group
 from crewagent.worker.mcp_ops import McpSecretEdit, SecretPairs
 
-#: Shown for a value kept in the keyring; leaving it as it is keeps that value.
+# Shown for a value kept in the keyring; leaving it as it is keeps that value.
 KEEP = "••••••"
 TRANSPORTS = ("stdio", "http", "sse")
 

@@ -32,7 +32,7 @@ from crewagent.ui.settings.mcp_form import McpServerForm, kept
 from crewagent.ui.settings.page import SettingsPage
 from crewagent.worker.mcp_ops import McpDraft, McpImport, McpSecretEdit, McpTestReport
 
-#: A server's status as the page knows it: "stopped", "starting", "running" or "error".
+# A server's status as the page knows it: "stopped", "starting", "running" or "error".
 STOPPED, STARTING, RUNNING, ERROR = "stopped", "starting", "running", "error"
 
 
@@ -49,22 +49,22 @@ def unique_id(wanted: str, taken: set[str]) -> str:
 class McpPage(SettingsPage):
     """See the module docstring."""
 
-    #: ``McpDraft``: start this server, list its tools, stop it (``Worker.mcp.test_server``).
+    # ``McpDraft``: start this server, list its tools, stop it (``Worker.mcp.test_server``).
     test_requested = Signal(object)
-    #: ``path``: read the servers of this ``mcpServers`` JSON file (``Worker.mcp.import_file``).
+    # ``path``: read the servers of this ``mcpServers`` JSON file (``Worker.mcp.import_file``).
     import_requested = Signal(str)
-    #: ``McpSecretEdit``: keep these secret values (``Worker.mcp.save_secrets``).
+    # ``McpSecretEdit``: keep these secret values (``Worker.mcp.save_secrets``).
     secrets_submitted = Signal(object)
-    #: ``server_id``: forget its secret values (``Worker.mcp.delete_secrets``).
+    # ``server_id``: forget its secret values (``Worker.mcp.delete_secrets``).
     secrets_removed = Signal(str)
 
     def __init__(self, dialogs: ProjectDialogs, parent: QWidget | None = None):
         super().__init__(parent)
         self._dialogs = dialogs
         self._servers: list[McpServerSettings] = []
-        #: The ids of the servers the settings had while the page showed them: their secrets may be stored.
+        # The ids of the servers the settings had while the page showed them: their secrets may be stored.
         self._known_ids: set[str] = set()
-        #: Secret values typed (or imported) and not yet handed to the worker, by server id.
+        # Secret values typed (or imported) and not yet handed to the worker, by server id.
         self._pending: dict[str, McpSecretEdit] = {}
         self._status: dict[str, tuple[str, str]] = {}
         self._reports: dict[str, McpTestReport] = {}
@@ -201,7 +201,7 @@ class McpPage(SettingsPage):
         if status == STARTING:
             return self.tr("starting…")
         if status == RUNNING:
-            return self.tr("running · %n tool(s)", "", int(detail))
+            return self.tr("running · {count} tool(s)").format(count=detail)
         if status == ERROR:
             return self.tr("error: {message}").format(message=detail)
         return self.tr("stopped")
@@ -352,7 +352,7 @@ class McpPage(SettingsPage):
             added.append(server_id)
         self._refill(select=added[0] if added else "")
         self.notice.setText(
-            self.tr("Imported %n server(s): {ids}. Apply or Save keeps them.", "", len(added)).format(ids=", ".join(added))
+            self.tr("Imported: {ids}. Apply or Save keeps them.").format(ids=", ".join(added))
         )
 
     # -- language ----------------------------------------------------------------------------------
