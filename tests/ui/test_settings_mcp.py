@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from crewagent.ui.mainwindow import MainWindow
 from crewagent.ui.settings.mcp_form import KEEP
 from crewagent.ui.settings.mcp_page import McpPage
 from crewagent.worker import WorkerThread
+from tests.core.mcp_helpers import REPO, mark, processes_with, wait_gone
 from tests.ui.conftest import ScriptedDialogs
 
 
@@ -48,16 +50,18 @@ def open_mcp(main: MainWindow) -> McpPage:
     return main.settings_dialog.mcp_page
 
 
-def add_server(page: McpPage, server_id: str, args: str, env: str = "") -> None:
+def add_server(page: McpPage, server_id: str, args: str, env: str = "", *, done: bool = True) -> None:
     page.add_button.click()
     form = page.form
     assert form.isVisible()
     form.server_id.setText(server_id)
     form.command.setText(sys.executable)
     form.args.setText(args)
+    form.cwd.setText(str(REPO))
     form.env.setPlainText(env)
-    form.done_button.click()
-    assert not form.isVisible(), form.error.text()
+    if done:
+        form.done_button.click()
+        assert not form.isVisible(), form.error.text()
 
 
 def rows(page: McpPage) -> list[list[str]]:
@@ -116,6 +120,20 @@ def test_a_failing_server_shows_its_error_and_its_stderr(qtbot: Any, main: MainW
     qtbot.waitUntil(lambda: rows(page)[0][3].startswith("error: "), timeout=60_000)
     assert "no API key given" in page.log.toPlainText()
     assert page.tools.topLevelItemCount() == 0
+
+
+def test_quitting_during_a_test_stops_the_server_at_once(qtbot: Any, main: MainWindow, worker_thread: WorkerThread) -> None:
+    page = open_mcp(main)
+    marker = mark()
+    # Tested from the open form, as typed: a server that never answers initialize (its start timeout is 60 s).
+    add_server(page, "hangs", f"-m tests.fakes.mcp_edge_server --hang-initialize {marker}", done=False)
+    page.test_button.click()
+    assert page.status.text() == "hangs: starting…"
+    qtbot.waitUntil(lambda: len(processes_with(marker)) == 1, timeout=30_000)
+    started = time.monotonic()
+    worker_thread.stop()
+    assert time.monotonic() - started < 20.0  # not the 60 s start timeout
+    assert wait_gone(marker) == []
 
 
 def test_import_claude_desktop_servers_keeps_their_secrets_out_of_settings(

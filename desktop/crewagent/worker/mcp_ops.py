@@ -9,7 +9,10 @@ the turns use) for the test, :func:`parse_mcp_servers` for Claude Desktop's form
 from __future__ import annotations
 
 import asyncio
+import threading
+from collections.abc import Coroutine
 from dataclasses import dataclass
+from typing import Any
 
 from crewagent.core.mcp import McpFailure, McpSecrets, McpServer, ServerDefinition, ServerSecrets, ServerSpec, parse_mcp_servers
 from crewagent.core.mcp.config import McpConfigError
@@ -74,6 +77,10 @@ class McpOps:
 
     def __init__(self, secrets: McpSecrets | None = None):
         self._secrets_instance = secrets
+        # The tests running in the background pool (their loop and task), so that quitting can cancel them.
+        self._running: set[tuple[asyncio.AbstractEventLoop, asyncio.Task[Any]]] = set()
+        self._lock = threading.Lock()
+        self._closed = False
 
     @property
     def _secrets(self) -> McpSecrets:
@@ -101,7 +108,32 @@ class McpOps:
         """Start the server, list its tools, stop it (in the background pool; bounded by its start timeout)."""
         secrets = self.resolve(draft.secrets)
         spec = ServerSpec(draft.settings, env=dict(secrets.env), headers=dict(secrets.headers))
-        return asyncio.run(_probe(spec))
+        return asyncio.run(self._tracked(spec.id, _probe(spec)))
+
+    async def _tracked(self, server_id: str, probe: Coroutine[Any, Any, McpTestReport]) -> McpTestReport:
+        task = asyncio.current_task()
+        assert task is not None
+        entry = (asyncio.get_running_loop(), task)
+        with self._lock:
+            if self._closed:
+                probe.close()
+                return McpTestReport(server_id, False, error="The app is quitting.")
+            self._running.add(entry)
+        try:
+            return await probe
+        except asyncio.CancelledError:
+            return McpTestReport(server_id, False, error="The test was cancelled.")
+        finally:
+            with self._lock:
+                self._running.discard(entry)
+
+    def cancel_tests(self) -> None:
+        """Quitting: cancel the tests in flight (each stops its server, bounded) and refuse new ones."""
+        with self._lock:
+            self._closed = True
+            running = list(self._running)
+        for loop, task in running:
+            loop.call_soon_threadsafe(task.cancel)
 
     def read_import(self, path: str) -> McpImport:
         try:

@@ -59,6 +59,10 @@ class McpRequests(QObject):
             raise TypeError(f"test_server takes an McpDraft, got {type(draft).__name__}")
         self._submit("test_mcp_server", lambda: self._ops.test(draft), self.tested.emit)
 
+    def cancel_tests(self) -> None:
+        """Quitting (any thread): cancel the Test Connections in flight, so that closing the pool does not wait for them."""
+        self._ops.cancel_tests()
+
     @Slot(str)
     @on_own_thread
     def import_file(self, path: str) -> None:
