@@ -86,13 +86,17 @@ class McpPage(SettingsPage):
         self.import_button, self.test_button = QPushButton(servers), QPushButton(servers)
         self.delete_button.setObjectName("dangerButton")
         self.test_button.setObjectName("primaryButton")
-        for button in (self.add_button, self.edit_button, self.duplicate_button, self.delete_button, self.import_button):
+        for button in (self.add_button, self.edit_button, self.duplicate_button, self.delete_button):
             buttons.addWidget(button)
         buttons.addStretch(1)
-        buttons.addWidget(self.test_button)
+        more = QHBoxLayout()  # a second row: six buttons do not fit a narrow dialog
+        more.addWidget(self.import_button)
+        more.addStretch(1)
+        more.addWidget(self.test_button)
         column = QVBoxLayout()
         column.addWidget(self.servers)
         column.addLayout(buttons)
+        column.addLayout(more)
         self.fields["mcp.servers"] = servers.add_field(column, wrapped=self.servers)
         self.notice = QLabel(servers)
         self.notice.setObjectName("fieldHint")
@@ -195,6 +199,7 @@ class McpPage(SettingsPage):
     def _show_row(self, item: QTreeWidgetItem, server: McpServerSettings) -> None:
         item.setText(2, self.tr("yes") if server.enabled else self.tr("no"))
         item.setText(3, self.status_text(server.id))
+        item.setToolTip(3, item.text(3))  # an error is longer than its column
 
     def status_text(self, server_id: str) -> str:
         status, detail = self._status.get(server_id, (STOPPED, ""))
