@@ -15,7 +15,7 @@ import keyring
 import pytest
 from keyring.backends import fail
 
-from crewagent.core.mcp import McpSecrets
+from crewagent.core.mcp import McpSecrets, McpStatus, McpToolInfo, ServerState
 from crewagent.core.settings import SettingsStore
 from crewagent.ui.mainwindow import MainWindow
 from crewagent.ui.settings.mcp_form import KEEP
@@ -120,6 +120,13 @@ def test_a_failing_server_shows_its_error_and_its_stderr(qtbot: Any, main: MainW
     qtbot.waitUntil(lambda: rows(page)[0][3].startswith("error: "), timeout=60_000)
     assert "no API key given" in page.log.toPlainText()
     assert page.tools.topLevelItemCount() == 0
+
+    # The live status of the servers the turns start (Worker.turns.mcp_state_changed) shows the same way.
+    page.show_state(ServerState("broken", McpStatus.RUNNING, (McpToolInfo("echo", "Says it  back", {}),)))
+    assert rows(page)[0][3] == "running · 1 tool(s)" and page.tools.topLevelItem(0).text(1) == "Says it back"  # type: ignore[union-attr]
+    assert "no API key given" in page.log.toPlainText()  # the last test's log stays
+    page.show_state(ServerState("broken", McpStatus.STOPPED))
+    assert rows(page)[0][3] == "stopped"
 
 
 def test_quitting_during_a_test_stops_the_server_at_once(qtbot: Any, main: MainWindow, worker_thread: WorkerThread) -> None:

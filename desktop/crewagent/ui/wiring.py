@@ -98,6 +98,7 @@ def connect_signals(window: MainWindow) -> None:
     mcp.import_requested.connect(worker.mcp.import_file, queued)
     worker.mcp.tested.connect(mcp.show_test)
     worker.mcp.imported.connect(mcp.show_import)
+    worker.turns.mcp_state_changed.connect(mcp.show_state)
 
     # Page navigation and actions.
     project.exit_requested.connect(window.show_start_page)

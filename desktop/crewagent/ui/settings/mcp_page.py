@@ -25,12 +25,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from crewagent.core.mcp import McpStatus, ServerState
 from crewagent.core.mcp.config import server_id_from_name
 from crewagent.core.settings import McpServerSettings, Settings
 from crewagent.ui.dialogs import ProjectDialogs
 from crewagent.ui.settings.mcp_form import McpServerForm, kept
 from crewagent.ui.settings.page import SettingsPage
-from crewagent.worker.mcp_ops import McpDraft, McpImport, McpSecretEdit, McpTestReport
+from crewagent.worker.mcp_ops import McpDraft, McpImport, McpSecretEdit, McpTestReport, McpToolLine
 
 # A server's status as the page knows it: "stopped", "starting", "running" or "error".
 STOPPED, STARTING, RUNNING, ERROR = "stopped", "starting", "running", "error"
@@ -322,6 +323,21 @@ class McpPage(SettingsPage):
         self._reports[report.server_id] = report
         self._status[report.server_id] = (RUNNING, str(len(report.tools))) if report.ok else (ERROR, report.error)
         self._refresh_status(report.server_id)
+
+    @Slot(object)
+    def show_state(self, state: ServerState) -> None:
+        """The live status of a server the turns started (its tools when it runs; its log stays the last test's)."""
+        previous = self._reports.get(state.server_id)
+        log = previous.log if previous is not None else ()
+        if state.status == McpStatus.RUNNING:
+            tools = tuple(McpToolLine(tool.name, " ".join(tool.description.split())) for tool in state.tools)
+            self._reports[state.server_id] = McpTestReport(state.server_id, True, tools, log=log)
+            self._status[state.server_id] = (RUNNING, str(len(tools)))
+        elif state.status == McpStatus.ERROR:
+            self._status[state.server_id] = (ERROR, state.error)
+        else:
+            self._status[state.server_id] = (STARTING if state.status == McpStatus.STARTING else STOPPED, "")
+        self._refresh_status(state.server_id)
 
     def _refresh_status(self, server_id: str) -> None:
         for row in range(self.servers.topLevelItemCount()):
