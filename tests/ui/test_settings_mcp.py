@@ -176,6 +176,20 @@ def test_import_claude_desktop_servers_keeps_their_secrets_out_of_settings(
     assert dict(McpSecrets().get("Brave-Search").env) == {"BRAVE_API_KEY": "k-123"}
     assert dict(McpSecrets().get("remote").headers) == {"Authorization": "Bearer t-456"}
 
+    # A secret value typed and then discarded is not kept.
+    page.servers.setCurrentItem(page.servers.topLevelItem(1))
+    page.edit_button.click()
+    page.form.headers.setPlainText("Authorization=Bearer typed-then-discarded")
+    page.form.done_button.click()
+    dialog = main.settings_dialog
+    assert dialog.has_unsaved_changes()  # only a secret changed: the settings did not
+    dialogs.unsaved_settings_answer = "discard"
+    dialog.reject()
+    assert not dialog.isVisible() and not dialog.has_unsaved_changes()
+    page = open_mcp(main)
+    save(qtbot, main)
+    assert dict(McpSecrets().get("remote").headers) == {"Authorization": "Bearer t-456"}
+
     # A bad line in the form is a one-line error, and nothing changes.
     page.servers.setCurrentItem(page.servers.topLevelItem(1))
     page.edit_button.click()

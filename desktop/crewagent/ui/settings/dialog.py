@@ -180,6 +180,7 @@ class SettingsDialog(QDialog):
         for page in self.pages:
             page.clear_problems()
             page.load(self._settings)
+        self.mcp_page.discard_secrets()  # shown again as saved: typed secret values are dropped too
         self._shown = self._settings.model_dump(mode="json")
 
     def _follow(self, settings: Settings) -> None:

@@ -167,6 +167,10 @@ class McpPage(SettingsPage):
     def has_pending_secrets(self) -> bool:
         return bool(self._pending)
 
+    def discard_secrets(self) -> None:
+        """The dialog shows the saved settings again (opened, saved, or edits discarded)."""
+        self._pending = {}
+
     def submit_secrets(self) -> None:
         """The dialog applies: hand the typed secret values to the worker (before the settings)."""
         ids = {server.id for server in self._servers}
