@@ -871,6 +871,244 @@ Files the model writes will appear here.</source>
     </message>
 </context>
 <context>
+    <name>McpPage</name>
+    <message>
+        <source>MCP</source>
+        <translation>MCP</translation>
+    </message>
+    <message>
+        <source>yes</source>
+        <translation>是</translation>
+    </message>
+    <message>
+        <source>no</source>
+        <translation>否</translation>
+    </message>
+    <message>
+        <source>starting…</source>
+        <translation>正在启动…</translation>
+    </message>
+    <message>
+        <source>error: {message}</source>
+        <translation>错误：{message}</translation>
+    </message>
+    <message>
+        <source>stopped</source>
+        <translation>已停止</translation>
+    </message>
+    <message>
+        <source>{name} (copy)</source>
+        <translation>{name}（副本）</translation>
+    </message>
+    <message>
+        <source>Reading {path}…</source>
+        <translation>正在读取 {path}…</translation>
+    </message>
+    <message>
+        <source>Nothing was imported: {problem}</source>
+        <translation>未导入任何内容：{problem}</translation>
+    </message>
+    <message>
+        <source>running · {count} tool(s)</source>
+        <translation>运行中 · {count} 个工具</translation>
+    </message>
+    <message>
+        <source>Imported: {ids}. Apply or Save keeps them.</source>
+        <translation>已导入：{ids}。点击“应用”或“保存”后生效。</translation>
+    </message>
+    <message>
+        <source>MCP servers</source>
+        <translation>MCP 服务器</translation>
+    </message>
+    <message>
+        <source>MCP servers give the model more tools (named mcp__server__tool). A server starts when a turn first needs its tools and stops when the app quits. Secret environment values and headers are kept in the keyring.</source>
+        <translation>MCP 服务器为模型提供更多工具（名为 mcp__服务器__工具）。服务器在某轮对话首次需要其工具时启动，在应用退出时停止。机密的环境变量值和请求头保存在系统钥匙串中。</translation>
+    </message>
+    <message>
+        <source>Let the model use the tools of the enabled servers</source>
+        <translation>允许模型使用已启用服务器的工具</translation>
+    </message>
+    <message>
+        <source>Servers</source>
+        <translation>服务器</translation>
+    </message>
+    <message>
+        <source>Configured</source>
+        <translation>已配置</translation>
+    </message>
+    <message>
+        <source>Name</source>
+        <translation>名称</translation>
+    </message>
+    <message>
+        <source>Transport</source>
+        <translation>传输方式</translation>
+    </message>
+    <message>
+        <source>Enabled</source>
+        <translation>启用</translation>
+    </message>
+    <message>
+        <source>Status</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <source>Add…</source>
+        <translation>添加…</translation>
+    </message>
+    <message>
+        <source>Edit…</source>
+        <translation>编辑…</translation>
+    </message>
+    <message>
+        <source>Duplicate</source>
+        <translation>复制</translation>
+    </message>
+    <message>
+        <source>Delete</source>
+        <translation>删除</translation>
+    </message>
+    <message>
+        <source>Import…</source>
+        <translation>导入…</translation>
+    </message>
+    <message>
+        <source>Test Connection</source>
+        <translation>测试连接</translation>
+    </message>
+    <message>
+        <source>Add the servers of a Claude-Desktop-style {&quot;mcpServers&quot;: …} JSON file</source>
+        <translation>添加 Claude Desktop 风格的 {&quot;mcpServers&quot;: …} JSON 文件中的服务器</translation>
+    </message>
+    <message>
+        <source>Tools</source>
+        <translation>工具</translation>
+    </message>
+    <message>
+        <source>Server log</source>
+        <translation>服务器日志</translation>
+    </message>
+    <message>
+        <source>Tool</source>
+        <translation>工具</translation>
+    </message>
+    <message>
+        <source>Description</source>
+        <translation>说明</translation>
+    </message>
+</context>
+<context>
+    <name>McpServerForm</name>
+    <message>
+        <source>Another server already has the id {id}.</source>
+        <translation>已有其他服务器使用 ID {id}。</translation>
+    </message>
+    <message>
+        <source>Arguments: {problem}</source>
+        <translation>参数：{problem}</translation>
+    </message>
+    <message>
+        <source>Environment</source>
+        <translation>环境变量</translation>
+    </message>
+    <message>
+        <source>Headers</source>
+        <translation>请求头</translation>
+    </message>
+    <message>
+        <source>{what}, line {number}: write NAME=value.</source>
+        <translation>{what}，第 {number} 行：请写成 NAME=value。</translation>
+    </message>
+    <message>
+        <source>New MCP server</source>
+        <translation>新建 MCP 服务器</translation>
+    </message>
+    <message>
+        <source>Edit MCP server</source>
+        <translation>编辑 MCP 服务器</translation>
+    </message>
+    <message>
+        <source>Id</source>
+        <translation>ID</translation>
+    </message>
+    <message>
+        <source>Name</source>
+        <translation>名称</translation>
+    </message>
+    <message>
+        <source>Enabled</source>
+        <translation>启用</translation>
+    </message>
+    <message>
+        <source>Transport</source>
+        <translation>传输方式</translation>
+    </message>
+    <message>
+        <source>Command</source>
+        <translation>命令</translation>
+    </message>
+    <message>
+        <source>Arguments</source>
+        <translation>参数</translation>
+    </message>
+    <message>
+        <source>Working folder</source>
+        <translation>工作文件夹</translation>
+    </message>
+    <message>
+        <source>URL</source>
+        <translation>URL</translation>
+    </message>
+    <message>
+        <source>Tool timeout</source>
+        <translation>工具超时</translation>
+    </message>
+    <message>
+        <source>Trusted</source>
+        <translation>受信任</translation>
+    </message>
+    <message>
+        <source>stdio (a command)</source>
+        <translation>stdio（命令）</translation>
+    </message>
+    <message>
+        <source>Streamable HTTP</source>
+        <translation>可流式 HTTP</translation>
+    </message>
+    <message>
+        <source>HTTP + SSE (legacy)</source>
+        <translation>HTTP + SSE（旧版）</translation>
+    </message>
+    <message>
+        <source>Offer this server&apos;s tools to the model</source>
+        <translation>向模型提供此服务器的工具</translation>
+    </message>
+    <message>
+        <source>Run its tools without asking for approval</source>
+        <translation>运行其工具时无需审批</translation>
+    </message>
+    <message>
+        <source> s</source>
+        <translation> 秒</translation>
+    </message>
+    <message>
+        <source>letters, digits, - and _ (its tools are mcp__id__tool)</source>
+        <translation>字母、数字、- 和 _（其工具名为 mcp__id__工具）</translation>
+    </message>
+    <message>
+        <source>NAME=value, one a line; the values are kept in the keyring, never in settings.json.</source>
+        <translation>每行一个 NAME=value；值保存在系统钥匙串中，绝不写入 settings.json。</translation>
+    </message>
+    <message>
+        <source>Done</source>
+        <translation>完成</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+</context>
+<context>
     <name>MessageBar</name>
     <message>
         <source>Dismiss</source>
@@ -1251,6 +1489,14 @@ Files the model writes will appear here.</source>
         <translation>导入工作流包文件夹</translation>
     </message>
     <message>
+        <source>Import MCP Servers</source>
+        <translation>导入 MCP 服务器</translation>
+    </message>
+    <message>
+        <source>MCP server settings (*.json);;All files (*)</source>
+        <translation>MCP 服务器设置 (*.json);;所有文件 (*)</translation>
+    </message>
+    <message>
         <source>Remove Package</source>
         <translation>移除工作流包</translation>
     </message>
@@ -1452,7 +1698,7 @@ This folder is missing or is no longer a project.</source>
     <name>SettingsDialog</name>
     <message>
         <source>Saved. The changes are in effect.</source>
-        <extracomment>While the dialog is open, how often it asks whether settings.json changed on disk (&quot;Always allow&quot; in an approval, another process, a hand edit): a stat on the worker thread, nothing more. ``{section: {key: value}}``: save these settings (``Worker.save_settings``). ``(provider, key)``: keep this API key (&quot;&quot; removes it) (``Worker.set_api_key``). ``provider``: tell whether that provider has a key stored (``Worker.load_api_key_state``). ``LlmDraft``: test the connection as typed (``Worker.test_connection``). ``LlmDraft``: fetch the model list (``Worker.list_models``). Re-read settings.json if it changed on disk (``Worker.refresh_settings``). Look for model servers running on this computer (``Worker.probe_local_servers``). The settings the pages were loaded from (a JSON dump): edits are what differs from it. Installs and removes packages itself (its signals are wired to the worker by MainWindow).</extracomment>
+        <extracomment>While the dialog is open, how often it asks whether settings.json changed on disk (&quot;Always allow&quot; in an approval, another process, a hand edit): a stat on the worker thread, nothing more. ``{section: {key: value}}``: save these settings (``Worker.save_settings``). ``(provider, key)``: keep this API key (&quot;&quot; removes it) (``Worker.set_api_key``). ``provider``: tell whether that provider has a key stored (``Worker.load_api_key_state``). ``LlmDraft``: test the connection as typed (``Worker.test_connection``). ``LlmDraft``: fetch the model list (``Worker.list_models``). Re-read settings.json if it changed on disk (``Worker.refresh_settings``). Look for model servers running on this computer (``Worker.probe_local_servers``). The settings the pages were loaded from (a JSON dump): edits are what differs from it. Installs and removes packages itself (its signals are wired to the worker by MainWindow). MCP servers (issue 12): its secrets, tests and imports are wired to ``Worker.mcp`` by ui.wiring.</extracomment>
         <translation>已保存，更改已生效。</translation>
     </message>
     <message>

@@ -92,6 +92,13 @@ class ScriptedDialogs:
         self.removal_questions.append((package, list(runs)))
         return self.remove_package_anyway
 
+    #: The MCP page's Import: a Claude-Desktop-style mcpServers JSON file (None: cancelled).
+    mcp_servers_file: str | None = None
+
+    def ask_mcp_servers_file(self, parent: QWidget) -> str | None:
+        self.asked.append("mcp_servers_file")
+        return self.mcp_servers_file
+
     #: Closing Settings with unsaved changes: "save", "discard" or "cancel".
     unsaved_settings_answer: UnsavedAnswer = "cancel"
 

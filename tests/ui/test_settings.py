@@ -56,7 +56,7 @@ def test_a_fresh_install_runs_on_the_demo_provider(qtbot: Any, main: MainWindow)
     page = dialog.llm_page
     assert page.provider.currentText() == "Demo (offline script)"
     assert not page.base_url.isEnabled() and not page.api_key.isEnabled()
-    assert [dialog.nav.item(row).text() for row in range(dialog.nav.count())] == ["Model", "Tools", "Context", "Appearance", "Packages"]
+    assert [dialog.nav.item(row).text() for row in range(dialog.nav.count())] == ["Model", "Tools", "Context", "Appearance", "Packages", "MCP"]
     assert not dialog.isModal()
 
 

@@ -31,11 +31,14 @@ def test_stop_cancels_an_mcp_call_and_quitting_leaves_no_process(
     host = WorkerThread(Worker(isolated_dirs["data"], provider_factory=scripted_provider(scripted_llm))).start()
     try:
         client, recorder = TurnClient(host.worker), TurnRecorder(host.worker.turns)
+        recorder.listen(host.worker.turns, "mcp_state_changed")  # Settings → MCP's live status
         with wait_signal(qtbot, host.worker.project_opened):
             client.open_project.emit(str(project.root))
         client.send.emit(project.id, conversation.id, "wait two minutes", "chat")
         # Started lazily by the turn, in the worker's loop; the server and its child.
         qtbot.waitUntil(lambda: len(recorder.of("tool_finished")) == 1 and len(processes_with(marker)) == 2, timeout=120_000)
+        running = [state for (state,) in recorder.of("mcp_state_changed") if state.status == "running"]
+        assert running and running[0].server_id == "edge" and "slow" in {tool.name for tool in running[0].tools}
         client.stop.emit(conversation.id)
         qtbot.waitUntil(recorder.finished, timeout=30_000)  # not the two minutes of the call
         assert recorder.of("turn_finished")[-1][1] == "stopped"

@@ -66,6 +66,12 @@ class ProjectDialogs(Protocol):
         """Whether to remove ``package`` although ``runs`` (described for the user) use it."""
         ...
 
+    # -- the MCP page of Settings --
+
+    def ask_mcp_servers_file(self, parent: QWidget) -> str | None:
+        """A Claude-Desktop-style ``{"mcpServers": ...}`` JSON file to import, or None."""
+        ...
+
     # -- the Settings dialog --
 
     def ask_unsaved_settings(self, parent: QWidget) -> UnsavedAnswer:
@@ -154,6 +160,15 @@ class QtProjectDialogs:
             QFileDialog.Option.ShowDirsOnly,
         )
         return folder or None
+
+    def ask_mcp_servers_file(self, parent: QWidget) -> str | None:
+        path, _filter = QFileDialog.getOpenFileName(
+            parent,
+            QCoreApplication.translate("ProjectDialogs", "Import MCP Servers"),
+            str(Path.home()),
+            QCoreApplication.translate("ProjectDialogs", "MCP server settings (*.json);;All files (*)"),
+        )
+        return path or None
 
     def confirm_remove_package(self, parent: QWidget, package: str, runs: Sequence[str]) -> bool:
         box = QMessageBox(QMessageBox.Icon.Warning, QCoreApplication.translate("ProjectDialogs", "Remove Package"), "", parent=parent)

@@ -90,6 +90,15 @@ def connect_signals(window: MainWindow) -> None:
     worker.packages_loaded.connect(packages.set_listing)
     worker.package_imported.connect(packages.show_import)
     worker.package_removal.connect(packages.show_removal)
+    # Settings → MCP (issue 12): secret values, Test Connection and imports go through Worker.mcp.
+    mcp = dialog.mcp_page
+    mcp.secrets_submitted.connect(worker.mcp.save_secrets, queued)
+    mcp.secrets_removed.connect(worker.mcp.delete_secrets, queued)
+    mcp.test_requested.connect(worker.mcp.test_server, queued)
+    mcp.import_requested.connect(worker.mcp.import_file, queued)
+    worker.mcp.tested.connect(mcp.show_test)
+    worker.mcp.imported.connect(mcp.show_import)
+    worker.turns.mcp_state_changed.connect(mcp.show_state)
 
     # Page navigation and actions.
     project.exit_requested.connect(window.show_start_page)

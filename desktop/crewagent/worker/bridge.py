@@ -23,6 +23,7 @@ from crewagent.core.export import export_conversation
 from crewagent.core.turns import package_store
 from crewagent.core.store import RuntimeStore
 from crewagent.worker.background import BackgroundJobs
+from crewagent.worker.mcp_requests import McpRequests
 from crewagent.worker.package_ops import PackageOps
 from crewagent.worker.runs import LoadedRun, RunLoader
 from crewagent.worker.search import SearchRequests, read_preview
@@ -110,6 +111,7 @@ class Worker(WorkerSignals):
         self._settings = SettingsOps()
         self._delivered.connect(self._run_delivered, Qt.ConnectionType.QueuedConnection)
         self._jobs = BackgroundJobs(self._delivered.emit, self._job_failed)
+        self.mcp = McpRequests(self._jobs, self)  # Settings → MCP (issue 12): secrets, Test Connection, import
         self._searches = SearchRequests(lambda: self._store, self._store_lock, self._jobs.submit)
         # The Run workspace (issue 11): the opened projects, by id, and the run reads.
         self._projects: dict[str, ProjectInfo] = {}

@@ -33,6 +33,7 @@ class WorkerThread:
     def stop(self) -> None:
         # Running turns are stopped first, so that they persist what they stopped (bounded).
         self.worker.turns.shutdown()
+        self.worker.mcp.cancel_tests()  # a Test Connection stops its MCP server now (issue 12)
         self.worker.close_background()
         if not self.thread.isRunning():
             return

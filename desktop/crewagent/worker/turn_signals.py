@@ -84,6 +84,8 @@ class TurnSignals(QObject):
     #: ``(conversation_id, RunProgress)``: a Run-mode turn wrote the run's state (the core event:
     #: ``run_id``, ``current_node_id``, ``steps_completed``, ``complete``; frozen).
     run_progress = Signal(str, object)
+    #: A ``ServerState`` (core.mcp): an MCP server the turns use starts, runs (with its tools), fails or stops.
+    mcp_state_changed = Signal(object)
     #: A :class:`TurnError`: a request failed for a reason the user can act on (no provider, the
     #: conversation is busy, a full disk), or a bug was reported; it names its conversation.
     error = Signal(object)

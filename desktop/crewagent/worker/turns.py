@@ -95,6 +95,7 @@ class TurnWorker(TurnSignals):
             provider_factory=provider_factory,
             settings_store=settings_store,
         )
+        self._host.mcp.watch(self.mcp_state_changed.emit)  # the live status of Settings → MCP
 
     def add_project(self, project: ProjectInfo) -> None:
         """Remember an opened project (the Worker calls this when it opens one)."""

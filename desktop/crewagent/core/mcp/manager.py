@@ -63,6 +63,11 @@ class McpManager:
     def server(self, server_id: str) -> McpServer | None:
         return self._servers.get(server_id)
 
+    def watch(self, on_change: Callable[[ServerState], None] | None) -> None:
+        """Tell ``on_change`` every state change of the servers made from now on (Settings → MCP's live
+        status); it is called on the loop that runs the servers."""
+        self._on_change = on_change
+
     # -- configuration ----------------------------------------------------------------------------
 
     async def configure(self, settings: McpSettings, wanted: Iterable[str] | None = None) -> list[McpServer]:

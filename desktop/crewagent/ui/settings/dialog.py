@@ -28,6 +28,7 @@ from crewagent.ui.core_texts import translate_core
 from crewagent.ui.dialogs import ProjectDialogs, QtProjectDialogs
 from crewagent.ui.settings import edits
 from crewagent.ui.settings.llm_page import LlmPage
+from crewagent.ui.settings.mcp_page import McpPage
 from crewagent.ui.settings.packages_page import PackagesPage
 from crewagent.ui.settings.page import SettingsPage
 from crewagent.ui.settings.pages import AppearancePage, ContextPage, ToolsPage
@@ -88,12 +89,15 @@ class SettingsDialog(QDialog):
         self.appearance_page = AppearancePage(self)
         #: Installs and removes packages itself (its signals are wired to the worker by MainWindow).
         self.packages_page = PackagesPage(self._dialogs, self)
+        #: MCP servers (issue 12): its secrets, tests and imports are wired to ``Worker.mcp`` by ui.wiring.
+        self.mcp_page = McpPage(self._dialogs, self)
         self.pages: tuple[SettingsPage, ...] = (
             self.llm_page,
             self.tools_page,
             self.context_page,
             self.appearance_page,
             self.packages_page,
+            self.mcp_page,
         )
 
         self.nav = QListWidget(self)
@@ -161,6 +165,7 @@ class SettingsDialog(QDialog):
                 "context": self.context_page,
                 "appearance": self.appearance_page,
                 "packages": self.packages_page,
+                "mcp": self.mcp_page,
             }
             if page in names:
                 self.nav.setCurrentRow(self.pages.index(names[page]))
@@ -175,6 +180,7 @@ class SettingsDialog(QDialog):
         for page in self.pages:
             page.clear_problems()
             page.load(self._settings)
+        self.mcp_page.discard_secrets()  # shown again as saved: typed secret values are dropped too
         self._shown = self._settings.model_dump(mode="json")
 
     def _follow(self, settings: Settings) -> None:
@@ -213,6 +219,7 @@ class SettingsDialog(QDialog):
         self._settings = settings
         self._awaiting_save = False
         self._set_busy(False)
+        self.mcp_page.saved(settings)
         self._reload()
         self.status.setText(self.tr("Saved. The changes are in effect."))
         if self._close_after_save:
@@ -272,7 +279,7 @@ class SettingsDialog(QDialog):
     def has_unsaved_changes(self) -> bool:
         if self._shown is None:
             return False  # the settings have not arrived yet: the pages show nothing of the user's
-        return bool(self.changes()) or bool(self.llm_page.typed_key())
+        return bool(self.changes()) or bool(self.llm_page.typed_key()) or self.mcp_page.has_pending_secrets()
 
     @Slot()
     def _apply_at_once(self) -> None:
@@ -289,6 +296,7 @@ class SettingsDialog(QDialog):
         key = self.llm_page.typed_key()
         if key:
             self.api_key_submitted.emit(self.llm_page.current_provider(), key)
+        self.mcp_page.submit_secrets()  # queued before the settings: a saved server finds its secrets
         self._awaiting_save = True
         self._set_busy(True)
         self.status.setText(self.tr("Saving…"))

@@ -1,0 +1,198 @@
+"""Settings → MCP as a user meets it (issue 12): add mcp-server-time, test it, save, duplicate,
+delete; a server that fails shows its error and stderr; import a Claude Desktop mcpServers file.
+Secret values reach the keyring (here its private fallback file), never settings.json."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import keyring
+import pytest
+from keyring.backends import fail
+
+from crewagent.core.mcp import McpSecrets, McpStatus, McpToolInfo, ServerState
+from crewagent.core.settings import SettingsStore
+from crewagent.ui.mainwindow import MainWindow
+from crewagent.ui.settings.mcp_form import KEEP
+from crewagent.ui.settings.mcp_page import McpPage
+from crewagent.worker import WorkerThread
+from tests.core.mcp_helpers import REPO, mark, processes_with, wait_gone
+from tests.ui.conftest import ScriptedDialogs
+
+
+@pytest.fixture(autouse=True)
+def no_system_keyring() -> Iterator[None]:
+    """Never touch the developer's real keyring: secrets go to the private fallback file."""
+    previous = keyring.get_keyring()
+    keyring.set_keyring(fail.Keyring())
+    yield
+    keyring.set_keyring(previous)
+
+
+@pytest.fixture
+def main(qtbot: Any, worker_thread: WorkerThread, dialogs: ScriptedDialogs) -> Iterator[MainWindow]:
+    window = MainWindow(worker_thread.worker, dialogs=dialogs)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitUntil(lambda: window.settings is not None)
+    yield window
+    window.settings_dialog.close()
+    window.close()
+
+
+def open_mcp(main: MainWindow) -> McpPage:
+    main.settings_dialog.show_settings("mcp")
+    return main.settings_dialog.mcp_page
+
+
+def add_server(page: McpPage, server_id: str, args: str, env: str = "", *, done: bool = True) -> None:
+    page.add_button.click()
+    form = page.form
+    assert form.isVisible()
+    form.server_id.setText(server_id)
+    form.command.setText(sys.executable)
+    form.args.setText(args)
+    form.cwd.setText(str(REPO))
+    form.env.setPlainText(env)
+    if done:
+        form.done_button.click()
+        assert not form.isVisible(), form.error.text()
+
+
+def rows(page: McpPage) -> list[list[str]]:
+    return [[page.servers.topLevelItem(n).text(c) for c in range(4)] for n in range(page.servers.topLevelItemCount())]  # type: ignore[union-attr]
+
+
+def save(qtbot: Any, main: MainWindow) -> dict[str, Any]:
+    dialog = main.settings_dialog
+    dialog.apply()
+    qtbot.waitUntil(lambda: dialog.status.text() == "Saved. The changes are in effect.")
+    return json.loads(SettingsStore().path.read_text(encoding="utf-8"))
+
+
+@pytest.mark.slow
+def test_add_test_save_duplicate_and_delete_mcp_server_time(qtbot: Any, main: MainWindow, isolated_dirs: dict[str, Path]) -> None:
+    page = open_mcp(main)
+    assert rows(page) == [] and page.enabled.isChecked()
+    add_server(page, "time", "-m mcp_server_time --local-timezone UTC", env="TIME_TOKEN=s3cret-value")
+    assert rows(page) == [["time", "stdio", "yes", "stopped"]]
+
+    page.test_button.click()
+    assert rows(page)[0][3] == "starting…" and not page.test_button.isEnabled()
+    qtbot.waitUntil(lambda: rows(page)[0][3] != "starting…", timeout=120_000)
+    assert rows(page)[0][3].startswith("running · "), page.status.text()
+    tools = {page.tools.topLevelItem(n).text(0): page.tools.topLevelItem(n).text(1) for n in range(page.tools.topLevelItemCount())}  # type: ignore[union-attr]
+    assert "get_current_time" in tools and tools["get_current_time"]  # with its description
+    assert page.test_button.isEnabled()
+
+    stored = save(qtbot, main)
+    assert stored["mcp"]["servers"][0]["envNames"] == ["TIME_TOKEN"]
+    assert "s3cret-value" not in SettingsStore().path.read_text(encoding="utf-8")
+    assert dict(McpSecrets().get("time").env) == {"TIME_TOKEN": "s3cret-value"}
+
+    # The stored value is never read back into the form: it shows as kept.
+    page.servers.setCurrentItem(page.servers.topLevelItem(0))
+    page.edit_button.click()
+    assert page.form.env.toPlainText() == f"TIME_TOKEN={KEEP}"
+    page.form.cancel_button.click()
+
+    # A duplicate gets the secret values too (copied in the keyring); deleting the original forgets its own.
+    page.duplicate_button.click()
+    assert [row[0] for row in rows(page)] == ["time", "time (copy)"] and page.selected_id() == "time-copy"
+    page.servers.setCurrentItem(page.servers.topLevelItem(0))
+    page.delete_button.click()
+    stored = save(qtbot, main)
+    assert [server["id"] for server in stored["mcp"]["servers"]] == ["time-copy"]
+    qtbot.waitUntil(lambda: McpSecrets().get("time").env == {})
+    assert dict(McpSecrets().get("time-copy").env) == {"TIME_TOKEN": "s3cret-value"}
+
+
+def test_a_failing_server_shows_its_error_and_its_stderr(qtbot: Any, main: MainWindow) -> None:
+    page = open_mcp(main)
+    script = "import sys; sys.stderr.write('no API key given\\n'); sys.exit(3)"
+    add_server(page, "broken", f"-c {json.dumps(script)}")
+    page.test_button.click()
+    qtbot.waitUntil(lambda: rows(page)[0][3].startswith("error: "), timeout=60_000)
+    assert "no API key given" in page.log.toPlainText()
+    assert page.tools.topLevelItemCount() == 0
+
+    # The live status of the servers the turns start (Worker.turns.mcp_state_changed) shows the same way.
+    page.show_state(ServerState("broken", McpStatus.RUNNING, (McpToolInfo("echo", "Says it  back", {}),)))
+    assert rows(page)[0][3] == "running · 1 tool(s)" and page.tools.topLevelItem(0).text(1) == "Says it back"  # type: ignore[union-attr]
+    assert "no API key given" in page.log.toPlainText()  # the last test's log stays
+    page.show_state(ServerState("broken", McpStatus.STOPPED))
+    assert rows(page)[0][3] == "stopped"
+
+
+def test_quitting_during_a_test_stops_the_server_at_once(qtbot: Any, main: MainWindow, worker_thread: WorkerThread) -> None:
+    page = open_mcp(main)
+    marker = mark()
+    # Tested from the open form, as typed: a server that never answers initialize (its start timeout is 60 s).
+    add_server(page, "hangs", f"-m tests.fakes.mcp_edge_server --hang-initialize {marker}", done=False)
+    page.test_button.click()
+    assert page.status.text() == "hangs: starting…"
+    qtbot.waitUntil(lambda: len(processes_with(marker)) == 1, timeout=30_000)
+    started = time.monotonic()
+    worker_thread.stop()
+    assert time.monotonic() - started < 20.0  # not the 60 s start timeout
+    assert wait_gone(marker) == []
+
+
+def test_import_claude_desktop_servers_keeps_their_secrets_out_of_settings(
+    qtbot: Any, main: MainWindow, dialogs: ScriptedDialogs, tmp_path: Path
+) -> None:
+    page = open_mcp(main)
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json", encoding="utf-8")
+    dialogs.mcp_servers_file = str(bad)
+    page.import_button.click()
+    qtbot.waitUntil(lambda: page.notice.text().startswith("Nothing was imported"))
+    assert rows(page) == []
+
+    shared = {
+        "mcpServers": {
+            "Brave Search": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-brave-search"], "env": {"BRAVE_API_KEY": "k-123"}},
+            "remote": {"type": "sse", "url": "https://example.com/sse", "headers": {"Authorization": "Bearer t-456"}},
+        }
+    }
+    good = tmp_path / "claude_desktop_config.json"
+    good.write_text(json.dumps(shared), encoding="utf-8")
+    dialogs.mcp_servers_file = str(good)
+    page.import_button.click()
+    qtbot.waitUntil(lambda: page.servers.topLevelItemCount() == 2)
+    assert rows(page) == [["Brave Search", "stdio", "yes", "stopped"], ["remote", "sse", "yes", "stopped"]]
+    assert main.settings_dialog.has_unsaved_changes()
+
+    stored = save(qtbot, main)
+    servers = {server["id"]: server for server in stored["mcp"]["servers"]}
+    assert servers["Brave-Search"]["envNames"] == ["BRAVE_API_KEY"] and servers["remote"]["headerNames"] == ["Authorization"]
+    text = SettingsStore().path.read_text(encoding="utf-8")
+    assert "k-123" not in text and "t-456" not in text
+    assert dict(McpSecrets().get("Brave-Search").env) == {"BRAVE_API_KEY": "k-123"}
+    assert dict(McpSecrets().get("remote").headers) == {"Authorization": "Bearer t-456"}
+
+    # A secret value typed and then discarded is not kept.
+    page.servers.setCurrentItem(page.servers.topLevelItem(1))
+    page.edit_button.click()
+    page.form.headers.setPlainText("Authorization=Bearer typed-then-discarded")
+    page.form.done_button.click()
+    dialog = main.settings_dialog
+    assert dialog.has_unsaved_changes()  # only a secret changed: the settings did not
+    dialogs.unsaved_settings_answer = "discard"
+    dialog.reject()
+    assert not dialog.isVisible() and not dialog.has_unsaved_changes()
+    page = open_mcp(main)
+    save(qtbot, main)
+    assert dict(McpSecrets().get("remote").headers) == {"Authorization": "Bearer t-456"}
+
+    # A bad line in the form is a one-line error, and nothing changes.
+    page.servers.setCurrentItem(page.servers.topLevelItem(1))
+    page.edit_button.click()
+    page.form.headers.setPlainText("no equals sign")
+    page.form.done_button.click()
+    assert page.form.isVisible() and page.form.error.text() == "Headers, line 1: write NAME=value."
