@@ -889,6 +889,10 @@ Files the model writes will appear here.</source>
         <translation>正在启动…</translation>
     </message>
     <message>
+        <source>running · {count} tool(s)</source>
+        <translation>运行中 · {count} 个工具</translation>
+    </message>
+    <message>
         <source>error: {message}</source>
         <translation>错误：{message}</translation>
     </message>
@@ -907,10 +911,6 @@ Files the model writes will appear here.</source>
     <message>
         <source>Nothing was imported: {problem}</source>
         <translation>未导入任何内容：{problem}</translation>
-    </message>
-    <message>
-        <source>running · {count} tool(s)</source>
-        <translation>运行中 · {count} 个工具</translation>
     </message>
     <message>
         <source>Imported: {ids}. Apply or Save keeps them.</source>
