@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import sys
 import tempfile
@@ -79,13 +80,36 @@ async def call_overhead(calls: int, scratch: Path) -> list[str]:
         mcp_p50, mcp_max = await _p50(registry, "mcp__edge__echo", ctx, calls)
     finally:
         await manager.aclose()
+    sdk_p50, sdk_max = await _sdk_p50(calls)
     return [
         "| echo call | p50 ms | max ms |",
         "|---|---|---|",
         f"| in process | {local_p50:.3f} | {local_max:.2f} |",
         f"| stdio MCP | {mcp_p50:.3f} | {mcp_max:.2f} |",
         f"| **overhead (p50)** | **{mcp_p50 - local_p50:.3f}** (target < 3) | |",
+        f"| the SDK alone: `ClientSession.call_tool` on the same server, no app | {sdk_p50:.3f} | {sdk_max:.2f} |",
+        f"| what the app adds to the SDK's call (p50) | {mcp_p50 - sdk_p50:.3f} | |",
     ]
+
+
+async def _sdk_p50(calls: int) -> tuple[float, float]:
+    """The floor: the SDK's own client calling the same server, nothing of the app around it."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    spec = _server("sdk")
+    params = StdioServerParameters(command=spec["command"], args=spec["args"], cwd=spec["cwd"])
+    times = []
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        for n in range(calls + 5):
+            started = time.perf_counter()
+            result = await session.call_tool("echo", {"text": f"ping {n}"})
+            elapsed = time.perf_counter() - started
+            assert not result.is_error, result
+            if n >= 5:
+                times.append(elapsed * MS)
+    return statistics.median(times), max(times)
 
 
 async def _first_list(ids: list[str]) -> float:
@@ -110,6 +134,7 @@ async def parallel_starts() -> list[str]:
         *[f"| server {n} alone | {t:.0f} |" for n, t in enumerate(singles)],
         f"| 3 servers together | {together:.0f} |",
         f"| **together - slowest alone** | **{together - slowest:.0f}** (target < 50) |",
+        f"| the three one after the other (sum), on {os.cpu_count()} cores | {sum(singles):.0f} |",
     ]
 
 
