@@ -265,3 +265,40 @@ def test_stop_in_a_turn_answers_the_call_exec_aborted_and_the_chain_stays_valid(
     result = json.loads(log[-1].text)
     assert result["error"]["code"] == ErrorCode.EXEC_ABORTED and "GRANDCHILD" in result["error"]["stdout"]
     assert gone(grandchild_of("".join(live)))
+
+
+def test_the_frozen_app_is_its_own_command_reaper() -> None:
+    """A frozen build has no interpreter for ``python -c``: its executable, given the reaper flag,
+    runs the reaper (packaging/entry.py). Closing its stdin (the app died) kills the listed groups."""
+    import subprocess
+
+    from crewagent.core.tools.reaper_script import REAPER_FLAG
+
+    entry = Path(__file__).resolve().parents[2] / "packaging" / "entry.py"
+    assert f'sys.argv[1:] == ["{REAPER_FLAG}"]' in entry.read_text(encoding="utf-8")
+    sleeper = subprocess.Popen([PY, "-c", "import time; time.sleep(120)"], start_new_session=True)
+    try:
+        reaper = subprocess.Popen([PY, str(entry), REAPER_FLAG], stdin=subprocess.PIPE, start_new_session=True)
+        assert reaper.stdin is not None
+        reaper.stdin.write(f"+{sleeper.pid}\n".encode())
+        reaper.stdin.close()  # the app is gone
+        assert reaper.wait(30) == 0
+        assert gone(sleeper.pid)
+    finally:
+        sleeper.kill()
+        sleeper.wait(30)
+
+
+def test_the_windows_job_has_the_win32_layout_and_fails_soft_elsewhere(caplog: pytest.LogCaptureFixture) -> None:
+    """Written for Windows and not run here: its structure must match JOBOBJECT_EXTENDED_LIMIT_INFORMATION
+    (144 bytes on 64-bit Windows), and off Windows it says so instead of raising."""
+    import ctypes
+
+    from crewagent.core.tools import windows_job
+
+    if ctypes.sizeof(ctypes.c_void_p) == 8:
+        assert ctypes.sizeof(windows_job._BasicLimits) == 64
+        assert ctypes.sizeof(windows_job._ExtendedLimits) == 144
+    job = windows_job.KillOnCloseJob()
+    assert job.add(os.getpid()) is False
+    assert "no Job Object for commands" in caplog.text

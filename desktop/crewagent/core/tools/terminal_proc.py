@@ -11,11 +11,12 @@ How a command is kept from outliving what started it:
   on a pipe from the app and, when the pipe closes because the app is gone, kills every group
   still listed. This works the same on Linux and macOS (``PR_SET_PDEATHSIG`` would be Linux only,
   and it reaches the direct child only, not its children). In a frozen build without a Python
-  interpreter the reaper cannot start: a warning is logged and only the other paths remain.
+  interpreter the app's own executable runs the same code (``--crewagent-command-reaper``,
+  packaging/entry.py).
 - Windows (written for it, not tested here): the child gets ``CREATE_NEW_PROCESS_GROUP`` and the
-  tree is ended with ``taskkill /T /F /PID``. Dying with the app needs a Job Object with
-  ``JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE`` assigned to the child (the job handle closes with the
-  app); that is documented in the README as not done yet.
+  tree is ended with ``taskkill /T /F /PID``. Dying with the app: each command's process goes
+  into one Job Object with ``JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE`` whose only handle the app holds
+  (core/tools/windows_job.py), so Windows ends them when the app ends, however it ends.
 
 Output: stdout and stderr are read in chunks as they come. Each stream keeps at most its byte
 limit in memory (the first and the last half of it); past the limit the whole stream goes on
@@ -41,6 +42,8 @@ from dataclasses import dataclass
 from io import BufferedWriter
 from pathlib import Path
 from typing import IO, Any, Literal
+
+from crewagent.core.tools.reaper_script import REAPER_FLAG, REAPER_SCRIPT
 
 log = logging.getLogger(__name__)
 
@@ -355,21 +358,7 @@ async def run(spec: CommandSpec, on_output: OutputCallback | None = None) -> Com
 
 # -- the reaper ------------------------------------------------------------------------------
 
-_REAPER_SCRIPT = r"""
-import os, signal, sys
-groups = set()
-for line in sys.stdin:
-    line = line.strip()
-    if line[:1] == "+":
-        groups.add(int(line[1:]))
-    elif line[:1] == "-":
-        groups.discard(int(line[1:]))
-for group in groups:
-    try:
-        os.killpg(group, signal.SIGKILL)
-    except OSError:
-        pass
-"""
+_REAPER_SCRIPT = REAPER_SCRIPT  # the reaper's own code: core/tools/reaper_script.py
 
 
 class Reaper:
@@ -388,13 +377,12 @@ class Reaper:
     def _ensure(self) -> IO[bytes] | None:
         if self._pipe is not None or self._unavailable:
             return self._pipe
-        if getattr(sys, "frozen", False):
-            log.warning("no Python interpreter to run the command reaper; commands may outlive a crash of the app")
-            self._unavailable = True
-            return None
+        # A frozen build has no interpreter to run ``-c``: the app's executable is the reaper
+        # when given REAPER_FLAG (packaging/entry.py).
+        argv = [sys.executable, REAPER_FLAG] if getattr(sys, "frozen", False) else [sys.executable, "-S", "-c", _REAPER_SCRIPT]
         try:
             self._proc = subprocess.Popen(
-                [sys.executable, "-S", "-c", _REAPER_SCRIPT],
+                argv,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
@@ -421,11 +409,28 @@ class Reaper:
                 self._unavailable = True
 
     def watch(self, pgid: int) -> None:
+        if WINDOWS:  # no process groups to kill from outside: a kill-on-close Job Object instead
+            _windows_job().add(pgid)
+            return
         self._send(f"+{pgid}\n")
 
     def forget(self, pgid: int) -> None:
         if self._pipe is not None:
             self._send(f"-{pgid}\n")
+
+
+_JOB: Any = None
+
+
+def _windows_job() -> Any:
+    """The app's kill-on-close Job Object (core/tools/windows_job.py), made at the first command."""
+    global _JOB
+    with _REAPER_GUARD:
+        if _JOB is None:
+            from crewagent.core.tools.windows_job import KillOnCloseJob
+
+            _JOB = KillOnCloseJob()
+        return _JOB
 
 
 _REAPER: Reaper | None = None
