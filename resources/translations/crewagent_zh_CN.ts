@@ -893,6 +893,10 @@ Files the model writes will appear here.</source>
         <translation>运行中 · {count} 个工具</translation>
     </message>
     <message>
+        <source>works · {count} tool(s) · stopped after the test</source>
+        <translation>可用 · {count} 个工具 · 测试后已停止</translation>
+    </message>
+    <message>
         <source>error: {message}</source>
         <translation>错误：{message}</translation>
     </message>

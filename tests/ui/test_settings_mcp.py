@@ -85,7 +85,7 @@ def test_add_test_save_duplicate_and_delete_mcp_server_time(qtbot: Any, main: Ma
     page.test_button.click()
     assert rows(page)[0][3] == "starting…" and not page.test_button.isEnabled()
     qtbot.waitUntil(lambda: rows(page)[0][3] != "starting…", timeout=120_000)
-    assert rows(page)[0][3].startswith("running · "), page.status.text()
+    assert rows(page)[0][3].startswith("works · "), page.status.text()  # tested, and stopped again: not "running"
     tools = {page.tools.topLevelItem(n).text(0): page.tools.topLevelItem(n).text(1) for n in range(page.tools.topLevelItemCount())}  # type: ignore[union-attr]
     assert "get_current_time" in tools and tools["get_current_time"]  # with its description
     assert page.test_button.isEnabled()

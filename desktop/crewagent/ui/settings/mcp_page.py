@@ -33,8 +33,9 @@ from crewagent.ui.settings.mcp_form import McpServerForm, kept
 from crewagent.ui.settings.page import SettingsPage
 from crewagent.worker.mcp_ops import McpDraft, McpImport, McpSecretEdit, McpTestReport, McpToolLine
 
-# A server's status as the page knows it: "stopped", "starting", "running" or "error".
-STOPPED, STARTING, RUNNING, ERROR = "stopped", "starting", "running", "error"
+# A server's status as the page knows it: "stopped", "starting", "running", "error", or "tested"
+# (Test Connection answered with its tools and stopped it again: it is not running).
+STOPPED, STARTING, RUNNING, ERROR, TESTED = "stopped", "starting", "running", "error", "tested"
 
 
 def unique_id(wanted: str, taken: set[str]) -> str:
@@ -212,6 +213,8 @@ class McpPage(SettingsPage):
             return self.tr("starting…")
         if status == RUNNING:
             return self.tr("running · {count} tool(s)").format(count=detail)
+        if status == TESTED:
+            return self.tr("works · {count} tool(s) · stopped after the test").format(count=detail)
         if status == ERROR:
             return self.tr("error: {message}").format(message=detail)
         return self.tr("stopped")
@@ -325,7 +328,7 @@ class McpPage(SettingsPage):
     def show_test(self, report: McpTestReport) -> None:
         """The answer to Test Connection: its status, tools and log (the server is stopped again)."""
         self._reports[report.server_id] = report
-        self._status[report.server_id] = (RUNNING, str(len(report.tools))) if report.ok else (ERROR, report.error)
+        self._status[report.server_id] = (TESTED, str(len(report.tools))) if report.ok else (ERROR, report.error)
         self._refresh_status(report.server_id)
 
     @Slot(object)
