@@ -289,3 +289,12 @@ def test_conversations_created_or_deleted_elsewhere_are_seen_by_the_next_search(
     assert [hit.conversation_id for hit in search.search(project.id, "walrus")] == [new.id]
     other.delete_conversation(project.id, new.id)
     assert search.search(project.id, "walrus") == ()
+
+
+def test_snippets_read_as_the_rendered_message_not_its_markdown() -> None:
+    from crewagent.core.search.text import snippet
+
+    assert snippet("Take **tram 28** via `Graça` to [Alfama](https://x.y/z)", "tram") == "Take tram 28 via Graça to Alfama…"  # the link cut by the window
+    assert snippet("## Budget\n~~old~~ new", "budget") == "Budget old new"
+    assert snippet("a snake_case_name and *one* star", "snake") == "a snake_case_name and *one* star"  # single marks stay
+    assert snippet("Take **tram 28** here", "**tram") == "Take **tram 28** here"  # searched for the marks: shown

@@ -8,6 +8,7 @@ syntax: the string values of a JSON result, in order (a JSON string result is it
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pydantic_core
@@ -101,4 +102,18 @@ def snippet(text: str, needle: str) -> str:
     left = max(0, start - SNIPPET_CONTEXT)
     right = min(len(text), start + len(needle) + SNIPPET_CONTEXT)
     body = " ".join(text[left:right].split())
+    if not _MARKUP_CHARS.intersection(needle):  # what the user typed is shown as typed
+        body = _plain(body)
     return ("…" if left > 0 else "") + body + ("…" if right < len(text) else "")
+
+
+#: Markdown that reads as noise in a one-line snippet: emphasis and strike marks, code ticks,
+#: heading marks, and a link's target (its text is kept). Single ``*`` / ``_`` stay (snake_case).
+_MARKUP_CHARS = frozenset("*_~`#[]()")
+_LINK = re.compile(r"\[([^\]]*)\]\([^)]*(?:\)|$)")  # a target cut by the snippet's end goes too
+_MARKS = re.compile(r"\*\*|__|~~|`+|(?:^|(?<=\s))#{1,6}\s")
+
+
+def _plain(body: str) -> str:
+    """``body`` without its Markdown marks, as the message reads when rendered."""
+    return _MARKS.sub("", _LINK.sub(r"\1", body))
