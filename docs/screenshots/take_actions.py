@@ -15,15 +15,13 @@ import argparse
 import shutil
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 SIZE = (1180, 760)
 sys.path.insert(0, str(HERE))
-from take import _isolate, _optimise  # noqa: E402
+from shots import EventWaiter, isolate, optimise  # noqa: E402
 
 
 def main() -> int:
@@ -31,7 +29,7 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=HERE, help="where the PNGs go (default: docs/screenshots)")
     args = parser.parse_args()
     base = Path(tempfile.mkdtemp(prefix="crewagent-action-shots-"))
-    _isolate(base)
+    isolate(base)
     sys.path.insert(0, str(ROOT / "desktop"))
     try:
         return _run(base, args.out)
@@ -40,7 +38,7 @@ def main() -> int:
 
 
 def _run(base: Path, out: Path) -> int:
-    from PySide6.QtCore import QEventLoop, QSettings, QTimer
+    from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
 
     from crewagent.core.store import RuntimeStore
@@ -69,18 +67,8 @@ def _run(base: Path, out: Path) -> int:
     window = MainWindow(worker.worker, state=state, theme=theme)
     window.resize(*SIZE)
     window.show()
-    loop = QEventLoop()
-
-    def spin(ms: int) -> None:
-        QTimer.singleShot(ms, loop.quit)
-        loop.exec()
-
-    def wait_until(check: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
-        deadline = time.monotonic() + timeout
-        while not check():
-            if time.monotonic() > deadline:
-                raise SystemExit(f"take_actions.py: gave up waiting for {what}")
-            spin(20)
+    waiter = EventWaiter("take_actions.py", timeout=30.0)
+    spin, wait_until = waiter.spin, waiter.wait_until
 
     saved: list[Path] = []
 
@@ -127,7 +115,7 @@ def _run(base: Path, out: Path) -> int:
 
     window.close()
     worker.stop()
-    _optimise(saved)
+    optimise(saved)
     return 0
 
 
