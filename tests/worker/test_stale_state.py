@@ -2,42 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
-
-import pytest
 
 from crewagent.core.messages import ConversationMessage
 from crewagent.worker import WorkerThread
 from crewagent.worker.turn_values import ContextUsage
 from crewagent.worker.values import ConversationSummary
 from tests.fakes.scripted_server import ScriptedServer
-from tests.worker.gui_thread import wait_signal
-from tests.worker.turns_support import TurnClient, TurnRecorder, scripted_worker
-
-
-@pytest.fixture
-def host(qapp: Any, isolated_dirs: dict[str, Path], scripted_llm: ScriptedServer) -> Iterator[WorkerThread]:
-    with scripted_worker(isolated_dirs["data"], scripted_llm) as running:
-        yield running
-
-
-@pytest.fixture
-def client(host: WorkerThread) -> TurnClient:
-    return TurnClient(host.worker)
-
-
-@pytest.fixture
-def recorder(host: WorkerThread) -> TurnRecorder:
-    return TurnRecorder(host.worker.turns)
-
-
-@pytest.fixture
-def opened(qtbot: Any, project: Any, conversation: Any, client: TurnClient, host: WorkerThread) -> tuple[str, str]:
-    with wait_signal(qtbot, host.worker.project_opened):
-        client.open_project.emit(str(project.root))
-    return project.id, conversation.id
+from tests.worker.test_turns import client, host, opened, recorder  # noqa: F401  (fixtures)
+from tests.worker.turns_support import TurnClient, TurnRecorder
 
 
 def test_after_a_kill_opening_a_conversation_reports_the_count_its_log_holds(
