@@ -7,13 +7,10 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import keyring
 import pytest
-from keyring.backends import fail
 
 from crewagent.core.mcp import McpSecrets, McpStatus, McpToolInfo, ServerState
 from crewagent.core.settings import SettingsStore
@@ -23,26 +20,7 @@ from crewagent.ui.settings.mcp_page import McpPage
 from crewagent.worker import WorkerThread
 from tests.core.mcp_helpers import REPO, mark, processes_with, wait_gone
 from tests.ui.conftest import ScriptedDialogs
-
-
-@pytest.fixture(autouse=True)
-def no_system_keyring() -> Iterator[None]:
-    """Never touch the developer's real keyring: secrets go to the private fallback file."""
-    previous = keyring.get_keyring()
-    keyring.set_keyring(fail.Keyring())
-    yield
-    keyring.set_keyring(previous)
-
-
-@pytest.fixture
-def main(qtbot: Any, worker_thread: WorkerThread, dialogs: ScriptedDialogs) -> Iterator[MainWindow]:
-    window = MainWindow(worker_thread.worker, dialogs=dialogs)
-    qtbot.addWidget(window)
-    window.show()
-    qtbot.waitUntil(lambda: window.settings is not None)
-    yield window
-    window.settings_dialog.close()
-    window.close()
+from tests.ui.test_settings import main, no_system_keyring  # noqa: F401  (fixtures)
 
 
 def open_mcp(main: MainWindow) -> McpPage:
