@@ -156,7 +156,9 @@ def test_removing_an_always_allowed_tool_is_saved(qtbot: Any, main: MainWindow, 
         json.dumps({"tools": {"alwaysAllow": ["fs.write", "fs.apply_patch"]}}), encoding="utf-8"
     )
     main.load_settings_requested.emit()
-    qtbot.waitUntil(lambda: main.settings is not None and main.settings.tools.alwaysAllow == ["fs.write", "fs.apply_patch"])
+    # The worker answers after the window's start-up requests (agents, packages), which a loaded
+    # machine can make take more than the default 5 s.
+    qtbot.waitUntil(lambda: main.settings is not None and main.settings.tools.alwaysAllow == ["fs.write", "fs.apply_patch"], timeout=30_000)
     dialog = open_settings(qtbot, main)
     tools = dialog.tools_page
     assert tools.always_allow.count() == 2 and not tools.remove_allowed.isEnabled()
