@@ -159,7 +159,7 @@ class ConversationMessage(BaseModel):
     replaces: str | None = None
 
     @classmethod
-    def new(cls, role: Role, content: str | None = None, **fields: Any) -> ConversationMessage:
+    def new(cls, role: Role, content: str | list[dict[str, Any]] | None = None, **fields: Any) -> ConversationMessage:
         """A fresh message with a new id and the current time."""
         fields.setdefault("id", new_message_id())
         fields.setdefault("createdAt", utc_now_iso())

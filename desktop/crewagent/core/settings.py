@@ -66,6 +66,8 @@ class LlmSettings(_Section):
     contextWindow: int | None = Field(default=None, ge=1024)
     includeToolResultsInContext: bool = True
     includeCollapsedUiEventsInContext: bool = False
+    #: Whether the model takes images; None: the preset's model table (an unknown model: yes).
+    vision: bool | None = None
 
     @field_validator("provider")
     @classmethod
