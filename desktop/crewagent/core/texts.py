@@ -214,6 +214,7 @@ IMAGE_UNREADABLE = QT_TRANSLATE_NOOP("core", "{name} cannot be read: {reason}")
 IMAGE_FORGED = QT_TRANSLATE_NOOP("core", "Refused image reference {reference}: not a stored attachment.")
 IMAGE_MISSING = QT_TRANSLATE_NOOP("core", "The attached image {reference} is missing.")
 IMAGE_CHANGED = QT_TRANSLATE_NOOP("core", "The attached image {reference} was changed after it was attached.")
+IMAGE_UNDECODABLE = QT_TRANSLATE_NOOP("core", "{name} cannot be decoded as an image.")
 IMAGE_BAD_DATA_URL = QT_TRANSLATE_NOOP("core", "an image data URL is not valid base64 ({reason}).")
 IMAGE_NOT_SENT_NO_VISION = QT_TRANSLATE_NOOP("core", "an image was attached here; the current model does not accept images")
 IMAGES_NOT_SUPPORTED = QT_TRANSLATE_NOOP(

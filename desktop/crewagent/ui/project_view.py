@@ -203,6 +203,7 @@ class ProjectView(QWidget):
         queued = Qt.ConnectionType.QueuedConnection
         conversation.open_requested.connect(turns.open_conversation, queued)
         conversation.send_requested.connect(turns.send, queued)
+        conversation.send_images_requested.connect(turns.send_images, queued)
         conversation.continue_requested.connect(turns.continue_turn, queued)
         conversation.retry_requested.connect(turns.retry, queued)
         conversation.edit_requested.connect(turns.edit_message, queued)
@@ -276,6 +277,7 @@ class ProjectView(QWidget):
         self.subagent_tabs.close_all()
         self.works.reset(has_project=True)
         self.files.show_project(project.root, project.artifacts_dir, excluded=[project.runtime_dir])
+        self.conversation.timeline.timeline_delegate.thumbnails.set_runtime_dir(project.runtime_dir)  # images (issue 17)
         self._update_empty_state()
 
     @Slot(str, object)

@@ -6,6 +6,7 @@ import asyncio
 
 from crewagent.core.errors import CrewAgentError
 from crewagent.core.loop import LoopEvent, ReasoningDelta, StreamStarted, TextDelta, ToolCallFinished, ToolCallStarted, TurnFinished
+from crewagent.core.providers import accepts_images
 from crewagent.core.routing import ShowAgentMenu
 from crewagent.core import agent_menu
 from crewagent.core.tools.results import readable
@@ -69,7 +70,8 @@ def provider_info(changed: ProviderChanged) -> ProviderInfo:
         return ProviderInfo(llm.provider, llm.model, llm.provider, changed.problem)
     if config.provider == "demo":
         return ProviderInfo(config.provider, config.model, DEMO_LABEL)
-    return ProviderInfo(config.provider, config.model, f"{config.model} · {config.provider}")
+    vision = accepts_images(config.provider, config.model, changed.settings.llm.vision)
+    return ProviderInfo(config.provider, config.model, f"{config.model} · {config.provider}", vision=vision)
 
 
 def subagent_progress(event: LoopEvent) -> SubagentProgress | None:

@@ -12,6 +12,7 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
+from crewagent.core.attachments import image_urls
 from crewagent.core.jsonparse import parse_json
 from crewagent.core.llm.usage import UsageTotals, sum_usage
 from crewagent.core.messages import ConversationMessage
@@ -171,6 +172,8 @@ class TimelineMessage:
     replaces: str | None = None
     #: The tokens of the model call that produced this assistant message (None: not reported).
     usage: TokenUsage | None = None
+    #: A user message's attached images: their references (``@state/attachments/...``) or URLs.
+    images: tuple[str, ...] = ()
 
     @classmethod
     def from_message(cls, message: ConversationMessage) -> TimelineMessage:
@@ -197,6 +200,7 @@ class TimelineMessage:
             reasoning_seconds=message.reasoningSeconds,
             replaces=message.replaces,
             usage=TokenUsage.of(message.usage) if message.role == "assistant" else None,
+            images=tuple(image_urls(message.content)) if message.role == "user" else (),
         )
 
     @property
@@ -353,6 +357,8 @@ class ProviderInfo:
     model: str
     label: str
     problem: str = ""
+    #: The model takes images (core/providers.py ``accepts_images``); the composer refuses them otherwise.
+    vision: bool = True
 
 
 @dataclass(frozen=True, slots=True)

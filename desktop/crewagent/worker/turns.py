@@ -179,6 +179,14 @@ class TurnWorker(TurnSignals):
         title = functools.partial(self._title, project_id, conversation_id)
         self._relay(TurnRequest.SEND, conversation_id, lambda: self._host.send(project_id, conversation_id, text, mode), title)
 
+    @Slot(str, str, str, str, object)
+    @on_own_thread
+    def send_images(self, project_id: str, conversation_id: str, text: str, mode: str, images: object) -> None:
+        """``send`` with images attached in the composer (a tuple of encoded image bytes), stored by the core."""
+        attached = tuple(image for image in images if isinstance(image, bytes)) if isinstance(images, (tuple, list)) else ()
+        title = functools.partial(self._title, project_id, conversation_id)
+        self._relay(TurnRequest.SEND, conversation_id, lambda: self._host.send(project_id, conversation_id, text, mode, attached), title)
+
     def _title(self, project_id: str, conversation_id: str) -> None:
         """Name the conversation after its first exchange, as a task of its own: the turn is over
         and never waits for it; a failure keeps the first message's title and is only logged."""

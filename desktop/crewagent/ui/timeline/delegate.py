@@ -12,18 +12,19 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from PySide6.QtCore import QAbstractItemModel, QEvent, QModelIndex, QPersistentModelIndex, QPointF, QRectF, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QAbstractItemModel, QEvent, QModelIndex, QPersistentModelIndex, QPointF, QRectF, QSize, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QColor, QFont, QGuiApplication, QMouseEvent, QPainter
-from PySide6.QtWidgets import QStyledItemDelegate, QStyleOptionViewItem, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
 from crewagent.ui.ask_user import AskUserForm
+from crewagent.ui.images import ThumbnailCache
 from crewagent.ui.markdown import COPY_SCHEME
 from crewagent.ui.timeline.canvas import Canvas, Estimating, Fonts, Frame, LayingOut, RowLayout
 from crewagent.ui.timeline.colors import TimelineColors
 from crewagent.ui.timeline.documents import DocumentCache
 from crewagent.ui.timeline.labels import robot_glyph, state_label  # noqa: F401  (importers know them from here)
 from crewagent.ui.timeline.metrics import METRICS
-from crewagent.ui.timeline.model import ASK_USER_TOOL, TimelineRole
+from crewagent.ui.timeline.model import ASK_USER_TOOL, TimelineModel, TimelineRole
 from crewagent.ui.timeline.rows import ASK_USER, ASSISTANT, PAINTERS, RowContext, RowPainter
 from crewagent.ui.timeline.selection import TextSelection
 from crewagent.ui.timeline.state import TimelineViewState
@@ -97,6 +98,11 @@ class TimelineDelegate(QStyledItemDelegate):
         self._remeasure_timer.setSingleShot(True)
         self._remeasure_timer.setInterval(0)
         self._remeasure_timer.timeout.connect(self._flush_remeasure)
+        #: Thumbnails of user rows' images (issue 17), decoded off the GUI thread; a row is measured
+        #: again when its thumbnails or notes arrive.
+        self.thumbnails = ThumbnailCache(self)
+        state.thumbnails = self.thumbnails
+        self.thumbnails.loaded.connect(self._on_thumbnails)
 
     def row_width(self, option: QStyleOptionViewItem | None = None) -> int:
         return max(METRICS.column.min_row_width, self._row_width())
@@ -217,6 +223,17 @@ class TimelineDelegate(QStyledItemDelegate):
             if abs(self._sizes.get(key, -1) - layout.height) >= 1:
                 self._sizes[key] = layout.height
                 self._remeasure_later(QPersistentModelIndex(index))
+
+    @Slot(object)
+    def _on_thumbnails(self, keys: tuple[str, ...]) -> None:
+        view = self.parent()
+        model = view.model() if isinstance(view, QAbstractItemView) else None
+        for key in keys:
+            self._sizes = {size: height for size, height in self._sizes.items() if size[0] != key}
+            self._exact = {size for size in self._exact if size[0] != key}
+            index = model.index_of_key(key) if isinstance(model, TimelineModel) else QModelIndex()
+            if index.isValid():
+                self.height_changed.emit(QPersistentModelIndex(index))
 
     def _remeasure_later(self, index: QPersistentModelIndex) -> None:
         self._pending_remeasure.append(index)

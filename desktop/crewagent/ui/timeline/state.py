@@ -3,6 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol
+
+
+class Thumbnails(Protocol):
+    """Where user rows get their images' thumbnails (ui/images.py ``ThumbnailCache``)."""
+
+    def get(self, url: str, key: str = "") -> object:
+        """A QPixmap when loaded, a one-line note when it cannot be shown, None while loading."""
+        ...
 
 
 @dataclass
@@ -17,6 +26,8 @@ class TimelineViewState:
     busy: bool = False
     #: A timeline nobody can answer in (a subagent's tab): no Retry, Continue or full-output loading.
     read_only: bool = False
+    #: Thumbnails of attached images (None: the rows show placeholders).
+    thumbnails: Thumbnails | None = None
 
     def clear(self) -> None:
         self.expanded_tools.clear()
