@@ -109,7 +109,7 @@ def test_a_model_without_vision_is_refused_before_anything_is_sent(
     assert code == 2
     assert err.strip().splitlines() == [
         "crewagent: The model scripted-model does not accept images: choose a model with vision, or remove the images "
-        "(a model the app does not know is assumed to accept them; Settings > Model can say otherwise)."
+        "(a model the app does not know is assumed to accept them; Settings > Context > Images can say otherwise)."
     ]
     assert provider.requests == []  # nothing was sent
     store = RuntimeStore(tmp_path / "d")

@@ -180,3 +180,23 @@ def test_a_damaged_data_url_is_refused_on_import() -> None:
     not_png = [{"type": "image_url", "image_url": {"url": "data:image/png;base64," + base64.b64encode(b"hello").decode()}}]
     with pytest.raises(AttachmentError, match=r"^messages\[0\]: messages\[0\] image 1 is not a PNG"):
         decode_imported_images(not_png, "messages[0]")
+
+
+def test_edit_and_regenerate_keep_the_images_and_an_images_only_message_counts() -> None:
+    from crewagent.core.message_actions import edit_turn, regenerate_turn
+    from crewagent.core.messages import ConversationMessage
+
+    ref = "@state/attachments/c/" + "a" * 64 + ".png"
+    asked = ConversationMessage.new("user", user_content("what is it?", [ref]))
+    answer = ConversationMessage.new("assistant", "A cat.")
+    assert regenerate_turn([asked, answer]).text == asked.content
+    assert edit_turn([asked, answer], asked.id, "and now?").text == user_content("and now?", [ref])
+    only_image = ConversationMessage.new("user", user_content("", [ref]))
+    assert regenerate_turn([only_image]).replaces == only_image.id
+
+
+def test_the_text_of_a_message_with_images_is_searchable() -> None:
+    from crewagent.core.search.text import readable_text
+
+    content = user_content("the red button", ["@state/attachments/c/" + "a" * 64 + ".png"])
+    assert readable_text({"role": "user", "content": content}) == "the red button"

@@ -18,6 +18,7 @@ from crewagent.core.attachments import image_urls
 from crewagent.core.settings import SettingsStore
 from crewagent.core.store import RuntimeStore
 from crewagent.ui.composer import Composer
+from crewagent.ui.images import Attached
 from crewagent.ui.mainwindow import MainWindow
 from crewagent.ui.timeline import TimelineRole
 from tests.fakes.images import GIF_BYTES, png_bytes
@@ -92,6 +93,19 @@ def test_paste_drop_and_pick_add_chips_that_the_keyboard_can_remove(qtbot: Any, 
     composer.submit()
     assert sent == [""]
     assert strip.take() and strip.count() == 0 and not strip.isVisible()
+
+
+def test_chips_keep_the_order_the_images_were_given_in_whichever_is_read_first(qtbot: Any) -> None:
+    """Two files of one drop are read on two pool threads: the second may be ready first."""
+    composer = Composer()
+    qtbot.addWidget(composer)
+    strip = composer.attachments
+    image = QImage.fromData(png_bytes())
+    strip._loaded(1, Attached("second.png", b"2", image))
+    strip._loaded(0, Attached("first.png", b"1", image))
+    strip._loaded(2, Attached("third.png", b"3", image))
+    assert [chip.attached.name for chip in strip.chips] == ["first.png", "second.png", "third.png"]
+    assert strip.images() == (b"1", b"2", b"3")
 
 
 def test_a_model_without_vision_is_refused_before_sending_and_the_draft_stays(

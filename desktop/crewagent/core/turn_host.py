@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar, cast
 
 from crewagent.core import agent_catalog, texts
-from crewagent.core.attachments import store_image, user_content
+from crewagent.core.attachments import count_images, store_image, user_content
 from crewagent.core.commands import global_command
 from crewagent.core.errors import CrewAgentError
 from crewagent.core.llm import ProviderConfig
@@ -356,7 +356,7 @@ class TurnHost(Generic[M]):
         store = self._store_of()
         self.project(project_id)
         result = await asyncio.to_thread(store.load_messages, project_id, conversation_id)
-        if not any(m.role == "user" and m.text.strip() for m in result.messages):
+        if not any(m.role == "user" and (m.text.strip() or count_images(m.content)) for m in result.messages):
             raise CrewAgentError("There is no message to send again in this conversation.")
         async with aclosing(self._turn(store, project_id, conversation_id, None, mode)) as items:
             async for item in items:

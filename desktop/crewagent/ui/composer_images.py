@@ -8,6 +8,8 @@ encoded bytes (:meth:`AttachmentStrip.take`); the worker stores them.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QEvent, QMimeData, Qt, QUrl, Signal, Slot
@@ -43,10 +45,12 @@ class _Chip(QFrame):
 
     remove = Signal(object)
 
-    def __init__(self, attached: Attached, parent: QWidget | None = None):
+    def __init__(self, attached: Attached, order: int, parent: QWidget | None = None):
         super().__init__(parent)
         self.setObjectName("attachmentChip")
         self.attached = attached
+        #: When it was given: chips keep that order, whichever image was read first.
+        self.order = order
         self.thumb = QLabel(self)
         self.thumb.setFixedSize(THUMB_PX, THUMB_PX)
         self.thumb.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -83,6 +87,7 @@ class AttachmentStrip(QFrame):
         self.setObjectName("attachmentStrip")
         self.jobs = OffThread(self)
         self._chips: list[_Chip] = []
+        self._given = 0  # images given so far (the order of the chips)
         self._row = QHBoxLayout(self)
         self._row.setContentsMargins(0, 0, 0, 0)
         self._row.setSpacing(6)
@@ -94,12 +99,16 @@ class AttachmentStrip(QFrame):
     def add_files(self, paths: list[str]) -> None:
         """Read, check and scale each file off the GUI thread; each good one becomes a chip."""
         for path in paths:
-            self.jobs.run(lambda path=path: load_file(path), self._loaded)
+            self._load(functools.partial(load_file, path))
 
     def add_image(self, image: QImage) -> None:
         """A pasted image: encoded as PNG, checked and scaled off the GUI thread."""
         copy = QImage(image)  # the clipboard's image may change before the job runs
-        self.jobs.run(lambda: load_pasted(copy), self._loaded)
+        self._load(functools.partial(load_pasted, copy))
+
+    def _load(self, job: Callable[[], Attached]) -> None:
+        order, self._given = self._given, self._given + 1
+        self.jobs.run(job, functools.partial(self._loaded, order))
 
     def add_mime(self, mime: QMimeData) -> bool:
         """Attach the images of a paste or a drop: image files first, else image data; False when there is none."""
@@ -114,17 +123,18 @@ class AttachmentStrip(QFrame):
                 return True
         return False
 
-    def _loaded(self, attached: Attached) -> None:
+    def _loaded(self, order: int, attached: Attached) -> None:
         if attached.error:
             self.refused.emit(translate_core(attached.error))
             return
         if len(self._chips) >= MAX_IMAGES:
             self.refused.emit(self.tr("A message takes at most {count} images.").format(count=MAX_IMAGES))
             return
-        chip = _Chip(attached, self)
+        chip = _Chip(attached, order, self)
         chip.remove.connect(self._remove)
-        self._row.insertWidget(len(self._chips), chip)
-        self._chips.append(chip)
+        place = sum(1 for other in self._chips if other.order < order)  # jobs finish in any order
+        self._row.insertWidget(place, chip)
+        self._chips.insert(place, chip)
         self.show()
         self.changed.emit()
 

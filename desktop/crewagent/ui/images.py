@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QObject, Qt, Signal
+from PySide6.QtCore import QBuffer, QByteArray, QCoreApplication, QIODevice, QObject, Qt, Signal
 from PySide6.QtGui import QImage, QPixmap
 
 from crewagent.core import paths, texts
@@ -33,7 +33,7 @@ def png_of(image: QImage) -> bytes:
     """A pasted image encoded as PNG (off the GUI thread: large screenshots take a while)."""
     buffer = QBuffer()
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    image.save(buffer, "PNG")
+    image.save(buffer, "PNG")  # type: ignore[call-overload]  # the stubs say bytes; PySide6 takes only str
     return bytes(buffer.data().data())
 
 
@@ -67,10 +67,15 @@ def load_pasted(image: QImage) -> Attached:
     return _decoded("", data)
 
 
+def _undecodable(name: str) -> str:
+    # QCoreApplication.translate is thread-safe: this runs on a pool thread.
+    return QCoreApplication.translate("Images", "{name} cannot be decoded as an image.").format(name=name)
+
+
 def _decoded(name: str, data: bytes) -> Attached:
     image = thumbnail(data)
     if image.isNull():  # right magic bytes, damaged body
-        return Attached(name, error=texts.IMAGE_UNDECODABLE.format(name=name or texts.IMAGE_PASTED))
+        return Attached(name, error=_undecodable(name or translate_core(texts.IMAGE_PASTED)))
     return Attached(name, data, image)
 
 
@@ -134,4 +139,4 @@ def _load_thumbnail(state_dir: str, url: str) -> QImage | str:
     if len(data) > MAX_IMAGE_BYTES:
         return url
     image = thumbnail(data)
-    return image if not image.isNull() else texts.IMAGE_UNDECODABLE.format(name=url)
+    return image if not image.isNull() else _undecodable(url)
