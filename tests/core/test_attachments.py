@@ -200,3 +200,25 @@ def test_the_text_of_a_message_with_images_is_searchable() -> None:
 
     content = user_content("the red button", ["@state/attachments/c/" + "a" * 64 + ".png"])
     assert readable_text({"role": "user", "content": content}) == "the red button"
+
+
+_reference_like = st.one_of(
+    st.text(max_size=120),
+    st.builds(
+        lambda folder, name: f"@state/attachments/{folder}/{name}",
+        st.sampled_from(["..", ".", "", CID, "a/..", "../state", "%2e%2e", "x\x00"]) | st.text(max_size=12),
+        st.text(alphabet="0123456789abcdef./", max_size=70).map(lambda n: n + ".png"),
+    ),
+)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(reference=_reference_like)
+def test_any_reference_resolves_inside_the_attachments_folder_or_is_refused(tmp_path: Path, reference: str) -> None:
+    root = (tmp_path / "state" / "attachments").resolve()
+    try:
+        target = resolve_reference(tmp_path / "state", reference)
+    except AttachmentError as exc:
+        assert "\n" not in str(exc)
+        return
+    assert target.is_relative_to(root) and target.parent.parent == root

@@ -72,7 +72,7 @@ def sniff(data: bytes) -> str | None:
 
 def check_image(data: bytes, name: str = "") -> str:
     """The MIME type of ``data``; raises :class:`AttachmentError` (one line) when it is not an accepted image."""
-    label = name or texts.IMAGE_PASTED
+    label = _short(name) if name else texts.IMAGE_PASTED
     if len(data) > MAX_IMAGE_BYTES:
         raise AttachmentError(texts.IMAGE_TOO_LARGE.format(name=label, size=_mb(len(data)), limit=_mb(MAX_IMAGE_BYTES)))
     mime = sniff(data)
@@ -87,10 +87,10 @@ def read_image_file(path: str | Path) -> bytes:
     try:
         size = source.stat().st_size
         if size > MAX_IMAGE_BYTES:
-            raise AttachmentError(texts.IMAGE_TOO_LARGE.format(name=source.name, size=_mb(size), limit=_mb(MAX_IMAGE_BYTES)))
+            raise AttachmentError(texts.IMAGE_TOO_LARGE.format(name=_short(source.name), size=_mb(size), limit=_mb(MAX_IMAGE_BYTES)))
         data = source.read_bytes()
     except OSError as exc:
-        raise AttachmentError(texts.IMAGE_UNREADABLE.format(name=source.name, reason=exc.strerror or exc)) from exc
+        raise AttachmentError(texts.IMAGE_UNREADABLE.format(name=_short(source.name), reason=exc.strerror or exc)) from exc
     check_image(data, source.name)
     return data
 
@@ -159,7 +159,9 @@ def parse_data_url(url: str) -> bytes | None:
 
 
 def _short(reference: str) -> str:
-    return reference if len(reference) <= 80 else reference[:77] + "..."
+    """A reference as a one-line error shows it: control characters escaped, at most 80 characters."""
+    shown = "".join(char if char.isprintable() else repr(char)[1:-1] for char in reference)
+    return shown if len(shown) <= 80 else shown[:77] + "..."
 
 
 # -- content lists ------------------------------------------------------------------------------
