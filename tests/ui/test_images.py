@@ -132,7 +132,7 @@ def test_a_model_without_vision_is_refused_before_sending_and_the_draft_stays(
 
 
 def test_images_reach_the_model_as_data_urls_and_show_as_thumbnails_also_after_a_restart(
-    qtbot: Any, scripted_llm: ScriptedServer, project: Any, make_window: Callable[[], MainWindow], isolated_dirs: dict[str, Path]  # noqa: F811
+    qtbot: Any, qtmodeltester: Any, scripted_llm: ScriptedServer, project: Any, make_window: Callable[[], MainWindow], isolated_dirs: dict[str, Path]  # noqa: F811
 ) -> None:
     scripted_llm.script(text("A red square."))
     main = make_window()
@@ -170,6 +170,7 @@ def test_images_reach_the_model_as_data_urls_and_show_as_thumbnails_also_after_a
         return [view.timeline_delegate.thumbnails.get(ref) for ref in refs]
 
     qtbot.waitUntil(lambda: all(isinstance(t, QPixmap) for t in thumbnails(main)))
+    qtmodeltester.check(conversation.model)
     assert all(isinstance(t, QPixmap) and not t.isNull() for t in thumbnails(main))
     cid = conversation.conversation_id
 
