@@ -222,3 +222,14 @@ def test_any_reference_resolves_inside_the_attachments_folder_or_is_refused(tmp_
         assert "\n" not in str(exc)
         return
     assert target.is_relative_to(root) and target.parent.parent == root
+
+
+def test_the_calls_of_one_turn_read_each_image_once(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    ref = store_image(state, CID, png_bytes())
+    messages = [{"role": "user", "content": user_content("look", [ref])}]
+    read: dict[str, str] = {}
+    first = inline_images(messages, state, read=read).messages
+    (state / ref.removeprefix("@state/")).unlink()  # gone after the first call: the turn still has it
+    assert inline_images(messages, state, read=read).messages == first
+    assert "is missing" in inline_images(messages, state).messages[0]["content"][1]["text"]  # a new turn reads again

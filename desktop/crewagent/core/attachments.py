@@ -232,19 +232,25 @@ class Inlined:
     notes: tuple[str, ...] = ()
 
 
-def inline_images(messages: list[dict[str, Any]], state_dir: Path, *, vision: bool = True) -> Inlined:
+def inline_images(
+    messages: list[dict[str, Any]], state_dir: Path, *, vision: bool = True, read: dict[str, str] | None = None
+) -> Inlined:
     """The payload with every stored reference replaced by its data URL (blocking: call off the loop).
 
     ``vision=False``: every image becomes a text note (earlier turns' images, after a switch to a
     model without vision). A reference that cannot be read (missing, forged, changed) becomes a
-    one-line note for the model and is reported in ``notes``.
+    one-line note for the model and is reported in ``notes``. ``read`` keeps the data URLs made,
+    by reference, for the next call (the model calls of one turn read each image once).
     """
     notes: list[str] = []
     cache: dict[str, str | dict[str, Any]] = {}
+    made = read if read is not None else {}
 
     def change(url: str) -> str | dict[str, Any]:
         if url in cache:
             return cache[url]
+        if vision and url in made:
+            return made[url]
         result: str | dict[str, Any]
         if not vision:
             result = note_part(texts.IMAGE_NOT_SENT_NO_VISION)
@@ -252,7 +258,7 @@ def inline_images(messages: list[dict[str, Any]], state_dir: Path, *, vision: bo
             result = url
         else:
             try:
-                result = data_url(*read_reference(state_dir, url))
+                result = made[url] = data_url(*read_reference(state_dir, url))
             except CrewAgentError as exc:
                 notes.append(str(exc))
                 result = note_part(str(exc))

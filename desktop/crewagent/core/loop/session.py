@@ -136,6 +136,8 @@ class ConversationSession:
         self.counter = counter
         self._loop: ToolLoop | None = None
         self._stop_requested = False
+        #: Attached images as data URLs, by reference: read once per session, not once per model call.
+        self._images_read: dict[str, str] = {}
 
     # -- recovery ---------------------------------------------------------------------------
 
@@ -290,7 +292,7 @@ class ConversationSession:
 
     def _inline_images(self, result: ContextResult, vision: bool) -> ContextResult:
         """The request with stored images as data URLs, read at the last moment (blocking)."""
-        inlined = inline_images(result.messages, self.store.state_dir(self.project.id), vision=vision)
+        inlined = inline_images(result.messages, self.store.state_dir(self.project.id), vision=vision, read=self._images_read)
         if inlined.messages is result.messages:
             return result
         if inlined.notes:
