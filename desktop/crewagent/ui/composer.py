@@ -175,7 +175,7 @@ class Composer(QFrame):
         self.attachments = AttachmentStrip(self)
         self.attach_button = QToolButton(self)
         self.attach_button.setObjectName("attachButton")
-        self.attach_button.setText("🖼")
+        self.attach_button.setText("+")
         #: Asks which image files to attach (the window's dialogs; None: the button does nothing).
         self.dialogs: ProjectDialogs | None = None
         #: The model of the next turn takes images, and its name (for the refusal).
