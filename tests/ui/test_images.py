@@ -131,6 +131,33 @@ def test_a_model_without_vision_is_refused_before_sending_and_the_draft_stays(
     assert scripted_llm.requests == []  # nothing was sent (the script is empty: a request would fail the test)
 
 
+def test_a_send_the_core_refuses_gives_the_text_and_images_back(
+    qtbot: Any, scripted_llm: ScriptedServer, project: Any, make_window: Callable[[], MainWindow], dialogs: ScriptedDialogs  # noqa: F811
+) -> None:
+    """The composer had not heard of the settings' change yet: the worker refuses, nothing is stored or lost."""
+    SettingsStore().update(llm={"vision": False})
+    main = make_window()
+    open_conversation(qtbot, main, project.root)
+    conversation = main.project_view.conversation
+    composer = conversation.composer
+    qtbot.waitUntil(lambda: not composer._vision)
+    composer.set_accepts_images(True, "scripted-model")  # as if the settings changed a moment ago
+    shot = project.root / "shot.png"
+    shot.write_bytes(png_bytes())
+    dialogs.image_files = [str(shot)]
+    composer.attach_images()
+    qtbot.waitUntil(lambda: composer.attachments.count() == 1)
+    composer.input.setPlainText("what is this?")
+
+    qtbot.keyClick(composer.input, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: composer.attachments.count() == 1, timeout=10_000)
+
+    assert composer.input.toPlainText() == "what is this?"
+    assert composer.attachments.images() == (shot.read_bytes(),)
+    qtbot.waitUntil(lambda: not conversation.busy)
+    assert list(conversation.model.iter_top()) == [] and scripted_llm.requests == []
+
+
 def test_images_reach_the_model_as_data_urls_and_show_as_thumbnails_also_after_a_restart(
     qtbot: Any, qtmodeltester: Any, scripted_llm: ScriptedServer, project: Any, make_window: Callable[[], MainWindow], isolated_dirs: dict[str, Path]  # noqa: F811
 ) -> None:

@@ -15,7 +15,7 @@ from crewagent.ui.core_texts import translate_core
 from crewagent.ui.dialogs import ProjectDialogs
 
 from crewagent.ui.timeline.labels import usage_label
-from crewagent.worker.turn_values import ContextUsage, TimelineMessage, TokenUsage
+from crewagent.worker.turn_values import ContextUsage, TimelineMessage, TokenUsage, TurnError
 
 #: Cells of the context meter ``[●●●○○]``.
 METER_CELLS = 5
@@ -295,6 +295,25 @@ class Composer(QFrame):
         """"Attach image…": the chosen files are read and checked off the GUI thread."""
         if self.dialogs is not None and not self._busy:
             self.attachments.add_files(self.dialogs.ask_image_files(self))
+
+    @Slot(object)
+    def restore_unsent(self, error: TurnError) -> None:
+        """A send with images was refused before anything was stored (the model takes no images,
+        a command): its text and images come back, unless the user is writing something else."""
+        unsent = self.attachments.unsent
+        if unsent is None or unsent[0] != error.conversation_id or not error.request.starts_turn:
+            return
+        self.attachments.unsent = None
+        if not self.input.toPlainText() and not self.attachments.count():
+            self.input.setPlainText(unsent[1])
+            self.attachments.put_back(unsent[2])
+
+    @Slot(str, object)
+    def forget_unsent(self, conversation_id: str, message: object) -> None:
+        """The user message of the send was stored: nothing is given back any more."""
+        unsent = self.attachments.unsent
+        if unsent is not None and unsent[0] == conversation_id and getattr(message, "role", "") == "user":
+            self.attachments.unsent = None
 
     def set_accepts_images(self, vision: bool, model: str) -> None:
         """Whether the model of the next turn takes images (Settings, the model picker)."""

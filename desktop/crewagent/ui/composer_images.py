@@ -88,6 +88,9 @@ class AttachmentStrip(QFrame):
         self.jobs = OffThread(self)
         self._chips: list[_Chip] = []
         self._given = 0  # images given so far (the order of the chips)
+        #: The last message sent with images until its user message is stored: ``(conversation_id,
+        #: text, images)``; a send refused before anything was stored gets them back (Composer).
+        self.unsent: tuple[str, str, tuple[Attached, ...]] | None = None
         self._row = QHBoxLayout(self)
         self._row.setContentsMargins(0, 0, 0, 0)
         self._row.setSpacing(6)
@@ -162,6 +165,15 @@ class AttachmentStrip(QFrame):
 
     def images(self) -> tuple[bytes, ...]:
         return tuple(chip.attached.data for chip in self._chips)
+
+    def attached(self) -> tuple[Attached, ...]:
+        return tuple(chip.attached for chip in self._chips)
+
+    def put_back(self, attached: tuple[Attached, ...]) -> None:
+        """Images taken for a send that was refused, as chips again (nothing to read: they were checked)."""
+        for image in attached:
+            order, self._given = self._given, self._given + 1
+            self._loaded(order, image)
 
     def take(self) -> tuple[bytes, ...]:
         """The images, in the order attached; the strip is empty afterwards."""

@@ -71,6 +71,7 @@ class ConversationSignals(QFrame):
     def _request_send(self, ids: tuple[str, str], text: str, mode: str, attachments: AttachmentStrip) -> None:
         """``send_requested``, or ``send_images_requested`` with the composer's images (taken from it)."""
         if attachments.count():
+            attachments.unsent = (ids[1], text, attachments.attached())  # given back if the send is refused
             self.send_images_requested.emit(*ids, text, mode, attachments.take())
         else:
             self.send_requested.emit(*ids, text, mode)

@@ -233,6 +233,9 @@ class ProjectView(QWidget):
         turns.subagent_notice.connect(conversation.feed.on_message_persisted)
         turns.subagent_status_changed.connect(conversation.feed.on_subagent_status)
         turns.error.connect(conversation.on_worker_error)
+        # A send with images refused before anything was stored gives its draft back (issue 17).
+        turns.error.connect(conversation.composer.restore_unsent)
+        turns.message_persisted.connect(conversation.composer.forget_unsent)
         # Subagents: their Task parts and notices in the timeline, their conversations in tabs.
         subagents.load_requested.connect(turns.open_subagent, queued)
         subagents.cancel_requested.connect(turns.cancel_subagent, queued)
