@@ -155,7 +155,7 @@ _part = st.one_of(
 )
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(parts=st.lists(_part, max_size=6))
 def test_any_content_round_trips_its_images_through_export_and_import(tmp_path_factory: pytest.TempPathFactory, parts: list) -> None:  # type: ignore[type-arg]
     """Stored (log: references) -> exported (data URLs) -> imported elsewhere (references again):
@@ -212,7 +212,7 @@ _reference_like = st.one_of(
 )
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(reference=_reference_like)
 def test_any_reference_resolves_inside_the_attachments_folder_or_is_refused(tmp_path: Path, reference: str) -> None:
     root = (tmp_path / "state" / "attachments").resolve()

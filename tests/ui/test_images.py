@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QGuiApplication, QImage, QPixmap
 from PySide6.QtWidgets import QApplication
@@ -108,6 +109,7 @@ def test_chips_keep_the_order_the_images_were_given_in_whichever_is_read_first(q
     assert strip.images() == (b"1", b"2", b"3")
 
 
+@pytest.mark.slow
 def test_a_model_without_vision_is_refused_before_sending_and_the_draft_stays(
     qtbot: Any, scripted_llm: ScriptedServer, project: Any, make_window: Callable[[], MainWindow], dialogs: ScriptedDialogs  # noqa: F811
 ) -> None:
@@ -158,6 +160,7 @@ def test_a_send_the_core_refuses_gives_the_text_and_images_back(
     assert list(conversation.model.iter_top()) == [] and scripted_llm.requests == []
 
 
+@pytest.mark.slow
 def test_images_reach_the_model_as_data_urls_and_show_as_thumbnails_also_after_a_restart(
     qtbot: Any, qtmodeltester: Any, scripted_llm: ScriptedServer, project: Any, make_window: Callable[[], MainWindow], isolated_dirs: dict[str, Path]  # noqa: F811
 ) -> None:
