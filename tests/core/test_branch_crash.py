@@ -60,7 +60,7 @@ def test_a_kill_mid_regenerate_reloads_into_a_valid_request_on_the_new_branch(
     try:
         deadline = time.monotonic() + 60
         # Killed once the answer has streamed long enough to be checkpointed (the 500 ms checkpoint).
-        while not (store.read_stream_checkpoint(pid, cid) or {}).get("content"):
+        while not (seen := (store.read_stream_checkpoint(pid, cid) or {}).get("content")):
             assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
             assert time.monotonic() < deadline, "the regenerate never streamed"
             time.sleep(0.05)
@@ -77,7 +77,8 @@ def test_a_kill_mid_regenerate_reloads_into_a_valid_request_on_the_new_branch(
     current = current_branch(loaded.messages)
     assert [m.role for m in current] == ["user", "assistant"]
     assert current[0].replaces == question.id and current[0].text == "2+2?"
-    assert current[1].interrupted and current[1].text.startswith("w0 w1")
+    # What was checkpointed before the kill survives (under load that may be only the first word).
+    assert current[1].interrupted and current[1].text.startswith(seen) and seen.startswith("w0 ")
     request = build_llm_messages(loaded.messages)
     assert request.ok and validate_messages(request.messages, name_pattern=DOTTED_FUNCTION_NAME) == []
     assert not any("Four." in str(m.get("content")) for m in request.messages)
