@@ -249,6 +249,24 @@ def test_a_conversation_without_a_run_hides_the_panel_and_the_layout_is_remember
     view.timeline.setFocus()
     qtbot.keyClick(view.timeline, Qt.Key.Key_L, Qt.KeyboardModifier.ControlModifier)
     assert view.logs.isVisible()
+
+    # In the window, Ctrl+K clears the log while the log has the focus (Ctrl+L gave it the focus),
+    # and focuses the search box everywhere else, the log kept.
+    search = main.project_view.works.search
+    main.activateWindow()
+    qtbot.waitUntil(main.isActiveWindow)
+    view.logs.model.add("info", "one")
+    view.logs.model.add("warn", "two")
+    qtbot.waitUntil(view.logs.view.hasFocus)
+    qtbot.keyClick(view.logs.view, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)
+    assert view.logs.model.rowCount() == 0 and not search.hasFocus()
+    view.logs.model.add("info", "three")
+    view.timeline.setFocus()
+    qtbot.waitUntil(view.timeline.hasFocus)
+    qtbot.keyClick(view.timeline, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(search.hasFocus)
+    assert view.logs.model.rowCount() == 1
+    view.logs.view.setFocus()
     layout.root.setSizes([500, 220])
     layout._remember_sizes()
     assert layout.log_height == 220
