@@ -384,3 +384,40 @@ def test_the_panel_and_the_logs_speak_simplified_chinese(qtbot: Any, qapp: Any) 
     finally:
         languages.set_language("en")
     qtbot.waitUntil(lambda: workspace.tabs.tabText(0) == "Progress")
+
+
+def test_the_panel_appears_in_two_slices_the_tables_filled_in_the_second(
+    qtbot: Any, qtmodeltester: Any, store: Any, project: Any, run_conversation: tuple[str, str], isolated_dirs: dict[str, Path]
+) -> None:
+    """The first snapshot of a run shows the panel (header, empty tables) in one pass of the event loop
+    and fills the tables in the next: showing the panel and laying out its rows never add up in one
+    stall (issue 11, "Performance"; docs/benchmarks.md, Run workspace, session 6)."""
+    from PySide6.QtWidgets import QApplication
+
+    from crewagent.ui.run_workspace import RunWorkspace
+    from crewagent.worker.runs import RunLoader
+
+    conversation_id, run_id = run_conversation
+    loaded = RunLoader(lambda: store, lambda: PackageStore(isolated_dirs["data"]), None, None).read(project, conversation_id)  # type: ignore[arg-type]
+    workspace = RunWorkspace()
+    qtbot.addWidget(workspace)
+    workspace.resize(420, 600)
+    workspace.show_conversation(project.id, conversation_id)
+    assert workspace.isHidden()
+    workspace.on_run_loaded(loaded)
+    # First slice: the panel with its header, the tables still empty.
+    assert not workspace.isHidden() and workspace.title.text() == "Project brief" and run_id in workspace.subtitle.text()
+    assert workspace.snapshot is None and workspace.progress_model.rowCount() == 0
+    # Next slice: the tables.
+    qtbot.waitUntil(lambda: workspace.snapshot is not None)
+    assert statuses(workspace)[0] == ("gather-goals", "current") and workspace.progress_model.rowCount() == 4
+    qtmodeltester.check(workspace.progress_model)
+    # Once shown, a new snapshot of the run is applied at once; leaving the conversation drops a pending one.
+    workspace.on_run_loaded(loaded)
+    assert workspace.snapshot is loaded.snapshot
+    workspace.show_conversation(project.id, "")
+    workspace.show_conversation(project.id, conversation_id)
+    workspace.on_run_loaded(loaded)
+    workspace.show_conversation(project.id, "other")
+    QApplication.processEvents()  # a zero-timer would fire here
+    assert workspace.isHidden() and workspace.snapshot is None and workspace.progress_model.rowCount() == 0
