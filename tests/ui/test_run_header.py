@@ -226,6 +226,9 @@ def test_the_picker_gains_a_workflow_when_a_package_is_imported(
     assert panel.selected_workflow()[1] == "project-brief"  # type: ignore[index]  # the choice is kept
     notes = panel.model.index(0, 0)
     assert (notes.data(WorkflowRole.WORKFLOW_ID), notes.data(WorkflowRole.PACKAGE_LABEL)) == ("notes", "notes 1.0.0")
+    # Its agents join the agent picker, without a restart either.
+    selector = main.project_view.conversation.header.agent_selector
+    qtbot.waitUntil(lambda: all(any(name in selector.itemText(i) for i in range(selector.count())) for name in ("Wren", "Cato")), timeout=20_000)
 
     install_notes(app.data, tmp_path, version="1.1.0")  # installed by another process (the command line)
     main.load_packages_requested.emit()

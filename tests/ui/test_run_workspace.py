@@ -241,7 +241,11 @@ def test_a_conversation_without_a_run_hides_the_panel_and_the_layout_is_remember
     layout = main.project_view.conversation.run_layout
     assert workspace.isVisible() and workspace.expanded
 
-    # Collapse to the rail, drag the logs in with Ctrl+L, close: all of it comes back.
+    # Widen the panel, collapse it to the rail, bring the logs in with Ctrl+L, close: all of it comes back.
+    assert layout.panel_width != 450
+    layout.columns.setSizes([sum(layout.columns.sizes()) - 450, 450])
+    layout._remember_sizes()  # what the splitter's splitterMoved does when the user drags it
+    assert layout.panel_width == 450
     qtbot.mouseClick(workspace.rail, Qt.MouseButton.LeftButton)
     assert not workspace.expanded and not workspace.tabs.isVisible() and workspace.rail.isVisible()
     view = main.project_view.conversation
@@ -283,7 +287,7 @@ def test_a_conversation_without_a_run_hides_the_panel_and_the_layout_is_remember
     qtbot.mouseClick(workspace.rail, Qt.MouseButton.LeftButton)
     assert workspace.expanded and workspace.tabs.isVisible()
     sizes = view.run_layout.columns.sizes()
-    assert sizes[1] == view.run_layout.panel_width
+    assert sizes[1] == view.run_layout.panel_width == 450
 
 
 def test_ctrl_k_clears_the_log_only_while_it_has_the_focus(qtbot: Any, qtmodeltester: Any) -> None:
