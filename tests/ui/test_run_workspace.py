@@ -117,6 +117,12 @@ def test_the_example_workflow_shows_progress_graph_tool_calls_and_artifacts_step
     workspace.tabs.setCurrentIndex(1)
     assert workspace.graph.current_node() == "gather-goals"
     assert workspace.title.text() == "Project brief"
+    # Each step with its title and its agent (the package's name for it), in graph order.
+    progress = workspace.progress_model
+    assert [[progress.index(r, c).data() for c in range(2)] for r in range(4)] == [
+        ["Gather the goals", "Mira"], ["Draft the brief", "Mira"], ["Review the brief", "Theo"], ["Done", ""]
+    ]
+    assert progress.index(0, 0).data(Qt.ItemDataRole.DecorationRole) is not None  # the drawn status mark
     for model in (workspace.progress_model, workspace.decision_model, workspace.calls_model, workspace.artifacts_model):
         qtmodeltester.check(model)
 
