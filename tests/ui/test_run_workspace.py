@@ -116,6 +116,12 @@ def test_the_example_workflow_shows_progress_graph_tool_calls_and_artifacts_step
     assert workspace.graph.current_node() == ""  # drawn when its tab shows
     workspace.tabs.setCurrentIndex(1)
     assert workspace.graph.current_node() == "gather-goals"
+    # The graph draws every edge with its label.
+    from crewagent.ui.run_workspace.graph_view import EdgeItem
+
+    edges = sorted((i.edge.source, i.edge.target, i.label.text()) for i in workspace.graph.scene().items() if isinstance(i, EdgeItem))
+    assert edges == [("draft-brief", "review", "next"), ("gather-goals", "draft-brief", "next"),
+                     ("review", "draft-brief", "revise"), ("review", "end", "approve")]
     assert workspace.title.text() == "Project brief"
     # Each step with its title and its agent (the package's name for it), in graph order.
     progress = workspace.progress_model
