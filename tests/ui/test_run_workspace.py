@@ -391,6 +391,7 @@ def test_the_panel_and_the_logs_speak_simplified_chinese(qtbot: Any, qapp: Any) 
     for widget in (workspace, logs):
         qtbot.addWidget(widget)
     languages = LanguageManager(qapp)
+    assert workspace.calls_model.headerData(3, Qt.Orientation.Horizontal) == "Result"  # read (and kept) in English first
     try:
         languages.set_language("zh_CN")
         qtbot.waitUntil(lambda: workspace.tabs.tabText(0) == "进度")  # LanguageChange is posted
