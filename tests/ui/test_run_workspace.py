@@ -438,3 +438,24 @@ def test_the_panel_appears_in_two_slices_the_tables_filled_in_the_second(
     workspace.show_conversation(project.id, "other")
     QApplication.processEvents()  # a zero-timer would fire here
     assert workspace.isHidden() and workspace.snapshot is None and workspace.progress_model.rowCount() == 0
+
+
+def test_tool_calls_show_an_error_code_in_red_and_new_calls_are_appended(qtbot: Any, qtmodeltester: Any) -> None:
+    from crewagent.core.runs.snapshot import SHORT_ARGS_CHARS, ToolCallView
+    from crewagent.ui.run_workspace.models import ERROR_COLOR, ToolCallsModel
+
+    ok = ToolCallView("2026-11-26T10:00:00+00:00", "fs.read", "c1", '{"path": "a.md"}', True, "", 12.4)
+    failed = ToolCallView("2026-11-26T10:00:01+00:00", "fs.write", "c2", '{"path": "' + "x" * 200 + '"}', False, "E_PERMISSION", 3.0)
+    model = ToolCallsModel()
+    qtmodeltester.check(model)
+    model.set_calls([ok])
+    inserted: list[tuple[int, int]] = []
+    model.rowsInserted.connect(lambda _parent, first, last: inserted.append((first, last)))
+    model.set_calls([ok, failed])  # the audit grew: one row inserted, not a reset
+    assert inserted == [(1, 1)]
+    row = [model.index(1, column).data() for column in range(5)]
+    assert row[1:] == ["fs.write", failed.short_arguments, "E_PERMISSION", "3 ms"]
+    assert len(row[2]) == SHORT_ARGS_CHARS and model.index(1, 2).data(Qt.ItemDataRole.ToolTipRole) == failed.arguments
+    assert model.index(1, 3).data(Qt.ItemDataRole.ForegroundRole).color() == ERROR_COLOR
+    assert model.index(0, 3).data() == "ok" and model.index(0, 3).data(Qt.ItemDataRole.ForegroundRole) is None
+    qtmodeltester.check(model)
