@@ -459,3 +459,30 @@ def test_tool_calls_show_an_error_code_in_red_and_new_calls_are_appended(qtbot: 
     assert model.index(1, 3).data(Qt.ItemDataRole.ForegroundRole).color() == ERROR_COLOR
     assert model.index(0, 3).data() == "ok" and model.index(0, 3).data(Qt.ItemDataRole.ForegroundRole) is None
     qtmodeltester.check(model)
+
+
+def test_the_log_has_tool_info_warn_and_error_lines_for_its_conversation_only(qtbot: Any) -> None:
+    from crewagent.core.loop.events import RunProgress
+    from crewagent.ui.run_workspace.logs import LogPanel
+    from crewagent.worker.turn_values import ToolCallRef, ToolFinish
+
+    panel = LogPanel()
+    qtbot.addWidget(panel)
+    panel.show_conversation("c1")
+    panel.on_tool_started("c1", ToolCallRef("t1", "fs.read", '{"path": "' + "p" * 300 + '"}'))
+    panel.on_tool_finished("c1", ToolFinish("t1", "fs.read", True, 4.2, None, {}))
+    panel.on_tool_finished("c1", ToolFinish("t2", "fs.write", False, 1.0, "E_PERMISSION", {}))
+    panel.on_tool_finished("c2", ToolFinish("t3", "fs.write", False, 1.0, "E_OTHER", {}))  # another conversation
+    panel.on_run_progress("c1", RunProgress(run_id="r1", current_node_id="review", steps_completed=("a", "b"), complete=False))
+    panel.on_turn_finished("c1", "error", {"message": "The provider is down."})
+    panel.on_turn_finished("c1", "stopped", None)
+    entries = [(e.level, e.text) for e in panel.model.entries()]
+    assert [level for level, _ in entries] == ["tool", "tool", "warn", "info", "error", "warn"]
+    assert entries[0][1].startswith("→ fs.read ") and entries[0][1].endswith("…") and len(entries[0][1]) < 140
+    assert entries[1][1] == "✓ fs.read ok (4 ms)" and entries[2][1] == "✗ fs.write failed: E_PERMISSION"
+    assert "review" in entries[3][1] and "2 step(s)" in entries[3][1]
+    assert entries[4][1] == "Turn failed: The provider is down." and entries[5][1] == "Turn stopped."
+    # The error line is drawn in the error colour.
+    from crewagent.ui.run_workspace.logs import LEVEL_COLORS
+
+    assert panel.model.index(4, 2).data(Qt.ItemDataRole.ForegroundRole).color() == LEVEL_COLORS["error"]
