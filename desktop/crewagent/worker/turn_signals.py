@@ -62,6 +62,8 @@ class TurnSignals(QObject):
     prompt_withdrawn = Signal(str)
     #: A :class:`FullOutput`: the complete content of an offloaded tool result.
     full_output_loaded = Signal(object)
+    #: A :class:`~crewagent.worker.tool_images.ToolImages`: the thumbnails of an MCP tool part's images.
+    tool_images_loaded = Signal(object)
     #: An :class:`AgentMenu`: Agent-mode input showed the agent's menu instead of starting a turn.
     agent_menu = Signal(object)
     #: ``(conversation_id, command, message)``: a global command was handled without a turn.

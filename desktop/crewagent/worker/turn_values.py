@@ -411,6 +411,7 @@ class TurnRequest(StrEnum):
     SET_MODE = "set_mode"
     SET_AGENT = "set_agent"
     LOAD_FULL_OUTPUT = "load_full_output"
+    LOAD_TOOL_IMAGES = "load_tool_images"
     DESCRIBE_PROVIDER = "describe_provider"
     OPEN_SUBAGENT = "open_subagent"
     CANCEL_SUBAGENT = "cancel_subagent"
