@@ -124,3 +124,25 @@ def test_a_server_everything_image_shows_inline_and_opens(
         QDesktopServices.unsetUrlHandler("file")
     path = Path(opened.urls[0].toLocalFile())
     assert path.read_bytes().startswith(b"\x89PNG") and "state" in path.parts and "mcp" in path.parts
+
+
+def test_the_mcp_page_shows_the_live_stderr_of_a_server_a_turn_started(
+    qtbot: Any, scripted_llm: ScriptedServer, project: Any, make_window: Callable[[], MainWindow]
+) -> None:
+    marker = uuid.uuid4().hex
+    script = f"import sys; sys.stderr.write('turn-started server says {marker}\\n'); sys.stderr.flush(); sys.exit(3)"
+    SettingsStore().update(mcp={"servers": [{"id": "noisy", "command": sys.executable, "args": ["-c", script]}]})
+    scripted_llm.script(text("No tools today."))
+    main = make_window()
+    open_conversation(qtbot, main, project.root)
+    say(qtbot, main, "hello", wait=False)
+    conversation = main.project_view.conversation
+    qtbot.waitUntil(lambda: not conversation.busy, timeout=60_000)  # the server failed to start: a turn without its tools
+
+    main.settings_dialog.show_settings("mcp")
+    page = main.settings_dialog.mcp_page
+    page.servers.setCurrentItem(page.servers.topLevelItem(0))
+    assert page.selected_id() == "noisy"
+    # Never tested from the page: the log is the one the turn worker's server manager keeps.
+    qtbot.waitUntil(lambda: f"turn-started server says {marker}" in page.log.toPlainText(), timeout=10_000)
+    assert "[crewagent] MCP server 'noisy'" in page.log.toPlainText()  # the app's own note on why it stopped

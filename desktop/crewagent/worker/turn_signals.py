@@ -88,6 +88,8 @@ class TurnSignals(QObject):
     run_progress = Signal(str, object)
     #: A ``ServerState`` (core.mcp): an MCP server the turns use starts, runs (with its tools), fails or stops.
     mcp_state_changed = Signal(object)
+    #: An :class:`~crewagent.worker.mcp_ops.McpLog`: the stderr log of a server the turns started (``read_mcp_log``).
+    mcp_log_read = Signal(object)
     #: A :class:`TurnError`: a request failed for a reason the user can act on (no provider, the
     #: conversation is busy, a full disk), or a bug was reported; it names its conversation.
     error = Signal(object)

@@ -412,6 +412,7 @@ class TurnRequest(StrEnum):
     SET_AGENT = "set_agent"
     LOAD_FULL_OUTPUT = "load_full_output"
     LOAD_TOOL_IMAGES = "load_tool_images"
+    READ_MCP_LOG = "read_mcp_log"
     DESCRIBE_PROVIDER = "describe_provider"
     OPEN_SUBAGENT = "open_subagent"
     CANCEL_SUBAGENT = "cancel_subagent"
