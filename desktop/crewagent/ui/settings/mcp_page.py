@@ -128,7 +128,7 @@ class McpPage(SettingsPage):
         details.add_wide(self.status)
         self.fields["mcp.tools"] = details.add_field(self.tools)
         self.fields["mcp.log"] = details.add_field(self.log)
-        #: The live stderr of the servers the turns started (wired to ``TurnWorker.read_mcp_log`` by ui.wiring).
+        # The live stderr of the servers the turns started (wired to ``TurnWorker.read_mcp_log`` by ui.wiring).
         self.live_log = McpLogFollower(self, self.log)
         self._details = details
         self.finish()

@@ -33,7 +33,7 @@ from crewagent.worker.turn_values import SubagentInfo
 
 #: Characters of a tool result shown expanded (the rest: "… more", and "Open full output" opens the viewer).
 MAX_RESULT_CHARS = 20_000
-#: An MCP result's image is shown at most this large (its thumbnail scaled down to fit), then a gap.
+# An MCP result's image is shown at most this large (its thumbnail scaled down to fit), then a gap.
 IMAGE_MAX_WIDTH, IMAGE_MAX_HEIGHT, IMAGE_GAP = 240.0, 180.0, 6.0
 
 
@@ -69,8 +69,8 @@ class ToolFacts:
     read_only: bool = False
     duration_ms: float | None = None
     synthetic: bool = False
-    #: The ``@state/...`` images an MCP result names (expanded parts only), and their thumbnails
-    #: once the worker has read them (None: not yet).
+    # The ``@state/...`` images an MCP result names (expanded parts only), and their thumbnails
+    # once the worker has read them (None: not yet).
     images: tuple[str, ...] = ()
     thumbnails: tuple[ToolImage, ...] | None = None
 
