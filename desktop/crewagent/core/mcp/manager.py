@@ -136,11 +136,11 @@ class McpManager:
                 result = await connection.call(info.name, args)
             except McpFailure as failure:
                 return error(failure.code, failure.message, server=spec.id, tool=info.name)
-            target = None
-            if ctx.state_dir is not None:
-                target = SaveTarget.for_call(ctx.state_dir, conversation_id=ctx.conversation_id, run_id=ctx.run_id, call_id=ctx.call_id)
             if not any(getattr(block, "type", "text") != "text" for block in result.content or ()):
                 return convert(result, server_id=spec.id, tool=info.name, target=None)  # text only: no file to write
+            target = None  # made only now: its path arithmetic was a fifth of the app's part of a text call
+            if ctx.state_dir is not None:
+                target = SaveTarget.for_call(ctx.state_dir, conversation_id=ctx.conversation_id, run_id=ctx.run_id, call_id=ctx.call_id)
             return await asyncio.to_thread(convert, result, server_id=spec.id, tool=info.name, target=target)
 
         description = f"{info.description}\n\n(MCP server: {spec.label})".strip()
