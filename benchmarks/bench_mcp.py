@@ -169,6 +169,7 @@ def cold_start(runs: int, scratch: Path, servers: int = 5) -> list[str]:
     import subprocess
     import uuid
 
+    from crewagent.core.messages import ConversationMessage
     from crewagent.core.store import RuntimeStore
 
     marker = f"crewagent-bench-cold-{uuid.uuid4().hex}"
@@ -178,7 +179,12 @@ def cold_start(runs: int, scratch: Path, servers: int = 5) -> list[str]:
         data, config, project = base / "data", base / "config", base / "project"
         for folder in (data, config, project):
             folder.mkdir(parents=True)
-        RuntimeStore(data).create_project(project, "Cold start")
+        store = RuntimeStore(data)
+        info = store.create_project(project, "Cold start")
+        for n in range(20):  # the probe's second milestone is the Works list painted with conversations
+            meta = store.create_conversation(info.id)
+            store.append_messages(info.id, meta.id, [ConversationMessage.new("user", f"question {n}"), ConversationMessage.new("assistant", f"answer {n}")])
+        store.flush()
         entries = [_server(f"cold{n}", "lowlevel", "--start-delay", "5", marker) for n in range(count)]
         (config / "settings.json").write_text(json.dumps({"mcp": {"enabled": True, "servers": entries}}), encoding="utf-8")
         folders[label] = (data, config, project)
@@ -228,11 +234,15 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="20 calls: a smoke run")
     parser.add_argument("--calls-only", action="store_true", help="only the call overhead (no start timings)")
+    parser.add_argument("--cold-only", action="store_true", help="only the app cold start")
     parser.add_argument("--cold-runs", type=int, default=3, help="app cold starts per configuration (0: none)")
     args = parser.parse_args()
     delay = 0.2 if args.quick else 0.8
     with tempfile.TemporaryDirectory() as scratch:
         print(f"python {sys.version.split()[0]}, {sys.platform}, load average {os.getloadavg()[0]:.1f}\n")
+        if args.cold_only:
+            print("\n".join(cold_start(max(1, args.cold_runs), Path(scratch))))
+            return
         print("\n".join(await call_overhead(20 if args.quick else 300, Path(scratch))))
         if not args.calls_only:
             print()
