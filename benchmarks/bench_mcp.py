@@ -105,6 +105,8 @@ async def call_overhead(calls: int, scratch: Path) -> list[str]:
         f"| **overhead over in process** (target < 3) | **{app['edge'][0] - local_p50:.3f}** | **{app['lowlevel'][0] - local_p50:.3f}** |",
         f"| the SDK alone: `ClientSession.call_tool`, same server | {sdk['edge'][0]:.3f} ({sdk['edge'][1]:.1f}) | {sdk['lowlevel'][0]:.3f} ({sdk['lowlevel'][1]:.1f}) |",
         f"| what the app adds to the SDK's call | {app['edge'][0] - sdk['edge'][0]:.3f} | {app['lowlevel'][0] - sdk['lowlevel'][0]:.3f} |",
+        "| client CPU per call, app (median ms) | " + " | ".join(f"{statistics.median(CLIENT_CPU[f'app {k}']):.3f}" for k in ("edge", "lowlevel")) + " |",
+        "| client CPU per call, SDK alone (median ms) | " + " | ".join(f"{statistics.median(CLIENT_CPU[f'sdk {k}']):.3f}" for k in ("edge", "lowlevel")) + " |",
     ]
     return rows
 
@@ -123,16 +125,23 @@ async def _side_by_side(registry: ToolRegistry, name: str, ctx: ToolContext, cal
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         for n in range(calls + 5):
-            started = time.perf_counter()
+            started, cpu_start = time.perf_counter(), time.process_time()
             result = await registry.execute(name, {"text": f"ping {n}"}, ctx, call_id=f"c{n}")
-            middle = time.perf_counter()
+            middle, cpu_middle = time.perf_counter(), time.process_time()
             reply = await session.call_tool("echo", {"text": f"ping {n}"})
-            ended = time.perf_counter()
+            ended, cpu_end = time.perf_counter(), time.process_time()
             assert result["ok"] and not reply.is_error, (result, reply)
             if n >= 5:  # warm-up calls left out
                 app_times.append((middle - started) * MS)
                 sdk_times.append((ended - middle) * MS)
+                CLIENT_CPU.setdefault(f"app {kind}", []).append((cpu_middle - cpu_start) * MS)
+                CLIENT_CPU.setdefault(f"sdk {kind}", []).append((cpu_end - cpu_middle) * MS)
     return (statistics.median(app_times), max(app_times)), (statistics.median(sdk_times), max(sdk_times))
+
+
+#: The client process's CPU time per call (``time.process_time``), by "app <kind>" / "sdk <kind>":
+#: far less sensitive to the machine's load than wall time, which mostly measures waiting for a core.
+CLIENT_CPU: dict[str, list[float]] = {}
 
 
 async def _first_list(ids: list[str], kind: str = "edge", *extra: str) -> float:
