@@ -34,6 +34,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,6 +61,8 @@ def _server(server_id: str, kind: str = "edge", *extra: str) -> dict[str, Any]:
     or ``wait`` (mcp_wait_server.py: its start is waiting; ``extra``: the seconds)."""
     if kind == "wait":
         args = ["-S", WAIT_SERVER, *extra]
+    elif kind == "pipe":  # the low-level server with the SDK's stdio transport fed without threads
+        args = [ECHO_SERVER, "--pipe-io", *extra]
     else:
         args = ["-m", "tests.fakes.mcp_edge_server", *extra] if kind == "edge" else [ECHO_SERVER, *extra]
     return {"id": server_id, "command": sys.executable, "args": args, "cwd": str(ROOT), "trusted": True, "startTimeoutSeconds": 300}
@@ -86,27 +89,32 @@ async def call_overhead(calls: int, scratch: Path) -> list[str]:
     registry.register(Tool(name="local.echo", description="echo", handler=_echo, parameters={"type": "object", "properties": {"text": {"type": "string"}}}))
     ctx = ToolContext(project_root=scratch, state_dir=scratch / "state", conversation_id="bench")
     local_p50, local_max = await _p50(registry, "local.echo", ctx, calls)
+    kinds = ("edge", "lowlevel", "pipe")
     rows = [
-        "| echo call, p50 ms (max) | MCPServer (FastMCP) edge server | low-level `Server` echo |",
-        "|---|---|---|",
-        f"| in process (a registry tool doing the same) | {local_p50:.3f} ({local_max:.1f}) | |",
+        "| echo call, p50 ms (max) | MCPServer (FastMCP) edge server | low-level `Server` echo | low-level, stdio without threads |",
+        "|---|---|---|---|",
+        f"| in process (a registry tool doing the same) | {local_p50:.3f} ({local_max:.1f}) | | |",
     ]
     app: dict[str, tuple[float, float]] = {}
     sdk: dict[str, tuple[float, float]] = {}
-    for kind in ("edge", "lowlevel"):
+    for kind in kinds:
         manager = McpManager()
         try:
             await manager.register_tools(registry, McpSettings.model_validate({"servers": [_server(kind, kind)]}), ToolPolicy())
             app[kind], sdk[kind] = await _side_by_side(registry, f"mcp__{kind}__echo", ctx, calls, kind)
         finally:
             await manager.aclose()
+
+    def cells(value: Callable[[str], str]) -> str:
+        return " | ".join(value(kind) for kind in kinds)
+
     rows += [
-        f"| stdio MCP through the app (`ToolRegistry.execute`) | {app['edge'][0]:.3f} ({app['edge'][1]:.1f}) | {app['lowlevel'][0]:.3f} ({app['lowlevel'][1]:.1f}) |",
-        f"| **overhead over in process** (target < 3) | **{app['edge'][0] - local_p50:.3f}** | **{app['lowlevel'][0] - local_p50:.3f}** |",
-        f"| the SDK alone: `ClientSession.call_tool`, same server | {sdk['edge'][0]:.3f} ({sdk['edge'][1]:.1f}) | {sdk['lowlevel'][0]:.3f} ({sdk['lowlevel'][1]:.1f}) |",
-        f"| what the app adds to the SDK's call | {app['edge'][0] - sdk['edge'][0]:.3f} | {app['lowlevel'][0] - sdk['lowlevel'][0]:.3f} |",
-        "| client CPU per call, app (median ms) | " + " | ".join(f"{statistics.median(CLIENT_CPU[f'app {k}']):.3f}" for k in ("edge", "lowlevel")) + " |",
-        "| client CPU per call, SDK alone (median ms) | " + " | ".join(f"{statistics.median(CLIENT_CPU[f'sdk {k}']):.3f}" for k in ("edge", "lowlevel")) + " |",
+        f"| stdio MCP through the app (`ToolRegistry.execute`) | {cells(lambda k: f'{app[k][0]:.3f} ({app[k][1]:.1f})')} |",
+        f"| **overhead over in process** (target < 3) | {cells(lambda k: f'**{app[k][0] - local_p50:.3f}**')} |",
+        f"| the SDK alone: `ClientSession.call_tool`, same server | {cells(lambda k: f'{sdk[k][0]:.3f} ({sdk[k][1]:.1f})')} |",
+        f"| what the app adds to the SDK's call | {cells(lambda k: f'{app[k][0] - sdk[k][0]:.3f}')} |",
+        f"| client CPU per call, app (median ms) | {cells(lambda k: _cpu('app', k))} |",
+        f"| client CPU per call, SDK alone (median ms) | {cells(lambda k: _cpu('sdk', k))} |",
     ]
     return rows
 
@@ -137,6 +145,10 @@ async def _side_by_side(registry: ToolRegistry, name: str, ctx: ToolContext, cal
                 CLIENT_CPU.setdefault(f"app {kind}", []).append((cpu_middle - cpu_start) * MS)
                 CLIENT_CPU.setdefault(f"sdk {kind}", []).append((cpu_end - cpu_middle) * MS)
     return (statistics.median(app_times), max(app_times)), (statistics.median(sdk_times), max(sdk_times))
+
+
+def _cpu(side: str, kind: str) -> str:
+    return f"{statistics.median(CLIENT_CPU[side + ' ' + kind]):.3f}"
 
 
 #: The client process's CPU time per call (``time.process_time``), by "app <kind>" / "sdk <kind>":
