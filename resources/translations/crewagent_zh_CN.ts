@@ -1068,6 +1068,10 @@ Files the model writes will appear here.</source>
         <translation>工具超时</translation>
     </message>
     <message>
+        <source>Start timeout</source>
+        <translation>启动超时</translation>
+    </message>
+    <message>
         <source>Trusted</source>
         <translation>受信任</translation>
     </message>
@@ -1094,6 +1098,10 @@ Files the model writes will appear here.</source>
     <message>
         <source> s</source>
         <translation> 秒</translation>
+    </message>
+    <message>
+        <source>How long the server may take to start and answer initialize</source>
+        <translation>服务器启动并响应 initialize 的最长时间</translation>
     </message>
     <message>
         <source>letters, digits, - and _ (its tools are mcp__id__tool)</source>
@@ -2063,8 +2071,28 @@ Create a project or open an existing one to see it here.</source>
         <translation>本回合因错误而结束</translation>
     </message>
     <message>
-        <source>Arguments</source>
+        <source>{path}: not in the state folder, not shown</source>
         <extracomment>Characters of a tool result shown expanded (the rest: &quot;… more&quot;, and &quot;Open full output&quot; opens the viewer). A Task part&apos;s subagent type and description (from its subagent, else from its arguments). Read only when the part is expanded (a tool&apos;s arguments may be megabytes). A running command&apos;s output so far (expanded parts only; &quot;&quot; once the result is in). Bytes of an offloaded result (None: the result is stored whole). Expanded only: the line under the header, the Arguments and Result sections, the row with &quot;Open full output&quot; (an offloaded result, or one cut at MAX_RESULT_CHARS).</extracomment>
+        <translation>{path}：不在状态文件夹中，不予显示</translation>
+    </message>
+    <message>
+        <source>{path}: the image file is missing</source>
+        <translation>{path}：图片文件不存在</translation>
+    </message>
+    <message>
+        <source>{path}: too large to preview; click to open it</source>
+        <translation>{path}：太大，无法预览；点击打开</translation>
+    </message>
+    <message>
+        <source>{path}: the image cannot be decoded</source>
+        <translation>{path}：无法解码该图片</translation>
+    </message>
+    <message>
+        <source>Loading image…</source>
+        <translation>正在加载图片…</translation>
+    </message>
+    <message>
+        <source>Arguments</source>
         <translation>参数</translation>
     </message>
     <message>

@@ -411,6 +411,8 @@ class TurnRequest(StrEnum):
     SET_MODE = "set_mode"
     SET_AGENT = "set_agent"
     LOAD_FULL_OUTPUT = "load_full_output"
+    LOAD_TOOL_IMAGES = "load_tool_images"
+    READ_MCP_LOG = "read_mcp_log"
     DESCRIBE_PROVIDER = "describe_provider"
     OPEN_SUBAGENT = "open_subagent"
     CANCEL_SUBAGENT = "cancel_subagent"

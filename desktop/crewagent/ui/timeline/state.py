@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from crewagent.worker.tool_images import ToolImage
+
 
 @dataclass
 class TimelineViewState:
@@ -17,11 +19,17 @@ class TimelineViewState:
     busy: bool = False
     #: A timeline nobody can answer in (a subagent's tab): no Retry, Continue or full-output loading.
     read_only: bool = False
+    #: The thumbnails (or why not) of the images MCP tool parts name, by row key, as the worker read
+    #: them; and the parts whose images were asked for (once each; timeline/images.py).
+    images: dict[str, tuple[ToolImage, ...]] = field(default_factory=dict)
+    images_asked: set[str] = field(default_factory=set)
 
     def clear(self) -> None:
         self.expanded_tools.clear()
         self.expanded_reasoning.clear()
         self.widget_answers.clear()
+        self.images.clear()
+        self.images_asked.clear()
 
     def toggle_tool(self, key: str) -> bool:
         """Expand or collapse a tool part; returns True when it is now expanded."""
@@ -38,6 +46,8 @@ class TimelineViewState:
         self.expanded_reasoning.add(key)
         return True
 
-    def signature(self, key: str) -> tuple[bool, bool]:
+    def signature(self, key: str) -> tuple[bool, ...]:
         """The part of the state that changes a row's height (for the delegate's size cache)."""
+        if key in self.images:  # its thumbnails replaced the "Loading image…" line
+            return (key in self.expanded_tools, key in self.expanded_reasoning, True, True)
         return (key in self.expanded_tools, key in self.expanded_reasoning)
