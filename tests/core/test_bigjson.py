@@ -1,0 +1,79 @@
+"""core/bigjson.py: large JSON parsed and written in slices gives what the one-call forms give."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pydantic_core
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from crewagent.core import bigjson
+
+
+@contextmanager
+def tiny_slices() -> Iterator[None]:
+    """Every text counts as large and is cut every few characters: each cut is exercised."""
+    saved = bigjson.LARGE_CHARS, bigjson.SLICE_CHARS
+    bigjson.LARGE_CHARS, bigjson.SLICE_CHARS = 0, 3
+    try:
+        yield
+    finally:
+        bigjson.LARGE_CHARS, bigjson.SLICE_CHARS = saved
+
+
+# Escapes of every kind: quotes, backslashes, control characters, astral characters (surrogate
+# pairs when written ASCII-only), and characters that look like the parts of an escape.
+_ALPHABET = st.sampled_from(list('ab"\\/\n\t\x00\x1fu0dD8é中😀\u2028')) | st.characters(exclude_categories=("Cs",))
+_TEXT = st.text(_ALPHABET, max_size=40)
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | _TEXT,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_TEXT, inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
+@given(value=_JSON, ascii_only=st.booleans())
+def test_loads_in_slices_gives_the_value_of_one_call(value: Any, ascii_only: bool) -> None:
+    text = json.dumps(value, ensure_ascii=ascii_only)
+    with tiny_slices():
+        assert bigjson.loads(text) == pydantic_core.from_json(text, cache_strings=False) == value
+
+
+@settings(max_examples=80, suppress_health_check=[HealthCheck.too_slow])
+@given(value=_JSON)
+def test_dumps_in_slices_loads_back_to_the_value(value: Any) -> None:
+    with tiny_slices():
+        text = bigjson.dumps(value)
+        assert json.loads(text) == value
+        assert bigjson.encode_utf8(text) == text.encode("utf-8")
+        assert bigjson.decode_utf8(text.encode("utf-8")) == text
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
+@given(text=st.text(st.sampled_from(list('{}[]:,"\\u0dD8 a1\n')), max_size=30))
+def test_not_json_is_refused_as_one_call_refuses_it(text: str) -> None:
+    try:
+        expected: Any = pydantic_core.from_json(text, cache_strings=False)
+    except ValueError as exc:
+        with tiny_slices(), pytest.raises(ValueError) as raised:
+            bigjson.loads(text)
+        assert str(raised.value) == str(exc)
+    else:
+        with tiny_slices():
+            assert bigjson.loads(text) == expected
+
+
+def test_megabytes_of_arguments_are_parsed_and_written_in_slices_of_the_real_size() -> None:
+    content = "line with \"quotes\", a tab\t, 中文 and 😀\n" * 80_000  # ~3 MB of JSON: a dozen slices
+    arguments = json.dumps({"path": "@project/big.txt", "content": content})
+    assert len(arguments) > 2 * bigjson.LARGE_CHARS
+    assert bigjson.loads(arguments) == {"path": "@project/big.txt", "content": content}
+    line = bigjson.dumps({"tool_calls": [{"function": {"name": "fs.write", "arguments": arguments}}]})
+    assert json.loads(line)["tool_calls"][0]["function"]["arguments"] == arguments
+    assert bigjson.utf8_size(content) == len(content.encode("utf-8"))
