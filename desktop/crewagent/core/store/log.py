@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from crewagent.core import bigjson
 from crewagent.core.jsonparse import parse_json
 from crewagent.core.messages import ConversationMessage, new_message_id, utc_now_iso
 from crewagent.core.store._fsutil import append_line, atomic_write_bytes
@@ -63,7 +64,7 @@ class LoadResult:
 
 
 def encode_message(message: ConversationMessage) -> bytes:
-    return message.to_log_line().encode("utf-8") + b"\n"
+    return bigjson.encode_utf8(message.to_log_line()) + b"\n"
 
 
 def append_message_line(log_path: Path, message: ConversationMessage) -> int:
