@@ -77,3 +77,20 @@ def test_megabytes_of_arguments_are_parsed_and_written_in_slices_of_the_real_siz
     line = bigjson.dumps({"tool_calls": [{"function": {"name": "fs.write", "arguments": arguments}}]})
     assert json.loads(line)["tool_calls"][0]["function"]["arguments"] == arguments
     assert bigjson.utf8_size(content) == len(content.encode("utf-8"))
+
+
+def test_a_log_line_of_megabytes_is_written_and_read_back_in_slices(tmp_path: Any) -> None:
+    from crewagent.core.messages import ConversationMessage, ToolCall
+    from crewagent.core.store.log import append_message_line, load_log, load_tail
+
+    arguments = json.dumps({"path": "@project/a.txt", "content": "x\"y\\z é 😀\n" * 40_000})
+    call = ToolCall.model_validate({"id": "call_1", "function": {"name": "fs.write", "arguments": arguments}})
+    message = ConversationMessage.new("assistant", None, tool_calls=[call])
+    assert len(message.to_log_line()) > bigjson.LARGE_CHARS
+    assert json.loads(message.to_log_line()) == json.loads(message.model_dump_json(exclude_unset=True))
+    log = tmp_path / "messages.jsonl"
+    append_message_line(log, message)
+    append_message_line(log, ConversationMessage.new("tool", "{}", tool_call_id="call_1"))
+    loaded = load_log(log)
+    assert loaded.problems == [] and loaded.messages[0] == message
+    assert load_tail(log, 2)[0] == message

@@ -67,6 +67,14 @@ def encode_message(message: ConversationMessage) -> bytes:
     return bigjson.encode_utf8(message.to_log_line()) + b"\n"
 
 
+def _validate(body: bytes) -> ConversationMessage:
+    """One log line as a message; a line of megabytes (the arguments of an fs.write of a big file)
+    is decoded and parsed in slices (bigjson.py), not in one call that holds the GIL throughout."""
+    if len(body) > bigjson.LARGE_CHARS:
+        return ConversationMessage.model_validate(bigjson.loads(bigjson.decode_utf8(body)))
+    return ConversationMessage.model_validate_json(body)
+
+
 def append_message_line(log_path: Path, message: ConversationMessage) -> int:
     """Append one message; returns the log's new size."""
     return append_line(log_path, encode_message(message))
@@ -133,7 +141,7 @@ def load_log(log_path: Path, limit: int | None = None) -> LoadResult:
     """Stream the log; damaged lines are skipped and reported, never fatal."""
     messages: list[ConversationMessage] = []
     problems: list[LogProblem] = []
-    validate = ConversationMessage.model_validate_json
+    validate = _validate
     try:
         lines = iter_log(log_path, limit)
         for number, body in lines:
@@ -174,7 +182,7 @@ def load_tail(log_path: Path, count: int, limit: int | None = None, *, block: in
     lines.pop()  # after the last newline: empty, or a line still being written
     if start > 0:
         lines = lines[1:]  # may begin mid-line
-    validate = ConversationMessage.model_validate_json
+    validate = _validate
     messages: list[ConversationMessage] = []
     for raw in reversed(lines):
         if len(messages) == count:
