@@ -626,23 +626,31 @@ def child_serve(payload: dict[str, Any]) -> None:
     server.stop()
 
 
-def _long_c_calls(threshold_s: float = 0.015) -> list[tuple[float, float, str, str]]:
-    """Record C calls that ran longer than ``threshold_s`` in threads started from now on (they
-    hold the GIL throughout unless they release it): (start, seconds, thread, call < caller)."""
-    found: list[tuple[float, float, str, str]] = []
-    starts: dict[int, list[float]] = {}
+def _long_c_calls(threshold_s: float = 0.015, cpu_threshold_s: float = 0.004) -> list[tuple[float, float, str, str, float]]:
+    """Record C calls that ran longer than ``threshold_s``, or used more than ``cpu_threshold_s``
+    of their thread's CPU, in threads started from now on: (start, seconds, thread, call < caller,
+    CPU seconds, or -1 when the call ran Python code inside, as ``exec`` or ``sum`` over a
+    generator do: between two bytecodes the GIL can change hands). The CPU time of a call that
+    runs no Python is time it held the GIL (unless it released it to compute, as hashlib does):
+    unlike its wall time, it does not grow with the machine's load."""
+    found: list[tuple[float, float, str, str, float]] = []
+    starts: dict[int, list[list[float]]] = {}
 
     def profile(frame: Any, event: str, arg: Any) -> None:
         if event == "c_call":
-            starts.setdefault(threading.get_ident(), []).append(time.perf_counter())
+            starts.setdefault(threading.get_ident(), []).append([time.perf_counter(), time.thread_time(), 1.0])
+        elif event == "call":
+            stack = starts.get(threading.get_ident())
+            if stack:
+                stack[-1][2] = 0.0  # Python code runs inside that C call
         elif event in ("c_return", "c_exception"):
             stack = starts.get(threading.get_ident())
             if stack:
-                begun = stack.pop()
-                took = time.perf_counter() - begun
-                if took > threshold_s:
+                begun, cpu_begun, leaf = stack.pop()
+                took, cpu = time.perf_counter() - begun, (time.thread_time() - cpu_begun if leaf else -1.0)
+                if took > threshold_s or cpu > cpu_threshold_s:
                     where = f"{getattr(arg, '__qualname__', arg)} < {frame.f_code.co_name}:{Path(frame.f_code.co_filename).name}:{frame.f_lineno}"
-                    found.append((begun, took, threading.current_thread().name, where))
+                    found.append((begun, took, threading.current_thread().name, where, cpu))
 
     threading.setprofile(profile)
     return found
@@ -913,12 +921,19 @@ def section_latency(cfg: Config, data: Dataset, results: dict[str, Any], variant
             common = max(set(inside), key=inside.count) if inside else "(no sample: another thread held the GIL)"
             print(f"\n- {late_ms:.0f} ms at {(at - out['started']) * MS:.0f} ms, {len(inside)} samples: {common}")
             end = at + (late_ms + PROBE_INTERVAL_MS) / MS
-            for begun, took, thread, where in out["long_calls"]:
-                if begun < end and begun + took > at and "SimpleQueue.get" not in where and "epoll" not in where:
+            for begun, took, thread, where, _cpu in out["long_calls"]:
+                if took > 0.015 and begun < end and begun + took > at and "SimpleQueue.get" not in where and "epoll" not in where:
                     print(f"    {thread}: {took * MS:.0f} ms in {where}")
             for begun, took, generation in out["collections"]:
                 if begun < end and begun + took > at and took > 0.005:
                     print(f"    gc generation {generation}: {took * MS:.0f} ms")
+        # Load-independent: the C calls of the worker's threads that used the most CPU (the GIL
+        # is theirs meanwhile). The turn's thread runs Python between them, so the GUI gets a turn.
+        heavy = sorted((c for c in out["long_calls"] if c[2] != "MainThread" and c[4] >= 0), key=lambda c: c[4], reverse=True)[:10]
+        print("\nC calls off the GUI thread with the most CPU time (ms CPU / ms wall, thread, call < caller):\n")
+        for _begun, took, thread, where, cpu in heavy:
+            print(f"- {cpu * MS:.1f} / {took * MS:.1f} {thread}: {where}")
+        kept["heaviest_c_calls"] = [{"cpu_ms": c[4] * MS, "wall_ms": c[1] * MS, "thread": c[2], "call": c[3]} for c in heavy]
         gen2 = [took for _, took, generation in out["collections"] if generation == 2]
         print(f"\n{len(out['collections'])} garbage collections, {len(gen2)} of generation 2 "
               f"(max {max(gen2, default=0) * MS:.0f} ms, total {sum(gen2) * MS:.0f} ms).")

@@ -21,11 +21,12 @@ def parse_json(data: bytes | str) -> Any:
     (core/bigjson.py: same value, same errors, no long hold of the GIL).
     """
     if isinstance(data, bytes):
+        raw = data
         try:
-            data = bigjson.decode_utf8(data)
+            data = bigjson.decode_utf8(raw)
         except UnicodeDecodeError:
             try:
-                data.decode("utf-8")  # the byte counted from the start, not from a slice
+                raw.decode("utf-8")  # the byte counted from the start, not from a slice
             except UnicodeDecodeError as exc:
                 raise DamagedJsonError(f"not valid UTF-8 text (byte {exc.start})") from None
             raise
