@@ -94,3 +94,11 @@ def test_a_log_line_of_megabytes_is_written_and_read_back_in_slices(tmp_path: An
     loaded = load_log(log)
     assert loaded.problems == [] and loaded.messages[0] == message
     assert load_tail(log, 2)[0] == message
+
+
+def test_bytes_of_megabytes_that_are_not_utf8_are_refused_with_the_place_counted_from_the_start() -> None:
+    from crewagent.core.jsonparse import DamagedJsonError, parse_json
+
+    with pytest.raises(DamagedJsonError, match=r"not valid UTF-8 text \(byte 2000001\)"):
+        parse_json(b'"' + b"a" * 2_000_000 + b'\xff"')
+    assert parse_json(json.dumps({"k": "é" * 1_500_000}).encode()) == {"k": "é" * 1_500_000}
