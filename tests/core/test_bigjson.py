@@ -88,6 +88,7 @@ def test_a_log_line_of_megabytes_is_written_and_read_back_in_slices(tmp_path: An
     message = ConversationMessage.new("assistant", None, tool_calls=[call])
     assert len(message.to_log_line()) > bigjson.LARGE_CHARS
     assert json.loads(message.to_log_line()) == json.loads(message.model_dump_json(exclude_unset=True))
+    assert message.to_log_bytes(b"\n") == message.to_log_line().encode("utf-8") + b"\n"
     log = tmp_path / "messages.jsonl"
     append_message_line(log, message)
     append_message_line(log, ConversationMessage.new("tool", "{}", tool_call_id="call_1"))
@@ -102,3 +103,10 @@ def test_bytes_of_megabytes_that_are_not_utf8_are_refused_with_the_place_counted
     with pytest.raises(DamagedJsonError, match=r"not valid UTF-8 text \(byte 2000001\)"):
         parse_json(b'"' + b"a" * 2_000_000 + b'\xff"')
     assert parse_json(json.dumps({"k": "é" * 1_500_000}).encode()) == {"k": "é" * 1_500_000}
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow])
+@given(value=_JSON)
+def test_dumps_to_utf8_is_the_utf8_of_dumps(value: Any) -> None:
+    with tiny_slices():
+        assert bigjson.dumps_utf8(value, b"\n") == bigjson.dumps(value).encode("utf-8") + b"\n"

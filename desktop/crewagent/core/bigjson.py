@@ -67,19 +67,22 @@ def decode_utf8(data: bytes) -> str:
     return "".join(parts)
 
 
-def json_string(text: str) -> str:
-    """The JSON string literal of ``text`` (quotes included, non-ASCII kept as is)."""
-    if len(text) <= LARGE_CHARS:
-        return encode_basestring(text)
-    # Every character is escaped on its own, so the literal of the whole is the slices' bodies joined.
-    return "".join(['"', *(encode_basestring(piece)[1:-1] for piece in _slices(text)), '"'])
-
-
 # -- serialising ------------------------------------------------------------------------------
 
 
 def dumps(value: Any) -> str:
     """Compact JSON of a JSON-like value (as ``pydantic_core.to_json``), its large strings in slices."""
+    return "".join(_json_parts(value))
+
+
+def dumps_utf8(value: Any, end: bytes = b"") -> bytes:
+    """:func:`dumps` as UTF-8, followed by ``end``: each part is encoded on its own and the bytes
+    are joined once (joining text of mixed widths first would be one more long call)."""
+    return b"".join([*(part.encode("utf-8") for part in _json_parts(value)), end])
+
+
+def _json_parts(value: Any) -> list[str]:
+    """The JSON text of ``value`` in parts: the small rest, and each large string's slices."""
     marker = f"@@bigjson-{uuid.uuid4().hex}-"
     large: list[str] = []
 
@@ -95,13 +98,14 @@ def dumps(value: Any) -> str:
 
     skeleton = pydantic_core.to_json(cut(value)).decode("utf-8")
     if not large:
-        return skeleton
+        return [skeleton]
     first, *rest = skeleton.split(f'"{marker}')
     parts = [first]
     for part in rest:
         number, after = part.split('@@"', 1)
-        parts += [json_string(large[int(number)]), after]
-    return "".join(parts)
+        # Every character is escaped on its own: the literal is the slices' escaped bodies in a row.
+        parts += ['"', *(encode_basestring(piece)[1:-1] for piece in _slices(large[int(number)])), '"', after]
+    return parts
 
 
 # -- parsing ----------------------------------------------------------------------------------

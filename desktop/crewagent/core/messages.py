@@ -179,6 +179,12 @@ class ConversationMessage(BaseModel):
             return bigjson.dumps(self.to_log_dict())
         return self.model_dump_json(exclude_unset=True)
 
+    def to_log_bytes(self, end: bytes = b"") -> bytes:
+        """:meth:`to_log_line` as UTF-8, followed by ``end``."""
+        if self._is_large():
+            return bigjson.dumps_utf8(self.to_log_dict(), end)
+        return self.model_dump_json(exclude_unset=True).encode("utf-8") + end
+
     def _is_large(self) -> bool:
         """A text of the message is megabytes long (the model's arguments of an fs.write of a big file ...)."""
         large = bigjson.LARGE_CHARS

@@ -64,7 +64,7 @@ class LoadResult:
 
 
 def encode_message(message: ConversationMessage) -> bytes:
-    return bigjson.encode_utf8(message.to_log_line()) + b"\n"
+    return message.to_log_bytes(b"\n")
 
 
 def _validate(body: bytes) -> ConversationMessage:
