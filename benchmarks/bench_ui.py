@@ -944,7 +944,7 @@ def section_latency(cfg: Config, data: Dataset, results: dict[str, Any], variant
     if variant == "fs_write":
         p99 = percentile(late, 0.99)
         verdict = "holds" if p99 < GOAL_BIG_ARGS_P99_MS and worst < GOAL_BIG_ARGS_MAX_MS else "missed"
-        print(f"\nissue 14 · {cfg.write_bytes / 1024 / 1024:.0f} MB arguments: p99 {p99:.1f} ms (goal < {GOAL_BIG_ARGS_P99_MS:.0f}) "
+        print(f"\nissue 14 · {cfg.write_bytes / 1024 / 1024:g} MB arguments: p99 {p99:.1f} ms (goal < {GOAL_BIG_ARGS_P99_MS:.0f}) "
               f"max {worst:.1f} ms (goal < {GOAL_BIG_ARGS_MAX_MS:.0f}) · **{verdict}** "
               f"(load average {' '.join(f'{x:.1f}' for x in os.getloadavg())})")
 
