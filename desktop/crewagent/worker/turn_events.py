@@ -31,7 +31,7 @@ DEMO_LABEL = "Demo (offline script)"
 
 
 def call_ref(event: ToolCallStarted) -> ToolCallRef:
-    return ToolCallRef(event.call_id, event.name, event.arguments)
+    return ToolCallRef.of(event.call_id, event.name, event.arguments)
 
 
 def tool_finish(event: ToolCallFinished) -> ToolFinish:
