@@ -23,6 +23,7 @@ import selectors
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import traceback
 from collections.abc import Mapping, Sequence
@@ -80,13 +81,14 @@ class ZygoteProcess:
 class Zygote:
     """A started zygote process; ``spawn`` forks one command from it. Close it (or use ``with``)."""
 
-    def __init__(self, stderr: Path | None = None) -> None:
+    def __init__(self, stderr: Path | None = None, wrapper: Sequence[str] = ()) -> None:
+        """``wrapper``: a command the zygote runs under (``setpriv ... --``); its children inherit it."""
         self.cond = threading.Condition()
         self._spawned: queue.Queue[ZygoteProcess | BaseException] = queue.Queue()
         self._children: dict[int, ZygoteProcess] = {}
         self._lock = threading.Lock()
         self._stderr_path = stderr
-        argv = [sys.executable, "-m", "tests.fakes.zygote"]
+        argv = [*wrapper, sys.executable, "-m", "tests.fakes.zygote"]
         if stderr is None:
             self._proc = subprocess.Popen(argv, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         else:
@@ -101,13 +103,14 @@ class Zygote:
 
     def spawn(
         self, argv: Sequence[str], *, env: Mapping[str, str], cwd: Path | str | None = None,
-        stdout: Path | str | None = None, stderr: Path | str | None = None,
+        stdout: Path | str | None = None, stderr: Path | str | None = None, stdin: Path | str | None = None,
     ) -> ZygoteProcess:
         """Fork ``crewagent <argv>`` with exactly ``env``; output to files (stderr to stdout's file
-        when not given; /dev/null when neither is)."""
+        when not given; /dev/null when neither is), input from ``stdin`` (/dev/null when not given)."""
         request = {
             "argv": list(argv), "env": dict(env), "cwd": str(cwd or os.getcwd()),
             "stdout": str(stdout or os.devnull), "stderr": str(stderr or stdout or os.devnull),
+            "stdin": str(stdin or os.devnull),
         }
         with self._lock:
             self.send(request)
@@ -115,6 +118,32 @@ class Zygote:
         if isinstance(reply, BaseException):
             raise reply
         return reply
+
+    def run(
+        self, argv: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: Path | str | None = None,
+        input: str | None = None, timeout: float = 60,
+    ) -> subprocess.CompletedProcess[str]:
+        """``subprocess.run([python, -m, crewagent, *argv], capture_output=True, text=True)``, forked
+        from the zygote: a real process of the command, without a fresh interpreter's imports.
+        ``env`` defaults to this process's environment, as for ``subprocess.run``."""
+        with tempfile.TemporaryDirectory(prefix="zygote-run-") as folder:
+            out, err, given = (Path(folder) / name for name in ("stdout", "stderr", "stdin"))
+            if input is not None:
+                given.write_text(input, encoding="utf-8")
+            proc = self.spawn(
+                argv, env=os.environ if env is None else env, cwd=cwd, stdout=out, stderr=err,
+                stdin=given if input is not None else None,
+            )
+            try:
+                code = proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(30)
+                raise
+            return subprocess.CompletedProcess(
+                ["crewagent", *argv], code, out.read_text(encoding="utf-8", errors="replace"),
+                err.read_text(encoding="utf-8", errors="replace"),
+            )
 
     def send(self, request: dict[str, Any]) -> None:
         assert self._proc.stdin is not None
@@ -166,7 +195,7 @@ def _returncode(status: int) -> int:
 
 def _run_command(request: dict[str, Any]) -> int:
     """In the forked child: become ``python -m crewagent <argv>`` and run it."""
-    stdin = os.open(os.devnull, os.O_RDONLY)
+    stdin = os.open(request.get("stdin", os.devnull), os.O_RDONLY)
     out = os.open(request["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     err = out if request["stderr"] == request["stdout"] else os.open(
         request["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644
