@@ -50,6 +50,7 @@ def _wait_for(condition, proc: ZygoteProcess, out: Path, timeout: float = 30) ->
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("kill-loops")  # with the other users of the session's zygote: one zygote per run
 def test_kill_while_a_child_streams_then_both_logs_recover(
     scripted_llm: ScriptedServer, store: RuntimeStore, project: ProjectInfo, conversation: ConversationMeta, tmp_path: Path,
     crewagent_zygote: Zygote,
