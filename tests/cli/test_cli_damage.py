@@ -3,8 +3,8 @@
 Each case ends in exit 0, 1 or 2 with one ``crewagent: ...`` line naming the problem, never a
 traceback, and leaves the other conversations and projects usable. Unreadable folders (mode
 000) are checked in a real process without the capabilities that let root ignore file modes:
-forked from a zygote started under ``setpriv`` (tests/fakes/zygote.py), not a fresh interpreter
-per command.
+forked from the session's zygote, which runs under ``setpriv`` (tests/fakes/zygote.py), not a
+fresh interpreter per command.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from crewagent.cli import main
 from crewagent.core.messages import ConversationMessage, new_message_id, utc_now_iso
 from crewagent.core.store import RuntimeStore
 from tests.fakes.scripted_server import API_KEY, ScriptedServer, text
-from tests.fakes.zygote import Zygote
+from tests.fakes.zygote import ZYGOTE_GROUP, Zygote, without_file_override
 
 DEEP = "[" * 1500
 
@@ -202,25 +202,14 @@ def _without_file_override(argv: list[str]) -> list[str]:
     """``argv`` run so that file modes apply: as root, without the capabilities that bypass them."""
     if os.geteuid() != 0:
         return argv
-    setpriv = shutil.which("setpriv")
-    if setpriv is None:
+    if shutil.which("setpriv") is None:
         pytest.skip("running as root and setpriv (util-linux) is missing: mode 000 cannot be enforced")
-    return [setpriv, "--bounding-set=-dac_override,-dac_read_search", "--", *argv]
+    return [*without_file_override(), *argv]
 
 
-@pytest.fixture(scope="module")
-def unprivileged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Zygote]:
-    """Real ``crewagent`` processes, forked from a zygote that runs without the capabilities that
-    bypass file modes (its children inherit that): each costs a fork, not a fresh interpreter's
-    imports (~1 CPU-s). The tests that use it share one xdist group, so one worker starts it."""
-    # Without setpriv, as root, the tests that need file modes skip in _lock; the others still run.
-    wrapper = _without_file_override([]) if shutil.which("setpriv") else []
-    with Zygote(stderr=tmp_path_factory.mktemp("zygote") / "stderr.txt", wrapper=wrapper) as zygote:
-        yield zygote
-
-
-#: The tests that start commands from the unprivileged zygote: on one xdist worker, one zygote.
-UNPRIVILEGED = pytest.mark.xdist_group("cli-damage-unprivileged")
+#: The tests that start commands from the session's zygote (as root, it runs without the
+#: capabilities that bypass file modes): on its xdist worker.
+UNPRIVILEGED = pytest.mark.xdist_group(ZYGOTE_GROUP)
 
 
 def _cli(zygote: Zygote, *argv: str) -> subprocess.CompletedProcess[str]:
@@ -245,18 +234,18 @@ def _lock(locked: list[Path], path: Path) -> None:
 
 
 @UNPRIVILEGED
-def test_an_unreadable_conversation_folder_fails_only_that_conversation(setup: Setup, locked: list[Path], unprivileged: Zygote) -> None:
+def test_an_unreadable_conversation_folder_fails_only_that_conversation(setup: Setup, locked: list[Path], crewagent_zygote: Zygote) -> None:
     folder = setup.folder_of(setup.bad)
     _lock(locked, folder)
 
-    listed = _cli(unprivileged, *setup.args("conversations", "--json"))
+    listed = _cli(crewagent_zygote, *setup.args("conversations", "--json"))
     assert listed.returncode == 0, listed.stderr
     assert {meta["id"] for meta in json.loads(listed.stdout)} == {setup.good, setup.bad}
     for command in (["export"], ["context"], ["chat", "--provider", "demo", "hi"]):
-        failed = _cli(unprivileged, *setup.args(*command, "--conversation", setup.bad))
+        failed = _cli(crewagent_zygote, *setup.args(*command, "--conversation", setup.bad))
         assert failed.returncode == 1
         _assert_one_line_error(failed.stderr, str(folder), "permission denied")
-    exported = _cli(unprivileged, *setup.args("export", "--conversation", setup.good))
+    exported = _cli(crewagent_zygote, *setup.args("export", "--conversation", setup.good))
     assert exported.returncode == 0, exported.stderr
     assert len(json.loads(exported.stdout)) == 2
 
@@ -264,27 +253,27 @@ def test_an_unreadable_conversation_folder_fails_only_that_conversation(setup: S
 @UNPRIVILEGED
 @pytest.mark.parametrize("sub", ["", "conversations"])
 def test_an_unreadable_project_data_folder_fails_only_that_project(
-    setup: Setup, locked: list[Path], tmp_path: Path, sub: str, unprivileged: Zygote
+    setup: Setup, locked: list[Path], tmp_path: Path, sub: str, crewagent_zygote: Zygote
 ) -> None:
     folder = setup.data / "projects" / setup.project.id / sub
     _lock(locked, folder)
     for command in (["conversations"], ["export", "--conversation", setup.good], ["chat", "--provider", "demo", "hi"]):
-        failed = _cli(unprivileged, *setup.args(*command))
+        failed = _cli(crewagent_zygote, *setup.args(*command))
         assert failed.returncode == 1
         _assert_one_line_error(failed.stderr, str(folder).rstrip("/"), "permission denied")
 
-    other = _cli(unprivileged, "chat", "--data-dir", str(setup.data), "--project", str(tmp_path / "other"), "--provider", "demo", "hi")
+    other = _cli(crewagent_zygote, "chat", "--data-dir", str(setup.data), "--project", str(tmp_path / "other"), "--provider", "demo", "hi")
     assert other.returncode == 0, other.stderr
 
 
 @UNPRIVILEGED
-def test_an_unreadable_project_folder_is_bad_input(setup: Setup, locked: list[Path], tmp_path: Path, unprivileged: Zygote) -> None:
+def test_an_unreadable_project_folder_is_bad_input(setup: Setup, locked: list[Path], tmp_path: Path, crewagent_zygote: Zygote) -> None:
     _lock(locked, setup.folder)
-    failed = _cli(unprivileged, *setup.args("conversations"))
+    failed = _cli(crewagent_zygote, *setup.args("conversations"))
     assert failed.returncode == 2
     _assert_one_line_error(failed.stderr, str(setup.folder / ".crewagent.json"), "permission denied")
 
-    other = _cli(unprivileged, "conversations", "--data-dir", str(setup.data), "--project", str(tmp_path / "other"))
+    other = _cli(crewagent_zygote, "conversations", "--data-dir", str(setup.data), "--project", str(tmp_path / "other"))
     assert other.returncode == 0, other.stderr
 
 
@@ -293,7 +282,7 @@ def test_an_unreadable_project_folder_is_bad_input(setup: Setup, locked: list[Pa
 
 @UNPRIVILEGED
 def test_an_unreadable_settings_file_is_an_error_and_is_left_alone(
-    setup: Setup, locked: list[Path], isolated_dirs: dict[str, Path], unprivileged: Zygote
+    setup: Setup, locked: list[Path], isolated_dirs: dict[str, Path], crewagent_zygote: Zygote
 ) -> None:
     settings = isolated_dirs["config"] / "settings.json"
     content = json.dumps({"llm": {"provider": "demo", "model": "my-precious-model"}})
@@ -301,7 +290,7 @@ def test_an_unreadable_settings_file_is_an_error_and_is_left_alone(
     settings.chmod(0o000)
     locked.append(settings)
 
-    failed = _cli(unprivileged, *setup.args("chat", "--conversation", setup.good, "hi"))
+    failed = _cli(crewagent_zygote, *setup.args("chat", "--conversation", setup.good, "hi"))
 
     assert failed.returncode == 2
     _assert_one_line_error(failed.stderr, str(settings), "permission denied")
@@ -450,7 +439,7 @@ def test_an_empty_project_path_is_bad_input(
 )
 @UNPRIVILEGED
 def test_the_window_refuses_a_broken_setup_before_it_opens(
-    tmp_path: Path, argv: list[str], env: dict[str, str], problem: str, unprivileged: Zygote
+    tmp_path: Path, argv: list[str], env: dict[str, str], problem: str, crewagent_zygote: Zygote
 ) -> None:
     """`crewagent gui` with a data folder that is a file used to hang with no window; now exit 2, one line."""
     afile = tmp_path / "a-file"
@@ -462,7 +451,7 @@ def test_the_window_refuses_a_broken_setup_before_it_opens(
         "CREWAGENT_CONFIG_DIR": str(tmp_path / "config"),
     }
     environ.update({name: value.format(file=afile) for name, value in env.items()})
-    result = unprivileged.run(["gui", *(a.format(file=afile) for a in argv)], env=environ, timeout=60)
+    result = crewagent_zygote.run(["gui", *(a.format(file=afile) for a in argv)], env=environ, timeout=60)
     assert result.returncode == 2, result.stderr
     _assert_one_line_error(result.stderr, problem)
     assert not (tmp_path / "data").exists() or not any((tmp_path / "data").iterdir())

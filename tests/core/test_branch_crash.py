@@ -20,7 +20,7 @@ from crewagent.core.loop.session import recover_and_load
 from crewagent.core.messages import ConversationMessage
 from crewagent.core.protocol import DOTTED_FUNCTION_NAME, current_branch, validate_messages
 from tests.fakes.scripted_server import ScriptedServer, slow_text
-from tests.fakes.zygote import Zygote
+from tests.fakes.zygote import ZYGOTE_GROUP, Zygote
 
 #: Regenerates the conversation's last answer through core's single entry point, as the window does.
 _REGENERATE = """
@@ -46,7 +46,7 @@ asyncio.run(main())
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("kill-loops")  # with the other users of the session's zygote: one zygote per run
+@pytest.mark.xdist_group(ZYGOTE_GROUP)  # with the other users of the session's zygote: one zygote per run
 def test_a_kill_mid_regenerate_reloads_into_a_valid_request_on_the_new_branch(
     tmp_path: Path, isolated_dirs: dict[str, Path], store: Any, project: Any, conversation: Any, scripted_llm: ScriptedServer,
     crewagent_zygote: Zygote,

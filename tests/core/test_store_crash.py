@@ -22,10 +22,11 @@ import pytest
 from crewagent.core.messages import ConversationMessage
 from crewagent.core.store import RuntimeStore
 from crewagent.core.store.log import QUARANTINE_NAME
+from tests.fakes.zygote import ZYGOTE_GROUP
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.xdist_group("kill-loops"),  # not next to the two-lane loops: kills land by timing
+    pytest.mark.xdist_group(ZYGOTE_GROUP),  # not next to the two-lane loops: kills land by timing
     pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork and SIGKILL"),
 ]
 

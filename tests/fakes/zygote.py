@@ -20,6 +20,7 @@ import json
 import os
 import queue
 import selectors
+import shutil
 import signal
 import subprocess
 import sys
@@ -32,6 +33,9 @@ from types import TracebackType
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
+#: The xdist group of every test that uses the session's zygote (tests/fakes/fixtures.py): one
+#: worker runs them all, so a run starts one zygote (~3 CPU-s of imports), not one per worker.
+ZYGOTE_GROUP = "kill-loops"
 #: What a command would import or load anyway; done once, in the zygote. Named one by one: the
 #: CLI imports each command's modules only when it runs (crewagent.cli_commands), so importing
 #: crewagent.cli alone would leave the forked commands to import the app each time.
@@ -59,6 +63,15 @@ PRELOAD = (
     "anyio.streams.stapled",
     "encodings.idna",
 )
+
+
+def without_file_override() -> list[str]:
+    """The prefix that runs a command as root without the capabilities that let root ignore file
+    modes (so that mode 000 applies to it); [] when not root, or when setpriv is missing."""
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() != 0 or setpriv is None:
+        return []
+    return [setpriv, "--bounding-set=-dac_override,-dac_read_search", "--"]
 
 
 class ZygoteProcess:
