@@ -207,7 +207,7 @@
     <name>AttachmentStrip</name>
     <message>
         <source>A message takes at most {count} images.</source>
-        <extracomment>The images attached changed (added, removed, taken). ``(reason)``: an image was not attached (not an image, too large, unreadable), one line.</extracomment>
+        <extracomment>The images attached changed (added, removed, taken). ``(reason)``: an image was not attached (not an image, too large, unreadable), one line. The last message sent with images until its user message is stored: ``(conversation_id, text, images)``; a send refused before anything was stored gets them back (Composer).</extracomment>
         <translation>一条消息最多附带 {count} 张图片。</translation>
     </message>
 </context>
@@ -1113,6 +1113,10 @@ Files the model writes will appear here.</source>
         <translation>工具超时</translation>
     </message>
     <message>
+        <source>Start timeout</source>
+        <translation>启动超时</translation>
+    </message>
+    <message>
         <source>Trusted</source>
         <translation>受信任</translation>
     </message>
@@ -1139,6 +1143,10 @@ Files the model writes will appear here.</source>
     <message>
         <source> s</source>
         <translation> 秒</translation>
+    </message>
+    <message>
+        <source>How long the server may take to start and answer initialize</source>
+        <translation>服务器启动并响应 initialize 的最长时间</translation>
     </message>
     <message>
         <source>letters, digits, - and _ (its tools are mcp__id__tool)</source>
@@ -1458,7 +1466,7 @@ Files the model writes will appear here.</source>
     <name>ProgressModel</name>
     <message>
         <source>Step</source>
-        <extracomment>The status marks (🟢 completed, 🔵 current, ⚪ pending), drawn rather than typed: an emoji font is not on every desktop, and a missing one shows empty boxes. The row&apos;s value (StepView, Decision, ToolCallView or ArtifactView). A step&apos;s status (completed, current, pending), or a node id. An artifact&apos;s absolute path (&quot;&quot; when it leaves the project). The number of columns (``headers()`` translates, so it is not called for each cell).</extracomment>
+        <extracomment>The status marks (🟢 completed, 🔵 current, ⚪ pending), drawn rather than typed: an emoji font is not on every desktop, and a missing one shows empty boxes. The row&apos;s value (StepView, Decision, ToolCallView or ArtifactView). A step&apos;s status (completed, current, pending), or a node id. An artifact&apos;s absolute path (&quot;&quot; when it leaves the project). ``headers()`` as last translated: views ask for them many times per show (140 calls when the panel appears), each a few ``tr()`` calls; dropped by ``retranslate``. The number of columns (``headers()`` translates, so it is not called for each cell).</extracomment>
         <translation>步骤</translation>
     </message>
     <message>
@@ -1672,7 +1680,7 @@ This folder is missing or is no longer a project.</source>
     <name>RunWorkspace</name>
     <message>
         <source>Progress</source>
-        <extracomment>Milliseconds events are gathered before the run is read again (a burst of writes is one read). The same while a turn of this conversation runs: the engine&apos;s progress reports update the steps at once, so the rest (tool calls, decisions, artifacts) can wait a little, and each tool call&apos;s own file events (state, audit) fold into one read instead of several. ``(project_id, conversation_id)``: read this conversation&apos;s run (``Worker.load_run``). ``path``: open this file read-only in a file tab (an artifact, a step file). ``(bool)``: the user expanded (True) or collapsed the panel. ``(bool)``: the panel appeared (the conversation has a run) or went away.</extracomment>
+        <extracomment>``(project_id, conversation_id)``: read this conversation&apos;s run (``Worker.load_run``). ``path``: open this file read-only in a file tab (an artifact, a step file). ``(bool)``: the user expanded (True) or collapsed the panel. ``(bool)``: the panel appeared (the conversation has a run) or went away.</extracomment>
         <translation>进度</translation>
     </message>
     <message>
@@ -1729,6 +1737,7 @@ This folder is missing or is no longer a project.</source>
     </message>
     <message>
         <source>ok</source>
+        <extracomment>Milliseconds events are gathered before the run is read again (a burst of writes is one read). The same while a turn of this conversation runs: the engine&apos;s progress reports update the steps at once, so the rest (tool calls, decisions, artifacts) can wait a little, and each tool call&apos;s own file events (state, audit) fold into one read instead of several.</extracomment>
         <translation>成功</translation>
     </message>
     <message>
@@ -2120,8 +2129,28 @@ Create a project or open an existing one to see it here.</source>
         <translation>本回合因错误而结束</translation>
     </message>
     <message>
-        <source>Arguments</source>
+        <source>{path}: not in the state folder, not shown</source>
         <extracomment>Characters of a tool result shown expanded (the rest: &quot;… more&quot;, and &quot;Open full output&quot; opens the viewer). A Task part&apos;s subagent type and description (from its subagent, else from its arguments). Read only when the part is expanded (a tool&apos;s arguments may be megabytes). A running command&apos;s output so far (expanded parts only; &quot;&quot; once the result is in). Bytes of an offloaded result (None: the result is stored whole). Expanded only: the line under the header, the Arguments and Result sections, the row with &quot;Open full output&quot; (an offloaded result, or one cut at MAX_RESULT_CHARS).</extracomment>
+        <translation>{path}：不在状态文件夹中，不予显示</translation>
+    </message>
+    <message>
+        <source>{path}: the image file is missing</source>
+        <translation>{path}：图片文件不存在</translation>
+    </message>
+    <message>
+        <source>{path}: too large to preview; click to open it</source>
+        <translation>{path}：太大，无法预览；点击打开</translation>
+    </message>
+    <message>
+        <source>{path}: the image cannot be decoded</source>
+        <translation>{path}：无法解码该图片</translation>
+    </message>
+    <message>
+        <source>Loading image…</source>
+        <translation>正在加载图片…</translation>
+    </message>
+    <message>
+        <source>Arguments</source>
         <translation>参数</translation>
     </message>
     <message>
@@ -2483,7 +2512,7 @@ Start one with “+ New”.</source>
     <name>_Chip</name>
     <message>
         <source>pasted image</source>
-        <extracomment>File name endings taken as images when dropped or pasted as files (the bytes are checked anyway). The most images one message takes.</extracomment>
+        <extracomment>File name endings taken as images when dropped or pasted as files (the bytes are checked anyway). The most images one message takes. When it was given: chips keep that order, whichever image was read first.</extracomment>
         <translation>粘贴的图片</translation>
     </message>
     <message>

@@ -39,7 +39,7 @@ def test_run_gui_opens_the_project_folder_then_exits_cleanly(
     def build_then_wait_for_the_answer(self: MainWindow, worker: Any, **options: Any) -> None:
         worker.settings_changed.connect(lambda *_: answered.set(), Qt.ConnectionType.DirectConnection)
         build(self, worker, **options)
-        assert answered.wait(10)
+        assert answered.wait(60)  # the worker's thread starts and reads settings; slow at load 20
 
     monkeypatch.setattr(MainWindow, "__init__", build_then_wait_for_the_answer)
     folder = tmp_path / "from-the-command-line"

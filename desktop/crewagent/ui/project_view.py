@@ -212,6 +212,10 @@ class ProjectView(QWidget):
         conversation.mode_change_requested.connect(turns.set_mode, queued)
         conversation.agent_change_requested.connect(turns.set_agent, queued)
         conversation.full_output_requested.connect(turns.load_full_output, queued)
+        images = conversation.timeline.images  # an MCP tool part's images (issue 12), read by the worker
+        images.ids = lambda: (self._project.id, conversation.conversation_id) if self._project is not None and conversation.conversation_id else None
+        images.requested.connect(turns.load_tool_images, queued)
+        turns.tool_images_loaded.connect(images.on_loaded)
         conversation.ask_user_answered.connect(turns.answer_ask_user, queued)
         turns.conversation_loaded.connect(conversation.on_loaded)
         turns.turn_started.connect(conversation.on_turn_started)

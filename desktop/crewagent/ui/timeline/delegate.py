@@ -68,6 +68,12 @@ class TimelineDelegate(QStyledItemDelegate):
     #: ``(text)``: a message's Copy action was clicked, or Ctrl+C copied selected text; it is on the clipboard.
     text_copied = Signal(str)
 
+    #: ``(key, paths)``: an opened MCP tool part was painted without the thumbnails of these images.
+    images_wanted = Signal(str, object)
+
+    #: ``(key, number)``: the ``number``-th image of a tool part was clicked.
+    image_activated = Signal(str, int)
+
     #: A row's exact height differs from the estimate it was laid out with: measure it again.
     height_changed = Signal(QPersistentModelIndex)
 
@@ -217,6 +223,8 @@ class TimelineDelegate(QStyledItemDelegate):
         painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
         layout = self._layout(option, index, painter)
         painter.restore()
+        if layout.wanted_images:
+            self.images_wanted.emit(str(index.data(TimelineRole.KEY)), layout.wanted_images)
         key = self._size_key(index)
         if key not in self._exact:
             self._exact.add(key)
@@ -316,6 +324,8 @@ class TimelineDelegate(QStyledItemDelegate):
             self.tool_toggled.emit(key)
         elif name == "toggle_reasoning":
             self.reasoning_toggled.emit(key)
+        elif name.startswith("open_image:"):
+            self.image_activated.emit(key, int(name.partition(":")[2]))
         elif name == "copy_message":
             text = str(index.data(TimelineRole.TEXT) or "")
             QGuiApplication.clipboard().setText(text)
