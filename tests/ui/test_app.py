@@ -80,3 +80,22 @@ def test_the_window_icon_and_style_resources_are_installed(qapp: QApplication, r
     setup_application(qapp)
     assert not qapp.windowIcon().isNull()
     assert "#startPage" in qapp.styleSheet()
+
+
+def test_the_theme_the_app_already_shows_is_not_applied_again(qtbot: Any, qapp: QApplication, restored_app_look: None) -> None:
+    """setup_application styles the app before the window exists; the first settings naming the
+    same theme must not set the stylesheet again, which restyles every widget of the open window
+    (about a second of CPU at each start). A real change still applies."""
+    from crewagent.ui.app import setup_application
+    from crewagent.ui.theme import ThemeManager, stylesheet, theme_of
+
+    setup_application(qapp)
+    shown = theme_of(qapp.palette())
+    manager = ThemeManager(qapp)
+    assert manager.applied == shown
+    with qtbot.assertNotEmitted(manager.theme_applied):
+        manager.set_choice(shown)
+    other = "dark" if shown == "light" else "light"
+    with qtbot.waitSignal(manager.theme_applied) as applied:
+        manager.set_choice(other)
+    assert applied.args == [other] and qapp.styleSheet() == stylesheet(other)
