@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import inspect
 import json
 import os
 import platform
@@ -76,8 +75,6 @@ MODES = ("chat", "run")
 #: What the model writes in the state (or the chat's Markdown file) on the first and the next turn.
 UPDATES = ({"currentNodeId": "check", "stepsCompleted": ["write"]}, {"currentNodeId": "done", "stepsCompleted": ["write", "check"]})
 GOAL_MS = 5.0
-#: The step that runs on a thread of its own beside the turn's end (see RunDriver._set_phase).
-BESIDE = "end of turn (runs index, marker)"
 
 
 def _chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
@@ -136,8 +133,7 @@ class StepTimer:
         ("run context (per call)", "crewagent.core.runs.engine", "RunDriver", "context"),
         ("state guard", "crewagent.core.runs.guard", "StateGuard", "__call__"),
         ("state re-read after a write", "crewagent.core.runs.engine", "RunDriver", "read_state"),
-        ("end of turn (runs index, marker)", "crewagent.core.runs.engine", None, "_end_turn"),
-        ("end of turn, waited for", "crewagent.core.runs.engine", "RunDriver", "settled"),
+        ("end of turn (runs index, marker)", "crewagent.core.runs.engine", "RunDriver", "_end_turn"),
     )
 
     def __init__(self) -> None:
@@ -158,18 +154,6 @@ class StepTimer:
             setattr(owner, attr, wrapped)
 
     def _wrap(self, name: str, original: Any) -> Any:
-        if inspect.iscoroutinefunction(original):
-
-            async def timed_async(*args: Any, **kwargs: Any) -> Any:
-                started = time.perf_counter()
-                try:
-                    return await original(*args, **kwargs)
-                finally:
-                    if self.active:
-                        self.turn[name] = self.turn.get(name, 0.0) + time.perf_counter() - started
-
-            return timed_async
-
         def timed(*args: Any, **kwargs: Any) -> Any:
             started = time.perf_counter()
             outer = not self.inside  # prepare_run reads the state too: count it once
@@ -247,10 +231,7 @@ async def _bench(rounds: int) -> dict[str, Any]:
     steps: dict[str, Any] = {}
     for (kind, turn), per_step in timer.per_turn.items():
         medians = {name: sorted(values)[len(values) // 2] * MS for name, values in per_step.items() if values}
-        # The end of turn's writes run beside the session's own end of turn: the turn waits only
-        # for what is left of them ("waited for"), so they are not added to the total twice.
-        on_path = [values for name, values in per_step.items() if name != BESIDE]
-        totals = sorted(sum(parts) for parts in zip(*on_path))
+        totals = sorted(sum(parts) for parts in zip(*per_step.values()))
         steps[f"{kind}, {turn}"] = {"p50_ms": medians, "total_p50_ms": totals[len(totals) // 2] * MS if totals else 0.0}
     return {"rounds": rounds, "python": platform.python_version(), "load_average": load, "turns": rows, "run_steps": steps}
 

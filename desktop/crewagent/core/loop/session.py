@@ -48,10 +48,6 @@ class RunHooks(Protocol):
         """The loop's events with the run's progress and its end of turn."""
         ...
 
-    async def settled(self) -> None:
-        """Wait for the run's end-of-turn writes, which run beside the session's own end of turn."""
-        ...
-
 
 @dataclass
 class TurnSettings:
@@ -227,17 +223,11 @@ class ConversationSession:
         finally:
             self._loop = None
             scope = self.tool_context.subagents
-            try:
-                if ended and scope is not None:
-                    # Subagents: background children that finished during the turn are announced
-                    # now, while the turn lock is still held and no tool call is open.
-                    await scope.turn_ended()
-                await asyncio.to_thread(self.store.flush)
-            finally:
-                if settings.run is not None and settings.mode == "run":
-                    # The run's end-of-turn writes ran beside the above; the turn lock is
-                    # released only once they are made.
-                    await settings.run.settled()
+            if ended and scope is not None:
+                # Subagents: background children that finished during the turn are announced
+                # now, while the turn lock is still held and no tool call is open.
+                await scope.turn_ended()
+            await asyncio.to_thread(self.store.flush)
 
     def _link_subagent(self, message: ConversationMessage) -> ConversationMessage:
         """A Task result gets its child's app-only link fields (subagentSessionId ...)."""

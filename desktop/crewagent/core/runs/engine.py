@@ -10,9 +10,7 @@ There is no second loop. A :class:`RunDriver` is handed to the session in ``Turn
   :class:`RunProgress`; a confirmed ``ui.ask_user`` confirmation after
   completion allows one state write;
 - it maps the end of the turn: the model stopped calling tools → ``completed`` if the workflow is
-  complete, else ``waiting_user``; and persists the run's phase. That write (the runs index, then
-  the running marker) starts as the turn ends and runs beside the session's own end of turn; the
-  session waits for it (:meth:`RunDriver.settled`) before it lets go of the conversation.
+  complete, else ``waiting_user``; and persists the run's phase.
 
 Each turn starts from the state file on disk, never from memory alone, so a run resumes after
 any crash from its log and its state file.
@@ -22,12 +20,9 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import functools
 import logging
 import os
 from collections.abc import AsyncIterator, Mapping
-from concurrent.futures import Future
-from concurrent.futures import wait as wait_futures
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,7 +33,7 @@ from crewagent.core.context.prompts import Intent, RunContext, Transition
 from crewagent.core.loop.events import LoopEvent, RunProgress, ToolCallFinished, TurnFinished
 from crewagent.core.runs.create import state_path
 from crewagent.core.runs.guard import StateGuard
-from crewagent.core.runs.index import LOCK_TIMEOUT_S, RunIndex, RunMetadata, RunPhase
+from crewagent.core.runs.index import RunIndex, RunMetadata, RunPhase
 from crewagent.core.runs.state import RunState, SchemaCheck, parse_state
 from crewagent.core.runs.types import PackageLike, WorkflowLike
 from crewagent.core.store import ProjectInfo
@@ -67,8 +62,6 @@ class RunDriver:
     intent: Intent = "continue"
     state: RunState = field(default_factory=lambda: RunState("", ()))
     _personas: dict[str, str] = field(default_factory=dict)
-    #: The end of the turn's writes, under way (see :meth:`settled`).
-    _ending: Future[RunMetadata] | None = None
 
     # -- reading the state ----------------------------------------------------------------
 
@@ -152,12 +145,12 @@ class RunDriver:
                     continue
                 if isinstance(event, TurnFinished):
                     finished = True
-                    yield self._finish(event)
+                    yield await self._finish(event)
                     continue
                 yield event
         finally:
             if not finished:  # cancelled or closed early: the turn did not end here
-                self._set_phase("idle")
+                await self._set_phase("idle")
 
     def _wrote_state(self, event: ToolCallFinished) -> bool:
         return event.name in STATE_WRITERS and event.result.get("path") == self.guard.shown_path
@@ -186,35 +179,24 @@ class RunDriver:
         # and `crewagent runs` reads it, so a write here would only cost time.
         return RunProgress(self.run.runId, state.current_node_id, state.steps_completed, self.complete)
 
-    def _finish(self, event: TurnFinished) -> TurnFinished:
+    async def _finish(self, event: TurnFinished) -> TurnFinished:
         if event.reason == "completed":
             # Every write of the state goes through fs.write / fs.apply_patch and was re-read
             # after it (RunProgress): the state in memory is the file's.
             if self.complete:
-                self._set_phase("completed")
+                await self._set_phase("completed")
                 return event
-            self._set_phase("waiting-user")
+            await self._set_phase("waiting-user")
             return TurnFinished("waiting_user")
         if event.reason == "error":
-            self._set_phase("failed", event.error)
+            await self._set_phase("failed", event.error)
         elif event.reason == "stopped":
-            self._set_phase("idle")
+            await self._set_phase("idle")
         else:
-            self._set_phase("waiting-user")
+            await self._set_phase("waiting-user")
         return event
 
-    def _set_phase(self, phase: RunPhase, error: Mapping[str, Any] | None = None) -> None:
-        """Start the end of the turn's writes (the runs index when the status changes, then the marker).
-
-        They run on a thread of their own, beside what the session still does at the end of the
-        turn (it writes the conversations index): a first turn's replace of ``runs/index.json``
-        (idle → waiting-user) costs about 3 ms of waiting on ext4, which then overlaps that work
-        instead of adding to it. Nothing is weaker for it: the session waits for the writes
-        (:meth:`settled`) before it releases the conversation's turn lock, so no other turn, here
-        or in another process, can come between; this process's readers of the runs index wait
-        for them (``RunIndex.write_behind``); and a kill before they are made leaves what a kill
-        before them always left (the old phase and the running marker: the next turn resumes).
-        """
+    async def _set_phase(self, phase: RunPhase, error: Mapping[str, Any] | None = None) -> None:
         changes: dict[str, Any] = {
             "phase": phase,
             "lastError": dict(error) if error else None,
@@ -223,41 +205,18 @@ class RunDriver:
         }
         if phase != "idle":
             changes["paused"] = False  # a turn of the run that ran on ends a /pause
-        self._ending = self._index().write_behind(functools.partial(_end_turn, self.project, self.run, changes))
+        self.run = await asyncio.to_thread(self._end_turn, changes)
 
-    async def settled(self) -> None:
-        """Wait for the end of the turn's writes (started by the end of the turn; none: returns at once).
-
-        Raises what the writes raised (a damaged or unwritable runs index). Cancelled, it still
-        waits for them (a few ms), so that the caller's turn lock is not released before.
-        """
-        ending = self._ending
-        if ending is None:
-            return
-        try:
-            self.run = await asyncio.shield(asyncio.wrap_future(ending))
-        except asyncio.CancelledError:
-            wait_futures([ending], timeout=LOCK_TIMEOUT_S)
-            raise
-
-    def _index(self) -> RunIndex:
-        return RunIndex(self.project.runtime_dir)
-
-
-def _end_turn(project: ProjectInfo, run: RunMetadata, changes: dict[str, Any]) -> RunMetadata:
-    """The end of a turn of ``run`` on disk: its status in the runs index (when it changes), then the marker.
-
-    The index is rewritten only when the run's status changes (phase, error, /pause): the progress
-    in it is a copy, refreshed along with the status, while the state file is the truth that every
-    reader re-reads (`crewagent runs`, the Run workspace). A turn that only moved the run on does
-    not pay an atomic replace of the index for that copy (about 3 ms on a busy disk even unsynced:
-    ext4 starts writing a file renamed over another). The marker goes last: a kill between the two
-    leaves it, and the next turn resumes.
-    """
-    if _status_changes(run, changes):
-        run = RunIndex(project.runtime_dir).update(run.runId, **changes)
-    running_marker(project, run.runId).unlink(missing_ok=True)
-    return run
+    def _end_turn(self, changes: dict[str, Any]) -> RunMetadata:
+        # The index is rewritten only when the run's status changes (phase, error, /pause): the
+        # progress in it is a copy, refreshed along with the status, while the state file is the
+        # truth that every reader re-reads (`crewagent runs`, the Run workspace). A turn that only
+        # moved the run on does not pay an atomic replace of the index for that copy (about 3 ms
+        # on a busy disk even unsynced: ext4 starts writing a file renamed over another).
+        if _status_changes(self.run, changes):
+            self.run = self._index().update(self.run.runId, **changes)
+        running_marker(self.project, self.run.runId).unlink(missing_ok=True)
+        return self.run
 
     def _index(self) -> RunIndex:
         return RunIndex(self.project.runtime_dir)

@@ -17,11 +17,9 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future
-from concurrent.futures import wait as wait_futures
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 from filelock import FileLock, Timeout
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -42,10 +40,6 @@ INDEX_NAME = "index.json"
 LOCK_TIMEOUT_S = 30.0
 #: How often a lock held by another process is tried again.
 POLL_S = 0.002
-
-T = TypeVar("T")
-#: Marks the threads of :meth:`_FolderLock.write_behind` (they do not wait for themselves).
-_behind = threading.local()
 
 
 class RunNotFound(CrewAgentError):
@@ -86,9 +80,6 @@ class _FolderLock:
     (measured: 1.1 ms against 0.04 ms), and a Run-mode turn takes this lock once or twice;
     where there is no ``fcntl`` (Windows) filelock does it. Another process that locks the file
     with filelock excludes this one and the other way round: both ``flock`` the same file.
-
-    Writes handed to :meth:`write_behind` run on a thread of their own; until they are done every
-    other hold of this process waits for them, so no reader here sees the folder as it was before.
     """
 
     def __init__(self, folder: Path) -> None:
@@ -97,59 +88,18 @@ class _FolderLock:
         self._depth = 0
         self._fd = -1
         self._fallback = None if fcntl is not None else FileLock(self.path, timeout=LOCK_TIMEOUT_S, preserve_lock_file=True)
-        self._owner: int | None = None
-        self._pending: set[Future[Any]] = set()
-        self._pending_guard = threading.Lock()
-
-    def write_behind(self, job: Callable[[], T]) -> Future[T]:
-        """Start ``job`` (it takes this lock for its writes) on a thread of its own; its result or error.
-
-        The thread is not a daemon: a process that exits normally finishes the job first.
-        """
-        future: Future[T] = Future()
-        future.set_running_or_notify_cancel()  # it cannot be cancelled: the write is as good as made
-        with self._pending_guard:
-            self._pending.add(future)
-
-        def run() -> None:
-            _behind.active = True
-            try:
-                result = job()
-            except BaseException as exc:  # handed to whoever waits for the future
-                future.set_exception(exc)
-            else:
-                future.set_result(result)
-            finally:
-                with self._pending_guard:
-                    self._pending.discard(future)
-
-        threading.Thread(target=run, name=f"runs-write-behind:{self.path.parent.name}").start()
-        return future
-
-    def wait_pending(self) -> None:
-        """Until the writes handed to :meth:`write_behind` so far are done (not on their own threads)."""
-        if getattr(_behind, "active", False):
-            return
-        with self._pending_guard:
-            pending = builtins.list(self._pending)
-        if pending:
-            wait_futures(pending, timeout=LOCK_TIMEOUT_S)
 
     @contextmanager
     def held(self) -> Iterator[None]:
-        if self._owner != threading.get_ident():  # a nested hold does not wait: the job may need this one
-            self.wait_pending()
         with self.thread_lock:
             if self._depth == 0:
                 self._acquire()
-                self._owner = threading.get_ident()
             self._depth += 1
             try:
                 yield
             finally:
                 self._depth -= 1
                 if self._depth == 0:
-                    self._owner = None
                     self._release()
 
     def _acquire(self) -> None:
@@ -216,11 +166,6 @@ class RunIndex:
             except ValidationError:
                 continue  # one damaged entry does not hide the others
         return runs
-
-    def write_behind(self, job: Callable[[], T]) -> Future[T]:
-        """Run ``job`` (writes to this folder) on a thread of its own; this process's reads and
-        changes of the index wait for it (see :class:`_FolderLock`)."""
-        return self._lock.write_behind(job)
 
     def list(self) -> builtins.list[RunMetadata]:
         """Every run, oldest first."""
