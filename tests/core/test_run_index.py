@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -90,6 +91,59 @@ def test_another_holder_of_the_lock_file_keeps_a_change_waiting(tmp_path: Path) 
         other.release()
     thread.join(10)
     assert done.is_set() and RunIndex(tmp_path).get("run_a").phase == "waiting-user"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="on Windows a reader takes the lock (an open file blocks the replace)")
+def test_a_lookup_does_not_wait_for_another_holder_of_the_lock(tmp_path: Path) -> None:
+    # Every Run-mode turn looks its run up, and `crewagent runs` lists them: on POSIX a read takes
+    # no lock (writers replace the file whole), so neither waits for another process's change.
+    import threading
+
+    from filelock import FileLock
+
+    index = RunIndex(tmp_path)
+    index.add(_run("run_a"))
+    other = FileLock(index.folder / ".lock")
+    other.acquire()
+    found: list[str] = []
+    done = threading.Event()
+
+    def look() -> None:
+        found.append(index.get("run_a").phase)
+        found.append(str(len(index.list())))
+        done.set()
+
+    thread = threading.Thread(target=look)
+    thread.start()
+    try:
+        assert done.wait(20), "a lookup waited for the lock"
+    finally:
+        other.release()
+        thread.join(40)
+    assert found == ["idle", "1"]
+
+
+def test_reads_beside_a_writer_replacing_the_index_always_see_a_whole_index(tmp_path: Path) -> None:
+    import threading
+
+    index = RunIndex(tmp_path)
+    for n in range(30):  # an index of some size, so that a torn read would show
+        index.add(_run(f"run_{n:02}", currentNodeId="x" * 200))
+    stop = threading.Event()
+
+    def write() -> None:
+        for n in range(60):
+            index.update("run_15", phase="waiting-user" if n % 2 else "idle")
+        stop.set()
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    seen = set()
+    while not stop.is_set():
+        seen.add(index.get("run_15").phase)
+        assert len(index.list()) == 30
+    writer.join(60)
+    assert seen <= {"idle", "waiting-user"}
 
 
 def test_the_lock_is_reentrant_in_a_thread(tmp_path: Path) -> None:

@@ -6,7 +6,8 @@ here are a copy, refreshed whenever a turn changes the run's phase (not after ev
 state file is re-read when runs are listed). The index is replaced atomically but not fsync'd: a
 killed process never leaves it torn, and what a power loss could take back (a phase, a copy of
 the progress) is reconciled on read (a ``running`` phase without a live turn is shown as
-``idle``), so each turn does not pay two fsyncs (about 10 ms) for it.
+``idle``), so each turn does not pay two fsyncs (about 10 ms) for it. Changes hold the runs
+folder's lock; on POSIX reads hold none (see ``RunIndex._reading``).
 """
 
 from __future__ import annotations
@@ -167,14 +168,30 @@ class RunIndex:
                 continue  # one damaged entry does not hide the others
         return runs
 
+    @contextmanager
+    def _reading(self) -> Iterator[None]:
+        """What a read holds: nothing on POSIX, the lock elsewhere.
+
+        Every writer replaces the index with a rename of a complete temp file (never in place), and
+        on POSIX opening the path gives the old file or the new one, whole, even while it is being
+        replaced: a reader needs no lock, and waits for no writer of another process. The lock
+        stays for changes (read, modify, replace). On Windows a reader holding the file open would
+        make the writer's replace fail, so reads take the lock there.
+        """
+        if fcntl is None:
+            with self._locked():
+                yield
+        else:
+            yield
+
     def list(self) -> builtins.list[RunMetadata]:
         """Every run, oldest first."""
-        with self._locked():
+        with self._reading():
             return self._read()
 
     def get(self, run_id: str) -> RunMetadata:
         # Every run-mode turn looks its run up: only that entry is validated, not the whole index.
-        with self._locked():
+        with self._reading():
             for entry in self._raw():
                 if isinstance(entry, dict) and entry.get("runId") == run_id:
                     try:
