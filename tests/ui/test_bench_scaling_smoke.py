@@ -24,8 +24,8 @@ def test_quick_run_prints_the_table_its_growth_and_the_verdict(
     header = next(line for line in lines if line.startswith("| messages"))
     columns = [cell.strip() for cell in header.strip("|").split("|")]
     assert columns[:3] == ["messages", "log MB", "append p50 (ms)"]
-    for title in ("load (ms)", "load memory / file (x file)", "context build (ms)", "window: last page (ms)",
-                  "search, index (ms)", "search, no index (ms)", "window RSS MB (peak), 1st open", "after 1 opens"):
+    for title in ("load, CPU (ms)", "load memory / file (x file)", "context build, CPU (ms)", "window: last page (ms)",
+                  "search, index, CPU (ms)", "search, no index, CPU (ms)", "window RSS MB (peak), 1st open", "after 1 opens"):
         assert title in columns
     rows = [line for line in lines if line.startswith(("| 100 ", "| 1,000 "))]
     assert len(rows) == 2 and all(len(row.strip("|").split("|")) == len(columns) for row in rows)
