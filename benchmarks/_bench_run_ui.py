@@ -148,19 +148,32 @@ def child(payload: dict[str, Any], gui_factory: Callable[..., Any], probe_ms: in
     from crewagent.ui.run_workspace.panel import RunWorkspace
 
     gui_work: dict[str, list[float]] = {"snapshot shown": [], "progress applied": []}
+    #: The same, as the GUI thread's CPU time (time.thread_time): what the panel itself costs, without
+    #: the time the thread waited for a core or for the GIL on a loaded machine.
+    gui_cpu: dict[str, list[float]] = {name: [] for name in gui_work}
+    first_shown: list[float] = []  # (wall, CPU) of the first snapshot shown (not the empty panel)
 
     def timed(name: str, method: Any) -> Any:
         def wrapper(self: Any, *args: Any) -> Any:
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.thread_time()
             try:
                 return method(self, *args)
             finally:
                 gui_work[name].append((time.perf_counter() - start) * 1000)
+                gui_cpu[name].append((time.thread_time() - cpu) * 1000)
+                if name == "snapshot shown" and args and args[0] is not None and not first_shown:
+                    first_shown.extend((gui_work[name][-1], gui_cpu[name][-1]))
 
         return wrapper
 
     RunWorkspace._show = timed("snapshot shown", RunWorkspace._show)  # type: ignore[method-assign]
     RunWorkspace.on_run_progress = timed("progress applied", RunWorkspace.on_run_progress)  # type: ignore[method-assign]
+    # Session 6: the first snapshot of a run is shown in slices (the panel, then its tables); each
+    # later slice is timed too, when this build has them.
+    for method_name, name in (("_fill_slice", "tables filled (a later slice)"),):
+        if hasattr(RunWorkspace, method_name):
+            gui_work[name], gui_cpu[name] = [], []
+            setattr(RunWorkspace, method_name, timed(name, getattr(RunWorkspace, method_name)))
     config = ProviderConfig(provider="openai-compatible", base_url=payload["url"], api_key="sk-bench",
                             model="bench", timeout=60.0, max_retries=0)
     gui = gui_factory(payload["data_dir"], provider_factory=lambda settings, demo: config)
@@ -258,7 +271,7 @@ def child(payload: dict[str, Any], gui_factory: Callable[..., Any], probe_ms: in
         "loader_layouts": layouts, "thread_layouts": extra,
         "engine_delays": delays(writes_at, 0), "engine_writes": len(writes_at),
         "external_delays": delays(external, 0), "external_writes": len(external), "outcome": finished[:1],
-        "gui_work": gui_work,
+        "gui_work": gui_work, "gui_cpu": gui_cpu, "first_shown": first_shown,
     }
 
 
@@ -338,9 +351,17 @@ def section(scratch: Path, results: dict[str, Any], *, quick: bool, env_of: Call
          f"p50 {percentile(base_lag, 0.5):.1f} ms, p99 {percentile(base_lag, 0.99):.1f} ms, max {max(base_lag, default=0):.1f} ms"
          if baseline else "not run (--quick)"],
     ]
+    cpu_of = out.get("gui_cpu", {})
     for name, spans in out["gui_work"].items():
         if spans:
-            rows.append([f"  the panel's GUI-thread work: {name}", "", f"median {statistics.median(spans):.1f} ms, max {max(spans):.1f} ms ({len(spans)} times)"])
+            cpu = cpu_of.get(name) or []
+            shown_first = out.get("first_shown") or []
+            first = (f"; the first run snapshot: {shown_first[0]:.1f} ms, CPU {shown_first[1]:.1f} ms"
+                     if shown_first and name == "snapshot shown" else "")
+            rows.append([f"  the panel's GUI-thread work: {name}", "< 30 ms a slice",
+                         f"median {statistics.median(spans):.1f} ms, max {max(spans):.1f} ms ({len(spans)} times); "
+                         f"CPU median {statistics.median(cpu):.1f} ms, max {max(cpu):.1f} ms{first}" if cpu else
+                         f"median {statistics.median(spans):.1f} ms, max {max(spans):.1f} ms ({len(spans)} times)"])
     print(table(["measure", "goal", "result"], rows))
     verdicts = [
         ("layout under 200 ms, off the GUI thread", worst_layout < GOAL_LAYOUT_MS and "MainThread" not in threads),

@@ -206,6 +206,7 @@ def _read_input(source: str) -> bytes:
 
 def cmd_import(args: argparse.Namespace) -> int:
     """Check everything first (JSON, messages, the tool-call chain, storable text); then create the conversation."""
+    from crewagent.core.attachments import decode_imported_images, store_imported_images
     from crewagent.core.export import app_tool_names, check_import_chain, decode_tool_names, parse_openai_messages
     from crewagent.core.jsonparse import parse_json
     from crewagent.core.protocol import repaired_chain
@@ -235,6 +236,8 @@ def cmd_import(args: argparse.Namespace) -> int:
         if not messages:
             raise ImportFormatError(f"{args.file} holds no message that a request could carry; nothing was imported.")
     messages = decode_tool_names(messages, app_tool_names())
+    # Images given as data URLs: checked now, stored as files once the conversation exists.
+    with_images = {m.id for index, m in enumerate(messages) if decode_imported_images(m.content, f"messages[{index}]")}
     first_user = next((m.text for m in messages if m.role == "user" and m.text.strip()), "")
     title = args.title or title_from_text(first_user) or f"Imported from {Path(args.file).name}"
     try:
@@ -247,6 +250,12 @@ def cmd_import(args: argparse.Namespace) -> int:
     project = store.open_project(args.project, create=True)
     meta = store.create_conversation(project.id, title=title)
     try:
+        if with_images:
+            state = store.state_dir(project.id)
+            messages = [
+                m.model_copy(update={"content": store_imported_images(m.content, state, meta.id)}) if m.id in with_images else m
+                for m in messages
+            ]
         store.append_messages(project.id, meta.id, messages)
     except BaseException:
         store.delete_conversation(project.id, meta.id)  # a failed import leaves nothing behind
@@ -338,10 +347,11 @@ def _run(handler: Handler, args: argparse.Namespace) -> int:
 
 
 def _is_config_error(exc: CrewAgentError) -> bool:
-    """A bad provider setting is bad input (exit 2); its module (pydantic) is imported only on this path."""
+    """A bad provider setting or image is bad input (exit 2); their modules are imported only on this path."""
+    from crewagent.core.attachments import AttachmentError, ImagesNotSupported
     from crewagent.core.llm.config import LlmConfigError
 
-    return isinstance(exc, LlmConfigError)
+    return isinstance(exc, (LlmConfigError, AttachmentError, ImagesNotSupported))
 
 
 if __name__ == "__main__":  # pragma: no cover

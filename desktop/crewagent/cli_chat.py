@@ -10,6 +10,10 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing, asynccontextmanager
 from typing import Any
 
+from crewagent.core import texts
+from crewagent.core.attachments import ImagesNotSupported, read_image_file, store_image, user_content
+from crewagent.core.commands import global_command
+from crewagent.core.errors import CrewAgentError
 from crewagent.core.llm import ProviderConfig
 from crewagent.core.llm.demo import start_demo_server
 from crewagent.core.llm.usage import sum_usage
@@ -26,6 +30,7 @@ from crewagent.core.loop import (
 from crewagent.core.loop.factory import provider_config
 from crewagent.core.mcp import McpManager
 from crewagent.core.messages import ConversationMeta, Mode
+from crewagent.core.providers import accepts_images
 from crewagent.core.secrets import SecretStore
 from crewagent.core.settings import Settings, SettingsStore
 from crewagent.core.runs import RunSetupError
@@ -67,6 +72,7 @@ async def _chat(args: argparse.Namespace) -> int:
     project = store.open_project(args.project, create=True)
     # The provider first: a chat that cannot reach a model creates no conversation.
     async with terminal_provider(args, settings) as config:
+        images = _read_images(args, settings, config)  # refused here: nothing is created
         found: ConversationMeta | None = None
         if args.conversation:
             found = store.get_conversation(project.id, args.conversation)
@@ -84,7 +90,25 @@ async def _chat(args: argparse.Namespace) -> int:
             store.update_conversation(project.id, meta.id, activeType=mode)
         print(meta.id, file=sys.stderr)
         routed = await asyncio.to_thread(route_input, store, project, meta.id, args.message, mode)
+        if images:
+            if not isinstance(routed, RunTurn):
+                raise CrewAgentError(texts.IMAGES_WITH_COMMAND)
+            state = store.state_dir(project.id)
+            content = user_content(routed.text, [store_image(state, meta.id, data) for data in images])
+            return await headless_turn(args, store, settings, project, meta.id, content, routed.mode, config)
         return await headless_routed(args, store, settings, project, meta.id, routed, config)
+
+
+def _read_images(args: argparse.Namespace, settings: Settings, config: ProviderConfig) -> list[bytes]:
+    """The ``--image`` files, checked; refused when the model takes no images or the message is a command."""
+    paths = getattr(args, "image", None) or []
+    if not paths:
+        return []
+    if not accepts_images(config.provider, config.model, settings.llm.vision):
+        raise ImagesNotSupported(texts.IMAGES_NOT_SUPPORTED.format(model=config.model or config.provider))
+    if global_command(args.message) is not None:
+        raise CrewAgentError(texts.IMAGES_WITH_COMMAND)
+    return [read_image_file(path) for path in paths]
 
 
 @asynccontextmanager
@@ -133,7 +157,7 @@ async def headless_turn(
     settings: Settings,
     project: ProjectInfo,
     conversation_id: str,
-    text: str | None,
+    text: str | list[dict[str, Any]] | None,
     mode: Mode,
     config: ProviderConfig,
 ) -> int:

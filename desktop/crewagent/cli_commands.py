@@ -43,6 +43,9 @@ def add_chat_subcommand(subparsers: Any, common: argparse.ArgumentParser) -> Non
     chat.add_argument("--provider", choices=PROVIDERS, metavar="PROVIDER", help=f"one of {', '.join(PROVIDERS)}")
     chat.add_argument("--model")
     chat.add_argument("--yes", action="store_true", help="approve write tools without asking")
+    chat.add_argument(
+        "--image", action="append", metavar="FILE", help="attach an image (PNG, JPEG, WebP or GIF, up to 20 MB); repeatable"
+    )
     chat.add_argument("message", help="the user message")
     chat.set_defaults(handler=cmd_chat)
 

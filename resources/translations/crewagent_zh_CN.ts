@@ -204,10 +204,18 @@
     </message>
 </context>
 <context>
+    <name>AttachmentStrip</name>
+    <message>
+        <source>A message takes at most {count} images.</source>
+        <extracomment>The images attached changed (added, removed, taken). ``(reason)``: an image was not attached (not an image, too large, unreadable), one line. The last message sent with images until its user message is stored: ``(conversation_id, text, images)``; a send refused before anything was stored gets them back (Composer).</extracomment>
+        <translation>一条消息最多附带 {count} 张图片。</translation>
+    </message>
+</context>
+<context>
     <name>Composer</name>
     <message>
         <source>Message the agent, or press Enter on an empty line for its menu</source>
-        <extracomment>Cells of the context meter ``[●●●○○]``. The meter&apos;s ``status`` property: the stylesheet colours each (app.qss, ``#contextMeter[status=...]``). Up in the empty box: the owner puts the user&apos;s last message back to edit (issue 18 item 18). ``(text)``: the user sent a message (empty only in Agent mode: the menu, see ``set_accepts_empty``). The user asked to stop the running turn (Stop button or Esc). The conversation&apos;s tokens (and cost) so far, as the provider reported them (issue 17). Agent mode: an empty Enter is sent too (it asks for the agent&apos;s menu). Gives the user&apos;s last message of the conversation, for Up in an empty box (&quot;&quot; when none).</extracomment>
+        <extracomment>Cells of the context meter ``[●●●○○]``. The meter&apos;s ``status`` property: the stylesheet colours each (app.qss, ``#contextMeter[status=...]``). &quot;Attach image…&quot; from the keyboard. Up in the empty box: the owner puts the user&apos;s last message back to edit (issue 18 item 18). ``(mime)``: images were pasted or dropped (image data or image files); handled at once. ``(text)``: the user sent a message (empty only in Agent mode: the menu, see ``set_accepts_empty``). The user asked to stop the running turn (Stop button or Esc). The conversation&apos;s tokens (and cost) so far, as the provider reported them (issue 17). Images attached to the message (issue 17): paste, drop, or &quot;Attach image…&quot; (Ctrl+Shift+I). Asks which image files to attach (the window&apos;s dialogs; None: the button does nothing). The model of the next turn takes images, and its name (for the refusal). Agent mode: an empty Enter is sent too (it asks for the agent&apos;s menu). Gives the user&apos;s last message of the conversation, for Up in an empty box (&quot;&quot; when none).</extracomment>
         <translation>给智能体发消息，或在空行按 Enter 查看其菜单</translation>
     </message>
     <message>
@@ -231,12 +239,24 @@
         <translation>停止回答 (Esc)</translation>
     </message>
     <message>
+        <source>Attach image… ({shortcut}); you can also paste or drop images</source>
+        <translation>附加图片…（{shortcut}）；也可以粘贴或拖入图片</translation>
+    </message>
+    <message>
+        <source>Attach image</source>
+        <translation>附加图片</translation>
+    </message>
+    <message>
         <source>Answering… press Esc or Stop to interrupt.</source>
         <translation>正在回答… 按 Esc 或“停止”可中断。</translation>
     </message>
     <message>
         <source>Stopping…</source>
         <translation>正在停止…</translation>
+    </message>
+    <message>
+        <source>The images are still being read; send again in a moment.</source>
+        <translation>图片仍在读取中；请稍后再发送。</translation>
     </message>
     <message>
         <source>How full the model&apos;s context is; shown after the first answer.</source>
@@ -271,6 +291,7 @@
     <name>ContextPage</name>
     <message>
         <source>Context</source>
+        <extracomment>``llm.vision`` (issue 17): whether images are sent to the model; None: the model table.</extracomment>
         <translation>上下文</translation>
     </message>
     <message>
@@ -320,6 +341,22 @@
     <message>
         <source>Send earlier tool results back to the model</source>
         <translation>将之前的工具结果发回给模型</translation>
+    </message>
+    <message>
+        <source>Images</source>
+        <translation>图片</translation>
+    </message>
+    <message>
+        <source>As the model table says (a model it does not list: sent)</source>
+        <translation>按模型表判断（表中未列出的模型：发送）</translation>
+    </message>
+    <message>
+        <source>The model accepts images</source>
+        <translation>模型接受图片</translation>
+    </message>
+    <message>
+        <source>The model does not accept images</source>
+        <translation>模型不接受图片</translation>
     </message>
 </context>
 <context>
@@ -476,6 +513,14 @@ Files the model writes will appear here.</source>
     <message>
         <source>Open in System App</source>
         <translation>用系统应用打开</translation>
+    </message>
+</context>
+<context>
+    <name>Images</name>
+    <message>
+        <source>{name} cannot be decoded as an image.</source>
+        <extracomment>The side of a thumbnail&apos;s square, in pixels (composer chips and timeline rows).</extracomment>
+        <translation>{name} 无法解码为图片。</translation>
     </message>
 </context>
 <context>
@@ -1068,6 +1113,10 @@ Files the model writes will appear here.</source>
         <translation>工具超时</translation>
     </message>
     <message>
+        <source>Start timeout</source>
+        <translation>启动超时</translation>
+    </message>
+    <message>
         <source>Trusted</source>
         <translation>受信任</translation>
     </message>
@@ -1094,6 +1143,10 @@ Files the model writes will appear here.</source>
     <message>
         <source> s</source>
         <translation> 秒</translation>
+    </message>
+    <message>
+        <source>How long the server may take to start and answer initialize</source>
+        <translation>服务器启动并响应 initialize 的最长时间</translation>
     </message>
     <message>
         <source>letters, digits, - and _ (its tools are mcp__id__tool)</source>
@@ -1413,7 +1466,7 @@ Files the model writes will appear here.</source>
     <name>ProgressModel</name>
     <message>
         <source>Step</source>
-        <extracomment>The status marks (🟢 completed, 🔵 current, ⚪ pending), drawn rather than typed: an emoji font is not on every desktop, and a missing one shows empty boxes. The row&apos;s value (StepView, Decision, ToolCallView or ArtifactView). A step&apos;s status (completed, current, pending), or a node id. An artifact&apos;s absolute path (&quot;&quot; when it leaves the project). The number of columns (``headers()`` translates, so it is not called for each cell).</extracomment>
+        <extracomment>The status marks (🟢 completed, 🔵 current, ⚪ pending), drawn rather than typed: an emoji font is not on every desktop, and a missing one shows empty boxes. The row&apos;s value (StepView, Decision, ToolCallView or ArtifactView). A step&apos;s status (completed, current, pending), or a node id. An artifact&apos;s absolute path (&quot;&quot; when it leaves the project). ``headers()`` as last translated: views ask for them many times per show (140 calls when the panel appears), each a few ``tr()`` calls; dropped by ``retranslate``. The number of columns (``headers()`` translates, so it is not called for each cell).</extracomment>
         <translation>步骤</translation>
     </message>
     <message>
@@ -1549,6 +1602,14 @@ Files the model writes will appear here.</source>
         <translation>取消</translation>
     </message>
     <message>
+        <source>Attach Images</source>
+        <translation>附加图片</translation>
+    </message>
+    <message>
+        <source>Images (*.png *.jpg *.jpeg *.webp *.gif)</source>
+        <translation>图片 (*.png *.jpg *.jpeg *.webp *.gif)</translation>
+    </message>
+    <message>
         <source>Markdown (*.md)</source>
         <translation>Markdown (*.md)</translation>
     </message>
@@ -1619,7 +1680,7 @@ This folder is missing or is no longer a project.</source>
     <name>RunWorkspace</name>
     <message>
         <source>Progress</source>
-        <extracomment>Milliseconds events are gathered before the run is read again (a burst of writes is one read). The same while a turn of this conversation runs: the engine&apos;s progress reports update the steps at once, so the rest (tool calls, decisions, artifacts) can wait a little, and each tool call&apos;s own file events (state, audit) fold into one read instead of several. ``(project_id, conversation_id)``: read this conversation&apos;s run (``Worker.load_run``). ``path``: open this file read-only in a file tab (an artifact, a step file). ``(bool)``: the user expanded (True) or collapsed the panel. ``(bool)``: the panel appeared (the conversation has a run) or went away.</extracomment>
+        <extracomment>``(project_id, conversation_id)``: read this conversation&apos;s run (``Worker.load_run``). ``path``: open this file read-only in a file tab (an artifact, a step file). ``(bool)``: the user expanded (True) or collapsed the panel. ``(bool)``: the panel appeared (the conversation has a run) or went away.</extracomment>
         <translation>进度</translation>
     </message>
     <message>
@@ -1676,6 +1737,7 @@ This folder is missing or is no longer a project.</source>
     </message>
     <message>
         <source>ok</source>
+        <extracomment>Milliseconds events are gathered before the run is read again (a burst of writes is one read). The same while a turn of this conversation runs: the engine&apos;s progress reports update the steps at once, so the rest (tool calls, decisions, artifacts) can wait a little, and each tool call&apos;s own file events (state, audit) fold into one read instead of several.</extracomment>
         <translation>成功</translation>
     </message>
     <message>
@@ -1788,6 +1850,10 @@ This folder is missing or is no longer a project.</source>
     <message>
         <source>Empty composer: recall your last message to edit it</source>
         <translation>输入框为空时：调出你的上一条消息以便编辑</translation>
+    </message>
+    <message>
+        <source>Composer: attach images (or paste or drop them)</source>
+        <translation>输入框：附加图片（也可粘贴或拖入）</translation>
     </message>
     <message>
         <source>Stop the running answer; close a menu or dialog</source>
@@ -2063,8 +2129,28 @@ Create a project or open an existing one to see it here.</source>
         <translation>本回合因错误而结束</translation>
     </message>
     <message>
-        <source>Arguments</source>
+        <source>{path}: not in the state folder, not shown</source>
         <extracomment>Characters of a tool result shown expanded (the rest: &quot;… more&quot;, and &quot;Open full output&quot; opens the viewer). A Task part&apos;s subagent type and description (from its subagent, else from its arguments). Read only when the part is expanded (a tool&apos;s arguments may be megabytes). A running command&apos;s output so far (expanded parts only; &quot;&quot; once the result is in). Bytes of an offloaded result (None: the result is stored whole). Expanded only: the line under the header, the Arguments and Result sections, the row with &quot;Open full output&quot; (an offloaded result, or one cut at MAX_RESULT_CHARS).</extracomment>
+        <translation>{path}：不在状态文件夹中，不予显示</translation>
+    </message>
+    <message>
+        <source>{path}: the image file is missing</source>
+        <translation>{path}：图片文件不存在</translation>
+    </message>
+    <message>
+        <source>{path}: too large to preview; click to open it</source>
+        <translation>{path}：太大，无法预览；点击打开</translation>
+    </message>
+    <message>
+        <source>{path}: the image cannot be decoded</source>
+        <translation>{path}：无法解码该图片</translation>
+    </message>
+    <message>
+        <source>Loading image…</source>
+        <translation>正在加载图片…</translation>
+    </message>
+    <message>
+        <source>Arguments</source>
         <translation>参数</translation>
     </message>
     <message>
@@ -2420,6 +2506,22 @@ Create a project or open an existing one to see it here.</source>
 Start one with “+ New”.</source>
         <translation>还没有会话。
 点击“+ 新建”开始。</translation>
+    </message>
+</context>
+<context>
+    <name>_Chip</name>
+    <message>
+        <source>pasted image</source>
+        <extracomment>File name endings taken as images when dropped or pasted as files (the bytes are checked anyway). The most images one message takes. When it was given: chips keep that order, whichever image was read first.</extracomment>
+        <translation>粘贴的图片</translation>
+    </message>
+    <message>
+        <source>Remove {name}</source>
+        <translation>移除 {name}</translation>
+    </message>
+    <message>
+        <source>Remove image {name}</source>
+        <translation>移除图片 {name}</translation>
     </message>
 </context>
 <context>
@@ -2963,6 +3065,50 @@ Start one with “+ New”.</source>
     <message>
         <source>An edited message cannot be empty.</source>
         <translation>编辑后的消息不能为空。</translation>
+    </message>
+    <message>
+        <source>the pasted image</source>
+        <translation>粘贴的图片</translation>
+    </message>
+    <message>
+        <source>{name} is {size}; images up to {limit} can be attached.</source>
+        <translation>{name} 大小为 {size}；只能附加不超过 {limit} 的图片。</translation>
+    </message>
+    <message>
+        <source>{name} is not a PNG, JPEG, WebP or GIF image.</source>
+        <translation>{name} 不是 PNG、JPEG、WebP 或 GIF 图片。</translation>
+    </message>
+    <message>
+        <source>{name} cannot be read: {reason}</source>
+        <translation>无法读取 {name}：{reason}</translation>
+    </message>
+    <message>
+        <source>Refused image reference {reference}: not a stored attachment.</source>
+        <translation>已拒绝图片引用 {reference}：它不是已保存的附件。</translation>
+    </message>
+    <message>
+        <source>The attached image {reference} is missing.</source>
+        <translation>附加的图片 {reference} 已丢失。</translation>
+    </message>
+    <message>
+        <source>The attached image {reference} was changed after it was attached.</source>
+        <translation>附加的图片 {reference} 在附加后被修改过。</translation>
+    </message>
+    <message>
+        <source>an image data URL is not valid base64 ({reason}).</source>
+        <translation>图片的 data URL 不是有效的 base64（{reason}）。</translation>
+    </message>
+    <message>
+        <source>an image was attached here; the current model does not accept images</source>
+        <translation>此处附有一张图片；当前模型不接受图片</translation>
+    </message>
+    <message>
+        <source>The model {model} does not accept images: choose a model with vision, or remove the images (a model the app does not know is assumed to accept them; Settings &gt; Context &gt; Images can say otherwise).</source>
+        <translation>模型 {model} 不接受图片：请选择支持视觉的模型，或移除图片（本应用不认识的模型默认视为接受图片；可在“设置 &gt; 上下文 &gt; 图片”中更改）。</translation>
+    </message>
+    <message>
+        <source>Images cannot be attached to a command; send them with a message.</source>
+        <translation>命令不能附带图片；请随消息一起发送。</translation>
     </message>
 </context>
 <context>

@@ -2,7 +2,9 @@
 
 Each case ends in exit 0, 1 or 2 with one ``crewagent: ...`` line naming the problem, never a
 traceback, and leaves the other conversations and projects usable. Unreadable folders (mode
-000) are checked in a real process without the capabilities that let root ignore file modes.
+000) are checked in a real process without the capabilities that let root ignore file modes:
+forked from the session's zygote, which runs under ``setpriv`` (tests/fakes/zygote.py), not a
+fresh interpreter per command.
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from crewagent.cli import main
 from crewagent.core.messages import ConversationMessage, new_message_id, utc_now_iso
 from crewagent.core.store import RuntimeStore
 from tests.fakes.scripted_server import API_KEY, ScriptedServer, text
+from tests.fakes.zygote import ZYGOTE_GROUP, Zygote, without_file_override
 
 DEEP = "[" * 1500
 
@@ -200,19 +202,18 @@ def _without_file_override(argv: list[str]) -> list[str]:
     """``argv`` run so that file modes apply: as root, without the capabilities that bypass them."""
     if os.geteuid() != 0:
         return argv
-    setpriv = shutil.which("setpriv")
-    if setpriv is None:
+    if shutil.which("setpriv") is None:
         pytest.skip("running as root and setpriv (util-linux) is missing: mode 000 cannot be enforced")
-    return [setpriv, "--bounding-set=-dac_override,-dac_read_search", "--", *argv]
+    return [*without_file_override(), *argv]
 
 
-def _cli(setup: Setup, *argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        _without_file_override([sys.executable, "-m", "crewagent", *argv]),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+#: The tests that start commands from the session's zygote (as root, it runs without the
+#: capabilities that bypass file modes): on its xdist worker.
+UNPRIVILEGED = pytest.mark.xdist_group(ZYGOTE_GROUP)
+
+
+def _cli(zygote: Zygote, *argv: str) -> subprocess.CompletedProcess[str]:
+    return zygote.run(argv, timeout=60)
 
 
 @pytest.fixture
@@ -232,52 +233,56 @@ def _lock(locked: list[Path], path: Path) -> None:
         pytest.skip("this system lets the test process read a mode-000 folder")
 
 
-def test_an_unreadable_conversation_folder_fails_only_that_conversation(setup: Setup, locked: list[Path]) -> None:
+@UNPRIVILEGED
+def test_an_unreadable_conversation_folder_fails_only_that_conversation(setup: Setup, locked: list[Path], crewagent_zygote: Zygote) -> None:
     folder = setup.folder_of(setup.bad)
     _lock(locked, folder)
 
-    listed = _cli(setup, *setup.args("conversations", "--json"))
+    listed = _cli(crewagent_zygote, *setup.args("conversations", "--json"))
     assert listed.returncode == 0, listed.stderr
     assert {meta["id"] for meta in json.loads(listed.stdout)} == {setup.good, setup.bad}
     for command in (["export"], ["context"], ["chat", "--provider", "demo", "hi"]):
-        failed = _cli(setup, *setup.args(*command, "--conversation", setup.bad))
+        failed = _cli(crewagent_zygote, *setup.args(*command, "--conversation", setup.bad))
         assert failed.returncode == 1
         _assert_one_line_error(failed.stderr, str(folder), "permission denied")
-    exported = _cli(setup, *setup.args("export", "--conversation", setup.good))
+    exported = _cli(crewagent_zygote, *setup.args("export", "--conversation", setup.good))
     assert exported.returncode == 0, exported.stderr
     assert len(json.loads(exported.stdout)) == 2
 
 
+@UNPRIVILEGED
 @pytest.mark.parametrize("sub", ["", "conversations"])
 def test_an_unreadable_project_data_folder_fails_only_that_project(
-    setup: Setup, locked: list[Path], tmp_path: Path, sub: str
+    setup: Setup, locked: list[Path], tmp_path: Path, sub: str, crewagent_zygote: Zygote
 ) -> None:
     folder = setup.data / "projects" / setup.project.id / sub
     _lock(locked, folder)
     for command in (["conversations"], ["export", "--conversation", setup.good], ["chat", "--provider", "demo", "hi"]):
-        failed = _cli(setup, *setup.args(*command))
+        failed = _cli(crewagent_zygote, *setup.args(*command))
         assert failed.returncode == 1
         _assert_one_line_error(failed.stderr, str(folder).rstrip("/"), "permission denied")
 
-    other = _cli(setup, "chat", "--data-dir", str(setup.data), "--project", str(tmp_path / "other"), "--provider", "demo", "hi")
+    other = _cli(crewagent_zygote, "chat", "--data-dir", str(setup.data), "--project", str(tmp_path / "other"), "--provider", "demo", "hi")
     assert other.returncode == 0, other.stderr
 
 
-def test_an_unreadable_project_folder_is_bad_input(setup: Setup, locked: list[Path], tmp_path: Path) -> None:
+@UNPRIVILEGED
+def test_an_unreadable_project_folder_is_bad_input(setup: Setup, locked: list[Path], tmp_path: Path, crewagent_zygote: Zygote) -> None:
     _lock(locked, setup.folder)
-    failed = _cli(setup, *setup.args("conversations"))
+    failed = _cli(crewagent_zygote, *setup.args("conversations"))
     assert failed.returncode == 2
     _assert_one_line_error(failed.stderr, str(setup.folder / ".crewagent.json"), "permission denied")
 
-    other = _cli(setup, "conversations", "--data-dir", str(setup.data), "--project", str(tmp_path / "other"))
+    other = _cli(crewagent_zygote, "conversations", "--data-dir", str(setup.data), "--project", str(tmp_path / "other"))
     assert other.returncode == 0, other.stderr
 
 
 # -- item 6: an unreadable settings.json is an error, not a reset --------------------------------
 
 
+@UNPRIVILEGED
 def test_an_unreadable_settings_file_is_an_error_and_is_left_alone(
-    setup: Setup, locked: list[Path], isolated_dirs: dict[str, Path]
+    setup: Setup, locked: list[Path], isolated_dirs: dict[str, Path], crewagent_zygote: Zygote
 ) -> None:
     settings = isolated_dirs["config"] / "settings.json"
     content = json.dumps({"llm": {"provider": "demo", "model": "my-precious-model"}})
@@ -285,7 +290,7 @@ def test_an_unreadable_settings_file_is_an_error_and_is_left_alone(
     settings.chmod(0o000)
     locked.append(settings)
 
-    failed = _cli(setup, *setup.args("chat", "--conversation", setup.good, "hi"))
+    failed = _cli(crewagent_zygote, *setup.args("chat", "--conversation", setup.good, "hi"))
 
     assert failed.returncode == 2
     _assert_one_line_error(failed.stderr, str(settings), "permission denied")
@@ -432,8 +437,9 @@ def test_an_empty_project_path_is_bad_input(
         ([], {"CREWAGENT_CONFIG_DIR": "{file}"}, "settings folder"),
     ],
 )
+@UNPRIVILEGED
 def test_the_window_refuses_a_broken_setup_before_it_opens(
-    tmp_path: Path, argv: list[str], env: dict[str, str], problem: str
+    tmp_path: Path, argv: list[str], env: dict[str, str], problem: str, crewagent_zygote: Zygote
 ) -> None:
     """`crewagent gui` with a data folder that is a file used to hang with no window; now exit 2, one line."""
     afile = tmp_path / "a-file"
@@ -445,10 +451,7 @@ def test_the_window_refuses_a_broken_setup_before_it_opens(
         "CREWAGENT_CONFIG_DIR": str(tmp_path / "config"),
     }
     environ.update({name: value.format(file=afile) for name, value in env.items()})
-    result = subprocess.run(
-        [sys.executable, "-m", "crewagent", "gui", *(a.format(file=afile) for a in argv)],
-        capture_output=True, text=True, timeout=60, env=environ,
-    )
+    result = crewagent_zygote.run(["gui", *(a.format(file=afile) for a in argv)], env=environ, timeout=60)
     assert result.returncode == 2, result.stderr
     _assert_one_line_error(result.stderr, problem)
     assert not (tmp_path / "data").exists() or not any((tmp_path / "data").iterdir())

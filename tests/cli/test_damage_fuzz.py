@@ -12,8 +12,6 @@ import functools
 import json
 import os
 import shutil
-import subprocess
-import sys
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +27,7 @@ from crewagent.core.llm.demo import start_demo_server
 from crewagent.core.messages import ConversationMessage, new_message_id, utc_now_iso
 from crewagent.core.store import RuntimeStore
 from tests.examples import examples
+from tests.fakes.zygote import ZYGOTE_GROUP, Zygote
 
 TARGETS = ("messages.jsonl", "index.json", "settings.json", ".crewagent.json")
 
@@ -237,18 +236,17 @@ def test_no_damage_makes_a_command_crash(
         (".crewagent.json", b'{"projectId": "../../escape", "projectName": 3}', ["context"]),
     ],
 )
+@pytest.mark.xdist_group(ZYGOTE_GROUP)
 def test_real_processes_survive_the_damage(
-    target: str, content: bytes, command: list[str], template: World, tmp_path: Path
+    target: str, content: bytes, command: list[str], template: World, tmp_path: Path, crewagent_zygote: Zygote
 ) -> None:
+    """In real processes, forked from the session's zygote (tests/fakes/zygote.py)."""
     world = _copy(template, tmp_path / "world")
     before = world.bystander_log().read_bytes()
     _apply(world, target, content, append=True if target == "messages.jsonl" else False)
     env = {**os.environ, "CREWAGENT_CONFIG_DIR": str(world.config)}
     common = ["--data-dir", str(world.data), "--project", str(world.folder), "--conversation", world.victim]
-    proc = subprocess.run(
-        [sys.executable, "-m", "crewagent", command[0], *common, *command[1:]],
-        capture_output=True, text=True, timeout=60, env=env,
-    )
+    proc = crewagent_zygote.run([command[0], *common, *command[1:]], env=env, timeout=60)
     assert proc.returncode in (0, 1, 2) and "Traceback" not in proc.stderr, proc.stderr
     if target != ".crewagent.json":
         assert proc.returncode == 0, proc.stderr

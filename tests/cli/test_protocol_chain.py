@@ -40,6 +40,7 @@ from crewagent.core.store import ProjectInfo, RuntimeStore
 from tests.core.test_context_properties import Op, build_log, scripts
 from tests.core.test_validator import CASES
 from tests.examples import examples
+from tests.fakes.zygote import ZYGOTE_GROUP, Zygote
 
 CLI = [sys.executable, "-m", "crewagent"]
 
@@ -398,17 +399,17 @@ def test_import_of_an_empty_array_or_unstorable_text_leaves_no_conversation(
     assert _conversation_folders(store) == []  # was: a folder left behind for the surrogate
 
 
-def test_import_reads_only_regular_files(tmp_path: Path) -> None:
+@pytest.mark.xdist_group(ZYGOTE_GROUP)
+def test_import_reads_only_regular_files(tmp_path: Path, crewagent_zygote: Zygote) -> None:
+    """Real processes (forked from the session's zygote): a read that blocks fails the test, not the run."""
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
     where = ["--data-dir", str(tmp_path / "d"), "--project", str(tmp_path / "p")]
     for source in (fifo, Path("/dev/null"), tmp_path):
-        done = subprocess.run([*CLI, "import", *where, str(source)], capture_output=True, text=True, timeout=60)
+        done = crewagent_zygote.run(["import", *where, str(source)], timeout=60)
         assert done.returncode == 2, done.stderr  # was: blocked forever on the FIFO
         assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
-    piped = subprocess.run(
-        [*CLI, "import", *where, "-"], input='[{"role": "user", "content": "hi"}]', capture_output=True, text=True, timeout=60
-    )
+    piped = crewagent_zygote.run(["import", *where, "-"], input='[{"role": "user", "content": "hi"}]', timeout=60)
     assert piped.returncode == 0, piped.stderr
 
 

@@ -32,7 +32,7 @@ from crewagent.core.runs import RunIndex
 from crewagent.core.runs.service import read_run_state
 from crewagent.core.store import RuntimeStore
 from tests.core.loop_helpers import assert_log_valid, assert_request_valid
-from tests.fakes.zygote import Zygote, ZygoteProcess
+from tests.fakes.zygote import ZYGOTE_GROUP, Zygote, ZygoteProcess
 
 KILLS_PER_LANE = 16  # two lanes: 32 kills
 LANES = 2
@@ -136,7 +136,7 @@ def _lane(lane: int, demo: RecordingDemo, base_url: str, tmp: Path, zygote: Zygo
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("kill-loops")  # two lanes each, one per core: one loop at a time
+@pytest.mark.xdist_group(ZYGOTE_GROUP)  # two lanes each, one per core: one loop at a time
 def test_kill_9_at_random_points_then_the_next_run_completes(tmp_path: Path, crewagent_zygote: Zygote) -> None:
     demo = RecordingDemo()
     with LocalServer(demo) as server:

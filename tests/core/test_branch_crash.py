@@ -1,11 +1,13 @@
-"""kill -9 of a real process in the middle of a Regenerate: the conversation reloads on the new branch, valid."""
+"""kill -9 of a real process in the middle of a Regenerate: the conversation reloads on the new branch, valid.
+
+The process runs a script (the Regenerate through core's entry point), forked from the session's
+warmed-up zygote (tests/fakes/zygote.py) instead of a fresh interpreter.
+"""
 
 from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -18,6 +20,7 @@ from crewagent.core.loop.session import recover_and_load
 from crewagent.core.messages import ConversationMessage
 from crewagent.core.protocol import DOTTED_FUNCTION_NAME, current_branch, validate_messages
 from tests.fakes.scripted_server import ScriptedServer, slow_text
+from tests.fakes.zygote import ZYGOTE_GROUP, Zygote
 
 #: Regenerates the conversation's last answer through core's single entry point, as the window does.
 _REGENERATE = """
@@ -43,8 +46,10 @@ asyncio.run(main())
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group(ZYGOTE_GROUP)  # with the other users of the session's zygote: one zygote per run
 def test_a_kill_mid_regenerate_reloads_into_a_valid_request_on_the_new_branch(
-    tmp_path: Path, isolated_dirs: dict[str, Path], store: Any, project: Any, conversation: Any, scripted_llm: ScriptedServer
+    tmp_path: Path, isolated_dirs: dict[str, Path], store: Any, project: Any, conversation: Any, scripted_llm: ScriptedServer,
+    crewagent_zygote: Zygote,
 ) -> None:
     pid, cid = project.id, conversation.id
     question = store.append_message(pid, cid, ConversationMessage.new("user", "2+2?"))
@@ -53,15 +58,15 @@ def test_a_kill_mid_regenerate_reloads_into_a_valid_request_on_the_new_branch(
     script = tmp_path / "regenerate.py"
     script.write_text(_REGENERATE, encoding="utf-8")
     env = {**os.environ, "OPENAI_BASE_URL": scripted_llm.base_url + "/v1", "OPENAI_API_KEY": "sk-test"}
-    proc = subprocess.Popen(
-        [sys.executable, str(script), str(isolated_dirs["data"]), str(project.root), cid],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    errors = tmp_path / "regenerate.err"
+    proc = crewagent_zygote.spawn(
+        [str(isolated_dirs["data"]), str(project.root), cid], script=script, env=env, stderr=errors,
     )
     try:
         deadline = time.monotonic() + 60
         # Killed once the answer has streamed long enough to be checkpointed (the 500 ms checkpoint).
-        while not (store.read_stream_checkpoint(pid, cid) or {}).get("content"):
-            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+        while not (seen := (store.read_stream_checkpoint(pid, cid) or {}).get("content")):
+            assert proc.poll() is None, errors.read_text(errors="replace")
             assert time.monotonic() < deadline, "the regenerate never streamed"
             time.sleep(0.05)
         proc.send_signal(signal.SIGKILL)
@@ -70,14 +75,13 @@ def test_a_kill_mid_regenerate_reloads_into_a_valid_request_on_the_new_branch(
         if proc.poll() is None:
             proc.kill()
             proc.wait(30)
-        if proc.stderr is not None:
-            proc.stderr.close()
 
     loaded = recover_and_load(store, project, cid)  # what the window and every command do first
     current = current_branch(loaded.messages)
     assert [m.role for m in current] == ["user", "assistant"]
     assert current[0].replaces == question.id and current[0].text == "2+2?"
-    assert current[1].interrupted and current[1].text.startswith("w0 w1")
+    # What was checkpointed before the kill survives (under load that may be only the first word).
+    assert current[1].interrupted and current[1].text.startswith(seen) and seen.startswith("w0 ")
     request = build_llm_messages(loaded.messages)
     assert request.ok and validate_messages(request.messages, name_pattern=DOTTED_FUNCTION_NAME) == []
     assert not any("Four." in str(m.get("content")) for m in request.messages)

@@ -155,7 +155,9 @@ def test_azure_test_connection_asks_the_deployment_for_one_token(scripted_llm: S
     result = run(test_connection(config))
     assert result.ok, result.message
     body = scripted_llm.bodies[-1]
-    assert body["max_tokens"] == 1 and scripted_llm.requests[-1].path.endswith("?api-version=2024-10-21")
+    # o-series deployments refuse `max_tokens`; `max_completion_tokens` works for every deployment.
+    assert body["max_completion_tokens"] == 1 and "max_tokens" not in body
+    assert scripted_llm.requests[-1].path.endswith("?api-version=2024-10-21")
 
 
 def test_the_preset_model_table_feeds_the_context_budget_after_setting_and_provider_list(isolated_dirs: dict[str, Any]) -> None:

@@ -35,7 +35,7 @@ from crewagent.core.protocol import DOTTED_FUNCTION_NAME, plan_repair, validate_
 from crewagent.core.store import RuntimeStore
 from tests.core.loop_helpers import assert_log_valid, assert_request_valid
 from tests.fakes.scripted_server import chunk
-from tests.fakes.zygote import Zygote, ZygoteProcess
+from tests.fakes.zygote import ZYGOTE_GROUP, Zygote, ZygoteProcess
 
 KILLS_PER_LANE = 25  # two lanes: 50 kills
 LANES = 2
@@ -254,7 +254,7 @@ def _run_lane(lane: int, model: CrashModel, base_url: str, tmp: Path, env: dict[
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("kill-loops")  # two lanes each, one per core: one loop at a time
+@pytest.mark.xdist_group(ZYGOTE_GROUP)  # two lanes each, one per core: one loop at a time
 def test_kill_9_mid_stream_and_mid_tool_then_every_next_run_recovers(tmp_path: Path, crewagent_zygote: Zygote) -> None:
     model = CrashModel()
     env = dict(os.environ)

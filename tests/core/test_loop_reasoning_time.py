@@ -10,6 +10,10 @@ from tests.core.loop_helpers import finished, load, turn
 from tests.fakes.scripted_server import ScriptedServer, chunk, raw_stream, text
 
 THINK_S = 1.2
+#: The client times the thinking from the arrival of its first chunk to the arrival of the answer's
+#: first chunk; on a loaded machine the first chunk can be read late, so the measure can come out a
+#: little under the server's pause (1.19 s was seen at load 20).
+SLACK_S = 0.3
 
 
 def test_the_thinking_time_is_stored_on_the_answer(
@@ -30,7 +34,7 @@ def test_the_thinking_time_is_stored_on_the_answer(
     assert finished(turn(store, project, conversation.id, scripted_llm.config(), "quick")).reason == "completed"
 
     thought, plain = [m for m in load(store, project.id, conversation.id) if m.role == "assistant"]
-    assert thought.reasoningSeconds is not None and THINK_S <= thought.reasoningSeconds < THINK_S + 5
+    assert thought.reasoningSeconds is not None and THINK_S - SLACK_S <= thought.reasoningSeconds < THINK_S + 5
     assert "reasoningSeconds" not in plain.to_log_dict()  # an answer without reasoning has no such field
 
 
@@ -55,4 +59,4 @@ def test_an_answer_stopped_after_its_thinking_keeps_the_thinking_time(
 
     assert finished(turn(store, project, conversation.id, scripted_llm.config(), "think", on_event=on_event)).reason == "stopped"
     (stopped,) = [m for m in load(store, project.id, conversation.id) if m.role == "assistant"]
-    assert stopped.interrupted and stopped.reasoningSeconds is not None and stopped.reasoningSeconds >= THINK_S
+    assert stopped.interrupted and stopped.reasoningSeconds is not None and stopped.reasoningSeconds >= THINK_S - SLACK_S

@@ -108,3 +108,35 @@ def test_the_agent_policy_only_tightens_the_servers() -> None:
     narrow = ToolPolicy.from_settings({"mcp": {"allowedServers": ["web"]}})
     assert not narrow.tighten({"mcp": {"enabled": True, "allowedServers": ["time", "web"]}}).allows("mcp__time__x")
     assert not system.tighten({"mcp": {"enabled": False}}).allows("mcp__time__get_current_time")
+
+
+def test_the_sdk_still_spawns_stdio_servers_through_the_function_the_orphan_protection_wraps() -> None:
+    """Orphan protection (connection._watch_spawns) wraps the SDK's private
+    ``mcp.client.stdio._create_platform_compatible_process`` to learn each server's pid (its process
+    group). An SDK upgrade that renames it, or stops calling it through the module, would silently
+    leave a server's children running after a stop: this fails instead."""
+    import asyncio
+    import os
+    import sys
+
+    from mcp.client import stdio
+
+    from crewagent.core.mcp import connection
+
+    assert callable(getattr(stdio, "_create_platform_compatible_process", None)), "the SDK no longer has _create_platform_compatible_process"
+    inner = getattr(stdio.stdio_client, "__wrapped__", stdio.stdio_client)
+    assert "_create_platform_compatible_process" in inner.__code__.co_names, "stdio_client no longer spawns through the module's function"
+
+    connection._watch_spawns()
+    assert getattr(stdio._create_platform_compatible_process, "_crewagent_watched", False)
+    pids: list[int] = []
+
+    async def spawn() -> None:
+        connection._on_spawn.set(pids.append)
+        process = await stdio._create_platform_compatible_process(command=sys.executable, args=["-c", "pass"])
+        await process.wait()
+
+    asyncio.run(spawn())
+    assert len(pids) == 1
+    if sys.platform != "win32":
+        assert pids[0] > 0 and pids[0] != os.getpid()

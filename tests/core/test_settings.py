@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 import stat
 from pathlib import Path
 
@@ -47,6 +48,37 @@ def test_damaged_file_is_kept_aside(isolated_dirs: dict[str, Path]) -> None:
     assert store.load() == Settings()
     assert (isolated_dirs["config"] / "settings.json.corrupt").read_bytes() == b"{not json"
     assert store.problems
+
+
+def test_a_file_being_written_in_place_is_not_kept_aside(isolated_dirs: dict[str, Path]) -> None:
+    """A hand edit saved in place, or a tool writing settings.json, is read whole a moment later."""
+    path = isolated_dirs["config"] / "settings.json"
+    whole = json.dumps({"llm": {"model": "keep-me"}, "padding": "x" * 200_000}).encode()
+    path.write_bytes(whole)
+    store = SettingsStore()
+    stop = threading.Event()
+
+    def write_in_place() -> None:  # truncate, then write in pieces: readers see torn files
+        while not stop.is_set():
+            with path.open("r+b") as file:
+                file.truncate(0)
+                for start in range(0, len(whole), 16_384):
+                    file.write(whole[start : start + 16_384])
+                    file.flush()
+            stop.wait(0.02)  # saved again and again, as fast as someone pressing Ctrl+S
+
+    writer = threading.Thread(target=write_in_place)
+    writer.start()
+    try:
+        torn = 0
+        for _ in range(200):
+            torn += path.stat().st_size != len(whole)
+            assert store.load().llm.model == "keep-me", store.problems
+    finally:
+        stop.set()
+        writer.join()
+    assert not (isolated_dirs["config"] / "settings.json.corrupt").exists()
+    assert torn  # the writer was caught half-way at least once, so the test could fail
 
 
 def test_secrets_are_never_written_to_settings(isolated_dirs: dict[str, Path]) -> None:

@@ -25,7 +25,9 @@ from crewagent.core.store.log import QUARANTINE_NAME
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.xdist_group("kill-loops"),  # not next to the two-lane loops: kills land by timing
+    # Not in the zygote's xdist group (the two-lane loops and the CLI tests that fork from it): that
+    # worker has enough to do, and the kills here land after counted appends, not by timing alone.
+    pytest.mark.xdist_group("store-kill-loop"),
     pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork and SIGKILL"),
 ]
 

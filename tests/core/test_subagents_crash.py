@@ -16,7 +16,7 @@ from crewagent.core.store import ProjectInfo, RuntimeStore
 from tests.core.loop_helpers import assert_log_valid, assert_request_valid, error_code_of, shape
 from tests.fakes.scripted_server import MODEL, ScriptedServer, call, slow_text, text, tool_calls
 from tests.fakes.subagent_helpers import marker, only_sidechain, sidechain_valid, task_step
-from tests.fakes.zygote import Zygote, ZygoteProcess
+from tests.fakes.zygote import ZYGOTE_GROUP, Zygote, ZygoteProcess
 
 CHILD = marker("crash-child")
 
@@ -50,6 +50,7 @@ def _wait_for(condition, proc: ZygoteProcess, out: Path, timeout: float = 30) ->
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group(ZYGOTE_GROUP)  # with the other users of the session's zygote: one zygote per run
 def test_kill_while_a_child_streams_then_both_logs_recover(
     scripted_llm: ScriptedServer, store: RuntimeStore, project: ProjectInfo, conversation: ConversationMeta, tmp_path: Path,
     crewagent_zygote: Zygote,

@@ -69,3 +69,15 @@ def test_an_audit_that_cannot_be_written_does_not_raise(tmp_path: Path, caplog: 
     blocker.write_text("not a folder")
     AuditLog(blocker / "execution.jsonl").record(tool="fs.read", args={}, result=ok(), duration_ms=0)
     assert "could not append" in caplog.text
+
+
+def test_credentials_in_arguments_are_masked_even_where_a_long_value_is_cut() -> None:
+    # Only the start of a long value is kept and searched (a 20 MB fs.write content is not);
+    # a token that runs over the cut is masked all the same.
+    shortened = truncate_args({
+        "url": "https://user:pw@example.com/v1?api_key=sk-live-1",
+        "content": "x" * 280 + "Authorization: Bearer abcdefghijklmnopqrstuvwxyz " + "y" * 5_000_000,
+    })
+    assert "pw@" not in shortened["url"] and "sk-live-1" not in shortened["url"]
+    assert "abcdefgh" not in shortened["content"]
+    assert shortened["content"].endswith("… (5000329 chars)")

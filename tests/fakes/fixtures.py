@@ -10,7 +10,7 @@ import pytest
 from crewagent.core.llm.adapter import CLIENT_MODULE
 from crewagent.core.llm.local_server import LocalServer
 from tests.fakes.scripted_server import ScriptedServer
-from tests.fakes.zygote import Zygote
+from tests.fakes.zygote import Zygote, without_file_override
 
 # A test that runs a turn must not spend its timed waits importing the model client library
 # (0.4 s, but 9 s measured on a loaded 2-core machine): it is imported once per test process, here.
@@ -44,6 +44,8 @@ def demo_llm() -> Iterator[LocalServer]:
 @pytest.fixture(scope="session")
 def crewagent_zygote(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Zygote]:
     """Forks real ``crewagent`` processes from one warmed-up interpreter (see tests/fakes/zygote.py);
-    one per test session (per xdist worker), shared by the crash loops."""
-    with Zygote(stderr=tmp_path_factory.mktemp("zygote") / "stderr.txt") as zygote:
+    one per test session (per xdist worker), shared by the crash loops and the CLI tests that need
+    a real process; the tests that use it share the xdist group ``ZYGOTE_GROUP``. As root it runs
+    without the capabilities that bypass file modes, so that mode 000 applies to its commands."""
+    with Zygote(stderr=tmp_path_factory.mktemp("zygote") / "stderr.txt", wrapper=without_file_override()) as zygote:
         yield zygote

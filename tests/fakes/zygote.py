@@ -20,9 +20,11 @@ import json
 import os
 import queue
 import selectors
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import traceback
 from collections.abc import Mapping, Sequence
@@ -31,6 +33,9 @@ from types import TracebackType
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
+#: The xdist group of every test that uses the session's zygote (tests/fakes/fixtures.py): one
+#: worker runs them all, so a run starts one zygote (~3 CPU-s of imports), not one per worker.
+ZYGOTE_GROUP = "kill-loops"
 #: What a command would import or load anyway; done once, in the zygote. Named one by one: the
 #: CLI imports each command's modules only when it runs (crewagent.cli_commands), so importing
 #: crewagent.cli alone would leave the forked commands to import the app each time.
@@ -47,7 +52,26 @@ PRELOAD = (
     "openai",
     "httpcore2",  # imported by the first HTTP client a command makes
     "httpx2",
+    # What a forked `crewagent chat` still imported (0.09 CPU-s each): the parser's command
+    # modules, and the async backend, streams and IDNA codec of its first request.
+    "crewagent.cli_commands",
+    "crewagent.cli_mcp",
+    "crewagent.cli_packages",
+    "crewagent.cli_protocol",
+    "anyio._backends._asyncio",
+    "anyio.streams.memory",
+    "anyio.streams.stapled",
+    "encodings.idna",
 )
+
+
+def without_file_override() -> list[str]:
+    """The prefix that runs a command as root without the capabilities that let root ignore file
+    modes (so that mode 000 applies to it); [] when not root, or when setpriv is missing."""
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() != 0 or setpriv is None:
+        return []
+    return [setpriv, "--bounding-set=-dac_override,-dac_read_search", "--"]
 
 
 class ZygoteProcess:
@@ -80,13 +104,14 @@ class ZygoteProcess:
 class Zygote:
     """A started zygote process; ``spawn`` forks one command from it. Close it (or use ``with``)."""
 
-    def __init__(self, stderr: Path | None = None) -> None:
+    def __init__(self, stderr: Path | None = None, wrapper: Sequence[str] = ()) -> None:
+        """``wrapper``: a command the zygote runs under (``setpriv ... --``); its children inherit it."""
         self.cond = threading.Condition()
         self._spawned: queue.Queue[ZygoteProcess | BaseException] = queue.Queue()
         self._children: dict[int, ZygoteProcess] = {}
         self._lock = threading.Lock()
         self._stderr_path = stderr
-        argv = [sys.executable, "-m", "tests.fakes.zygote"]
+        argv = [*wrapper, sys.executable, "-m", "tests.fakes.zygote"]
         if stderr is None:
             self._proc = subprocess.Popen(argv, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         else:
@@ -101,13 +126,16 @@ class Zygote:
 
     def spawn(
         self, argv: Sequence[str], *, env: Mapping[str, str], cwd: Path | str | None = None,
-        stdout: Path | str | None = None, stderr: Path | str | None = None,
+        stdout: Path | str | None = None, stderr: Path | str | None = None, stdin: Path | str | None = None,
+        script: Path | None = None,
     ) -> ZygoteProcess:
-        """Fork ``crewagent <argv>`` with exactly ``env``; output to files (stderr to stdout's file
-        when not given; /dev/null when neither is)."""
+        """Fork ``crewagent <argv>`` (or ``python <script> <argv>``) with exactly ``env``; output to
+        files (stderr to stdout's file when not given; /dev/null when neither is), input from
+        ``stdin`` (/dev/null when not given)."""
         request = {
             "argv": list(argv), "env": dict(env), "cwd": str(cwd or os.getcwd()),
             "stdout": str(stdout or os.devnull), "stderr": str(stderr or stdout or os.devnull),
+            "stdin": str(stdin or os.devnull), **({"script": str(script)} if script is not None else {}),
         }
         with self._lock:
             self.send(request)
@@ -115,6 +143,32 @@ class Zygote:
         if isinstance(reply, BaseException):
             raise reply
         return reply
+
+    def run(
+        self, argv: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: Path | str | None = None,
+        input: str | None = None, timeout: float = 60,
+    ) -> subprocess.CompletedProcess[str]:
+        """``subprocess.run([python, -m, crewagent, *argv], capture_output=True, text=True)``, forked
+        from the zygote: a real process of the command, without a fresh interpreter's imports.
+        ``env`` defaults to this process's environment, as for ``subprocess.run``."""
+        with tempfile.TemporaryDirectory(prefix="zygote-run-") as folder:
+            out, err, given = (Path(folder) / name for name in ("stdout", "stderr", "stdin"))
+            if input is not None:
+                given.write_text(input, encoding="utf-8")
+            proc = self.spawn(
+                argv, env=os.environ if env is None else env, cwd=cwd, stdout=out, stderr=err,
+                stdin=given if input is not None else None,
+            )
+            try:
+                code = proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(30)
+                raise
+            return subprocess.CompletedProcess(
+                ["crewagent", *argv], code, out.read_text(encoding="utf-8", errors="replace"),
+                err.read_text(encoding="utf-8", errors="replace"),
+            )
 
     def send(self, request: dict[str, Any]) -> None:
         assert self._proc.stdin is not None
@@ -165,8 +219,8 @@ def _returncode(status: int) -> int:
 
 
 def _run_command(request: dict[str, Any]) -> int:
-    """In the forked child: become ``python -m crewagent <argv>`` and run it."""
-    stdin = os.open(os.devnull, os.O_RDONLY)
+    """In the forked child: become ``python -m crewagent <argv>`` (or ``python <script> <argv>``) and run it."""
+    stdin = os.open(request.get("stdin", os.devnull), os.O_RDONLY)
     out = os.open(request["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     err = out if request["stderr"] == request["stdout"] else os.open(
         request["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644
@@ -176,10 +230,16 @@ def _run_command(request: dict[str, Any]) -> int:
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
-    sys.argv = ["crewagent", *request["argv"]]
-    from crewagent.cli import main
-
     try:
+        if "script" in request:  # python <script> <argv>
+            import runpy
+
+            sys.argv = [request["script"], *request["argv"]]
+            runpy.run_path(request["script"], run_name="__main__")
+            return 0
+        sys.argv = ["crewagent", *request["argv"]]
+        from crewagent.cli import main
+
         return main(request["argv"])
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
@@ -209,6 +269,7 @@ def _fork(request: dict[str, Any], wakeup: tuple[int, int]) -> int:
 
 def _serve() -> None:
     """Preload, then fork one child per request line on stdin; report pids and exit codes on stdout."""
+    import gc
     import importlib
 
     for name in PRELOAD:
@@ -233,6 +294,11 @@ def _serve() -> None:
     for kind in SchemaKind:
         validator(kind)
 
+    # What the preload built is never collected: frozen, a child's garbage collections skip it
+    # instead of writing to (and so copying) every page of it. Half a forked command's CPU:
+    # 0.42 -> 0.21 CPU-s per `crewagent chat --provider demo` (docs/benchmarks.md, "Test suite").
+    gc.collect()
+    gc.freeze()
     wakeup = os.pipe()
     for fd in wakeup:
         os.set_blocking(fd, False)

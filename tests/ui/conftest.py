@@ -110,6 +110,13 @@ class ScriptedDialogs:
         self.asked.append(f"make_project:{folder}")
         return self.make_project
 
+    #: "Attach image…" in the composer: the files chosen ([]: cancelled).
+    image_files: list[str] = []
+
+    def ask_image_files(self, parent: QWidget) -> list[str]:
+        self.asked.append("image_files")
+        return list(self.image_files)
+
     def ask_save_path(self, parent: QWidget, title: str, suggested_name: str) -> str | None:
         self.asked.append(f"save_path:{suggested_name}")
         return self.save_path

@@ -1,6 +1,6 @@
 """The Workflow header through the real window and worker on the demo provider: try the example workflow,
-start it, stop it, resume it in a new window, a package imported while the window is open, a run whose
-package is gone."""
+start it, watch it, stop it, resume it in a new window (issue 11's "Done when"), a package imported while
+the window is open, a run whose package is gone."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import QObject, QSettings, Qt, Slot
 from PySide6.QtWidgets import QPushButton
 
 from crewagent.core.packages import PackageStore
@@ -23,6 +23,7 @@ from crewagent.worker import WorkerThread, start_worker
 from crewagent.worker.turn_values import AskUserPrompt
 from tests.core.run_helpers import install_notes, write_package
 from tests.ui.conftest import ScriptedDialogs, open_project
+from tests.ui.test_run_workspace import statuses
 from tests.ui.test_conversation import ScriptedApprovals
 
 EXAMPLE_STEPS = ("gather-goals", "draft-brief", "review", "end")
@@ -107,45 +108,71 @@ def test_try_a_workflow_from_the_empty_works_list_picks_the_example(qtbot: Any, 
     assert main.status_run.isHidden()  # no run yet
 
 
-def test_the_example_workflow_started_from_the_header_completes_on_the_demo_provider(
+class ProgressSeen(QObject):
+    """What the Run workspace shows at each state write the engine reports (a slot on the GUI thread,
+    run after the workspace's own): the steps' statuses and the graph's highlighted node."""
+
+    def __init__(self, main: MainWindow, host: WorkerThread):
+        super().__init__()
+        self.workspace = main.project_view.conversation.run_workspace
+        self.seen: list[tuple[list[tuple[str, str]], str]] = []
+        host.worker.turns.run_progress.connect(self.on_progress)
+
+    @Slot(str, object)
+    def on_progress(self, _conversation_id: str, _progress: object) -> None:
+        self.seen.append((statuses(self.workspace), self.workspace.graph.current_node()))
+
+
+def expected_steps(done: int) -> list[tuple[str, str]]:
+    return [(node, "completed" if i < done else "current" if i == done else "pending") for i, node in enumerate(EXAMPLE_STEPS)]
+
+
+@pytest.mark.slow
+def test_done_when_try_a_workflow_watch_it_open_the_artifact_quit_in_the_middle_reopen_resume_complete(
     qtbot: Any, app: DemoApp, project: Any, store: Any
 ) -> None:
+    """Issue 11's "Done when", end to end on real widgets and the demo provider: the empty Works list's
+    "Try a workflow", Start, Progress and the graph advancing, the artifact opened, Stop and quit in
+    the middle, a new worker and window on the same data folder, Resume, completed with every step done."""
     main = app.window()
     try_a_workflow(qtbot, main, project.root)
     conversation = main.project_view.conversation
-    panel = conversation.header.workflow
+    panel, workspace = conversation.header.workflow, conversation.run_workspace
+    workspace.tabs.setCurrentIndex(1)  # the Graph tab: drawn (and highlighted) on every update
+    seen = ProgressSeen(main, app.hosts[-1])
     qtbot.mouseClick(panel.start_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: phase_of(main) == "running", timeout=20_000)
     assert not panel.start_button.isEnabled() and main.status_run.isVisible()
     assert "project-brief 1.0.0 · run_" in main.status_run.text() and main.status_run.text().endswith("Running")
+    qtbot.waitUntil(lambda: workspace.snapshot is not None, timeout=20_000)
 
     answer_next_question(qtbot, main, app, 0)  # the goals
-    qtbot.waitUntil(lambda: "draft-brief" in (conversation.runs.active.steps_completed if conversation.runs.active else ()), timeout=60_000)
-    answer_next_question(qtbot, main, app, 1)  # the review: approve
-    qtbot.waitUntil(lambda: phase_of(main) == "completed", timeout=60_000)
+    qtbot.waitUntil(lambda: len(app.questions) > 1, timeout=60_000)  # the review asks: the brief is written
+    assert [statuses for statuses, _graph in seen.seen] == [expected_steps(1), expected_steps(2)]
+    assert [graph for _statuses, graph in seen.seen] == ["draft-brief", "review"]
+    assert workspace.graph.node_item("gather-goals").status == "completed"
 
-    run = conversation.runs.active
-    assert run is not None and run.steps_completed == EXAMPLE_STEPS
-    assert main.status_run.text() == f"project-brief 1.0.0 · {run.run_id} · Completed"
-    assert panel.runs.count() == 1 and run.run_id in panel.runs.currentText() and "Completed" in panel.runs.currentText()
-    assert not panel.resume_button.isEnabled() and panel.start_button.isEnabled()
-    assert panel.count.text() == "1 run started in this conversation"
-    (indexed,) = RunIndex(project.runtime_dir).list()
-    assert indexed.phase == "completed" and (project.root / "artifacts" / "brief.md").is_file()
-    assert main.project_view.current_summary().title == "Run: Project brief"  # type: ignore[union-attr]
+    # The artifact: listed as written, a double-click opens it in a file tab.
+    brief = project.root / "artifacts" / "brief.md"
+    artifacts = workspace.artifacts_model
 
+    def brief_row() -> int | None:
+        return next((r for r in range(artifacts.rowCount()) if artifacts.index(r, 0).data() == "artifacts/brief.md"
+                     and artifacts.index(r, 2).data() == "written"), None)
 
-def test_stopped_in_the_middle_a_run_is_resumed_in_a_new_window_and_completes(
-    qtbot: Any, app: DemoApp, project: Any, store: Any
-) -> None:
-    main = app.window()
-    open_project(qtbot, main, project.root)
-    main.project_view.request_new_conversation("run")  # "+ New → Workflow": the first workflow is picked
-    conversation = main.project_view.conversation
-    qtbot.waitUntil(lambda: conversation.loaded and conversation.header.workflow.selected_workflow() is not None)
-    qtbot.mouseClick(conversation.header.workflow.start_button, Qt.MouseButton.LeftButton)
-    answer_next_question(qtbot, main, app, 0)
-    qtbot.waitUntil(lambda: len(app.questions) > 1, timeout=60_000)  # the review asks: stop there
+    qtbot.waitUntil(lambda: brief_row() is not None, timeout=20_000)
+    workspace.tabs.setCurrentIndex(3)
+    row = brief_row()
+    assert row is not None
+    rect = workspace.artifacts_view.visualRect(artifacts.index(row, 0))
+    # The run waits for the review answer: the list stays as it is while the user clicks.
+    qtbot.mouseClick(workspace.artifacts_view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    qtbot.mouseDClick(workspace.artifacts_view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    tabs = main.project_view.file_tabs
+    qtbot.waitUntil(lambda: tabs.page_of(str(brief)) is not None and tabs.page_of(str(brief)).kind == "markdown", timeout=10_000)
+    assert "project brief" in tabs.page_of(str(brief)).markdown.toPlainText()
+
+    # Quit in the middle: Stop, then close the app.
     conversation.composer.stop_button.click()
     qtbot.waitUntil(lambda: not conversation.busy and phase_of(main) == "idle", timeout=20_000)
     cid, run_id = conversation.conversation_id, conversation.runs.active.run_id  # type: ignore[union-attr]
@@ -156,10 +183,11 @@ def test_stopped_in_the_middle_a_run_is_resumed_in_a_new_window_and_completes(
     again = app.window()  # the app started again: the session reopens the conversation
     reopened = again.project_view.conversation
     qtbot.waitUntil(lambda: reopened.conversation_id == cid and reopened.loaded, timeout=20_000)
-    panel = reopened.header.workflow
-    qtbot.waitUntil(lambda: panel.resume_button.isEnabled(), timeout=20_000)
+    panel, workspace = reopened.header.workflow, reopened.run_workspace
+    qtbot.waitUntil(lambda: panel.resume_button.isEnabled() and workspace.snapshot is not None, timeout=20_000)
     assert panel.runs.currentData() == run_id and "Idle" in panel.runs.currentText()
     assert again.status_run.text() == f"project-brief 1.0.0 · {run_id} · Idle"
+    assert statuses(workspace) == expected_steps(2)  # the Progress tab where the run stopped
     qtbot.mouseClick(panel.resume_button, Qt.MouseButton.LeftButton)
     answer_next_question(qtbot, again, app, 2)  # the review, asked again
     qtbot.waitUntil(lambda: phase_of(again) == "completed", timeout=60_000)
@@ -167,9 +195,17 @@ def test_stopped_in_the_middle_a_run_is_resumed_in_a_new_window_and_completes(
     (run,) = RunIndex(project.runtime_dir).list()
     assert run.phase == "completed"
     assert read_run_state(project, run).steps_completed == EXAMPLE_STEPS  # type: ignore[union-attr]
+    # The Progress tab shows every step done.
+    qtbot.waitUntil(lambda: workspace.snapshot is not None and workspace.snapshot.phase == "completed", timeout=20_000)
+    assert statuses(workspace) == expected_steps(len(EXAMPLE_STEPS))
+    assert workspace.phase.text() == "completed"
     users = [m.text for m in store.load_messages(project.id, cid).messages if m.role == "user"]
     assert users == ["start", "continue"]
-    assert not panel.resume_button.isEnabled()
+    assert again.status_run.text() == f"project-brief 1.0.0 · {run_id} · Completed"
+    assert not panel.resume_button.isEnabled() and panel.start_button.isEnabled()
+    assert panel.runs.count() == 1 and "Completed" in panel.runs.currentText()
+    assert panel.count.text() == "1 run started in this conversation"
+    assert again.project_view.current_summary().title == "Run: Project brief"  # type: ignore[union-attr]
 
 
 def test_the_picker_gains_a_workflow_when_a_package_is_imported(
@@ -190,6 +226,9 @@ def test_the_picker_gains_a_workflow_when_a_package_is_imported(
     assert panel.selected_workflow()[1] == "project-brief"  # type: ignore[index]  # the choice is kept
     notes = panel.model.index(0, 0)
     assert (notes.data(WorkflowRole.WORKFLOW_ID), notes.data(WorkflowRole.PACKAGE_LABEL)) == ("notes", "notes 1.0.0")
+    # Its agents join the agent picker, without a restart either.
+    selector = main.project_view.conversation.header.agent_selector
+    qtbot.waitUntil(lambda: all(any(name in selector.itemText(i) for i in range(selector.count())) for name in ("Wren", "Cato")), timeout=20_000)
 
     install_notes(app.data, tmp_path, version="1.1.0")  # installed by another process (the command line)
     main.load_packages_requested.emit()

@@ -116,7 +116,19 @@ def test_the_example_workflow_shows_progress_graph_tool_calls_and_artifacts_step
     assert workspace.graph.current_node() == ""  # drawn when its tab shows
     workspace.tabs.setCurrentIndex(1)
     assert workspace.graph.current_node() == "gather-goals"
+    # The graph draws every edge with its label.
+    from crewagent.ui.run_workspace.graph_view import EdgeItem
+
+    edges = sorted((i.edge.source, i.edge.target, i.label.text()) for i in workspace.graph.scene().items() if isinstance(i, EdgeItem))
+    assert edges == [("draft-brief", "review", "next"), ("gather-goals", "draft-brief", "next"),
+                     ("review", "draft-brief", "revise"), ("review", "end", "approve")]
     assert workspace.title.text() == "Project brief"
+    # Each step with its title and its agent (the package's name for it), in graph order.
+    progress = workspace.progress_model
+    assert [[progress.index(r, c).data() for c in range(2)] for r in range(4)] == [
+        ["Gather the goals", "Mira"], ["Draft the brief", "Mira"], ["Review the brief", "Theo"], ["Done", ""]
+    ]
+    assert progress.index(0, 0).data(Qt.ItemDataRole.DecorationRole) is not None  # the drawn status mark
     for model in (workspace.progress_model, workspace.decision_model, workspace.calls_model, workspace.artifacts_model):
         qtmodeltester.check(model)
 
@@ -241,7 +253,11 @@ def test_a_conversation_without_a_run_hides_the_panel_and_the_layout_is_remember
     layout = main.project_view.conversation.run_layout
     assert workspace.isVisible() and workspace.expanded
 
-    # Collapse to the rail, drag the logs in with Ctrl+L, close: all of it comes back.
+    # Widen the panel, collapse it to the rail, bring the logs in with Ctrl+L, close: all of it comes back.
+    assert layout.panel_width != 450
+    layout.columns.setSizes([sum(layout.columns.sizes()) - 450, 450])
+    layout._remember_sizes()  # what the splitter's splitterMoved does when the user drags it
+    assert layout.panel_width == 450
     qtbot.mouseClick(workspace.rail, Qt.MouseButton.LeftButton)
     assert not workspace.expanded and not workspace.tabs.isVisible() and workspace.rail.isVisible()
     view = main.project_view.conversation
@@ -249,6 +265,24 @@ def test_a_conversation_without_a_run_hides_the_panel_and_the_layout_is_remember
     view.timeline.setFocus()
     qtbot.keyClick(view.timeline, Qt.Key.Key_L, Qt.KeyboardModifier.ControlModifier)
     assert view.logs.isVisible()
+
+    # In the window, Ctrl+K clears the log while the log has the focus (Ctrl+L gave it the focus),
+    # and focuses the search box everywhere else, the log kept.
+    search = main.project_view.works.search
+    main.activateWindow()
+    qtbot.waitUntil(main.isActiveWindow)
+    view.logs.model.add("info", "one")
+    view.logs.model.add("warn", "two")
+    qtbot.waitUntil(view.logs.view.hasFocus)
+    qtbot.keyClick(view.logs.view, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)
+    assert view.logs.model.rowCount() == 0 and not search.hasFocus()
+    view.logs.model.add("info", "three")
+    view.timeline.setFocus()
+    qtbot.waitUntil(view.timeline.hasFocus)
+    qtbot.keyClick(view.timeline, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(search.hasFocus)
+    assert view.logs.model.rowCount() == 1
+    view.logs.view.setFocus()
     layout.root.setSizes([500, 220])
     layout._remember_sizes()
     assert layout.log_height == 220
@@ -265,7 +299,7 @@ def test_a_conversation_without_a_run_hides_the_panel_and_the_layout_is_remember
     qtbot.mouseClick(workspace.rail, Qt.MouseButton.LeftButton)
     assert workspace.expanded and workspace.tabs.isVisible()
     sizes = view.run_layout.columns.sizes()
-    assert sizes[1] == view.run_layout.panel_width
+    assert sizes[1] == view.run_layout.panel_width == 450
 
 
 def test_ctrl_k_clears_the_log_only_while_it_has_the_focus(qtbot: Any, qtmodeltester: Any) -> None:
@@ -357,6 +391,7 @@ def test_the_panel_and_the_logs_speak_simplified_chinese(qtbot: Any, qapp: Any) 
     for widget in (workspace, logs):
         qtbot.addWidget(widget)
     languages = LanguageManager(qapp)
+    assert workspace.calls_model.headerData(3, Qt.Orientation.Horizontal) == "Result"  # read (and kept) in English first
     try:
         languages.set_language("zh_CN")
         qtbot.waitUntil(lambda: workspace.tabs.tabText(0) == "进度")  # LanguageChange is posted
@@ -366,3 +401,88 @@ def test_the_panel_and_the_logs_speak_simplified_chinese(qtbot: Any, qapp: Any) 
     finally:
         languages.set_language("en")
     qtbot.waitUntil(lambda: workspace.tabs.tabText(0) == "Progress")
+
+
+def test_the_panel_appears_in_two_slices_the_tables_filled_in_the_second(
+    qtbot: Any, qtmodeltester: Any, store: Any, project: Any, run_conversation: tuple[str, str], isolated_dirs: dict[str, Path]
+) -> None:
+    """The first snapshot of a run shows the panel (header, empty tables) in one pass of the event loop
+    and fills the tables in the next: showing the panel and laying out its rows never add up in one
+    stall (issue 11, "Performance"; docs/benchmarks.md, Run workspace, session 6)."""
+    from PySide6.QtWidgets import QApplication
+
+    from crewagent.ui.run_workspace import RunWorkspace
+    from crewagent.worker.runs import RunLoader
+
+    conversation_id, run_id = run_conversation
+    loaded = RunLoader(lambda: store, lambda: PackageStore(isolated_dirs["data"]), None, None).read(project, conversation_id)  # type: ignore[arg-type]
+    workspace = RunWorkspace()
+    qtbot.addWidget(workspace)
+    workspace.resize(420, 600)
+    workspace.show_conversation(project.id, conversation_id)
+    assert workspace.isHidden()
+    workspace.on_run_loaded(loaded)
+    # First slice: the panel with its header, the tables still empty.
+    assert not workspace.isHidden() and workspace.title.text() == "Project brief" and run_id in workspace.subtitle.text()
+    assert workspace.snapshot is None and workspace.progress_model.rowCount() == 0
+    # Next slice: the tables.
+    qtbot.waitUntil(lambda: workspace.snapshot is not None)
+    assert statuses(workspace)[0] == ("gather-goals", "current") and workspace.progress_model.rowCount() == 4
+    qtmodeltester.check(workspace.progress_model)
+    # Once shown, a new snapshot of the run is applied at once; leaving the conversation drops a pending one.
+    workspace.on_run_loaded(loaded)
+    assert workspace.snapshot is loaded.snapshot
+    workspace.show_conversation(project.id, "")
+    workspace.show_conversation(project.id, conversation_id)
+    workspace.on_run_loaded(loaded)
+    workspace.show_conversation(project.id, "other")
+    QApplication.processEvents()  # a zero-timer would fire here
+    assert workspace.isHidden() and workspace.snapshot is None and workspace.progress_model.rowCount() == 0
+
+
+def test_tool_calls_show_an_error_code_in_red_and_new_calls_are_appended(qtbot: Any, qtmodeltester: Any) -> None:
+    from crewagent.core.runs.snapshot import SHORT_ARGS_CHARS, ToolCallView
+    from crewagent.ui.run_workspace.models import ERROR_COLOR, ToolCallsModel
+
+    ok = ToolCallView("2026-11-26T10:00:00+00:00", "fs.read", "c1", '{"path": "a.md"}', True, "", 12.4)
+    failed = ToolCallView("2026-11-26T10:00:01+00:00", "fs.write", "c2", '{"path": "' + "x" * 200 + '"}', False, "E_PERMISSION", 3.0)
+    model = ToolCallsModel()
+    qtmodeltester.check(model)
+    model.set_calls([ok])
+    inserted: list[tuple[int, int]] = []
+    model.rowsInserted.connect(lambda _parent, first, last: inserted.append((first, last)))
+    model.set_calls([ok, failed])  # the audit grew: one row inserted, not a reset
+    assert inserted == [(1, 1)]
+    row = [model.index(1, column).data() for column in range(5)]
+    assert row[1:] == ["fs.write", failed.short_arguments, "E_PERMISSION", "3 ms"]
+    assert len(row[2]) == SHORT_ARGS_CHARS and model.index(1, 2).data(Qt.ItemDataRole.ToolTipRole) == failed.arguments
+    assert model.index(1, 3).data(Qt.ItemDataRole.ForegroundRole).color() == ERROR_COLOR
+    assert model.index(0, 3).data() == "ok" and model.index(0, 3).data(Qt.ItemDataRole.ForegroundRole) is None
+    qtmodeltester.check(model)
+
+
+def test_the_log_has_tool_info_warn_and_error_lines_for_its_conversation_only(qtbot: Any) -> None:
+    from crewagent.core.loop.events import RunProgress
+    from crewagent.ui.run_workspace.logs import LogPanel
+    from crewagent.worker.turn_values import ToolCallRef, ToolFinish
+
+    panel = LogPanel()
+    qtbot.addWidget(panel)
+    panel.show_conversation("c1")
+    panel.on_tool_started("c1", ToolCallRef("t1", "fs.read", '{"path": "' + "p" * 300 + '"}'))
+    panel.on_tool_finished("c1", ToolFinish("t1", "fs.read", True, 4.2, None, {}))
+    panel.on_tool_finished("c1", ToolFinish("t2", "fs.write", False, 1.0, "E_PERMISSION", {}))
+    panel.on_tool_finished("c2", ToolFinish("t3", "fs.write", False, 1.0, "E_OTHER", {}))  # another conversation
+    panel.on_run_progress("c1", RunProgress(run_id="r1", current_node_id="review", steps_completed=("a", "b"), complete=False))
+    panel.on_turn_finished("c1", "error", {"message": "The provider is down."})
+    panel.on_turn_finished("c1", "stopped", None)
+    entries = [(e.level, e.text) for e in panel.model.entries()]
+    assert [level for level, _ in entries] == ["tool", "tool", "warn", "info", "error", "warn"]
+    assert entries[0][1].startswith("→ fs.read ") and entries[0][1].endswith("…") and len(entries[0][1]) < 140
+    assert entries[1][1] == "✓ fs.read ok (4 ms)" and entries[2][1] == "✗ fs.write failed: E_PERMISSION"
+    assert "review" in entries[3][1] and "2 step(s)" in entries[3][1]
+    assert entries[4][1] == "Turn failed: The provider is down." and entries[5][1] == "Turn stopped."
+    # The error line is drawn in the error colour.
+    from crewagent.ui.run_workspace.logs import LEVEL_COLORS
+
+    assert panel.model.index(4, 2).data(Qt.ItemDataRole.ForegroundRole).color() == LEVEL_COLORS["error"]

@@ -11,6 +11,7 @@ import keyring
 import pytest
 from keyring.backends import fail
 
+from crewagent.core.store._fsutil import atomic_write_json
 from crewagent.ui.mainwindow import MainWindow
 from crewagent.ui.settings import SettingsDialog
 from crewagent.worker import WorkerThread
@@ -152,9 +153,10 @@ def test_fetch_models_fills_the_picker_from_v1_models(qtbot: Any, main: MainWind
 
 
 def test_removing_an_always_allowed_tool_is_saved(qtbot: Any, main: MainWindow, isolated_dirs: dict[str, Path]) -> None:
-    (isolated_dirs["config"] / "settings.json").write_text(
-        json.dumps({"tools": {"alwaysAllow": ["fs.write", "fs.apply_patch"]}}), encoding="utf-8"
-    )
+    # Replaced whole, as the app writes it: the window's start-up requests (the provider's
+    # description) may still be reading settings.json, and a read of a half-written file sets it
+    # aside as damaged (then this test waited for settings that were gone).
+    atomic_write_json(isolated_dirs["config"] / "settings.json", {"tools": {"alwaysAllow": ["fs.write", "fs.apply_patch"]}})
     main.load_settings_requested.emit()
     # The worker answers after the window's start-up requests (agents, packages), which a loaded
     # machine can make take more than the default 5 s.

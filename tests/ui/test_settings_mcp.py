@@ -174,3 +174,21 @@ def test_import_claude_desktop_servers_keeps_their_secrets_out_of_settings(
     page.form.headers.setPlainText("no equals sign")
     page.form.done_button.click()
     assert page.form.isVisible() and page.form.error.text() == "Headers, line 1: write NAME=value."
+
+
+def test_the_start_timeout_is_edited_in_the_form_and_bounded(qtbot: Any) -> None:
+    from crewagent.core.settings import McpServerSettings
+    from crewagent.ui.settings.mcp_form import McpServerForm
+    from crewagent.worker.mcp_ops import McpSecretEdit
+
+    form = McpServerForm()
+    qtbot.addWidget(form)
+    server = McpServerSettings(id="slow", command="uvx", startTimeoutSeconds=90)
+    form.edit(server, McpSecretEdit("slow"), taken=(), new=False)
+    assert form.start_timeout.value() == 90 and form.rows["start_timeout"].label.text() == "Start timeout"
+    form.start_timeout.setValue(240)
+    assert form.draft()[0].startTimeoutSeconds == 240
+    form.start_timeout.setValue(0)  # the spin box keeps it in range: a server always gets some time to start
+    assert form.draft()[0].startTimeoutSeconds == 1
+    form.start_timeout.setValue(10**6)
+    assert form.draft()[0].startTimeoutSeconds == 3_600

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import QSettings
 
+from crewagent.core.store._fsutil import atomic_write_json
 from crewagent.ui.mainwindow import MainWindow
 from crewagent.ui.settings import SettingsDialog
 from crewagent.worker import WorkerThread
@@ -79,7 +80,8 @@ def test_always_allow_from_the_approval_dialog_shows_in_settings_and_survives_ap
 def test_a_rule_added_while_the_dialog_is_open_appears_and_a_removal_keeps_it(
     qtbot: Any, main: MainWindow, scripted_llm: ScriptedServer, approvals: ScriptedApprovals, project: Any, isolated_dirs: dict[str, Path]
 ) -> None:
-    (isolated_dirs["config"] / "settings.json").write_text(json.dumps({"tools": {"alwaysAllow": ["fs.apply_patch"]}}), encoding="utf-8")
+    # Replaced whole: the window's start-up requests may still be reading it (see test_settings.py).
+    atomic_write_json(isolated_dirs["config"] / "settings.json", {"tools": {"alwaysAllow": ["fs.apply_patch"]}})
     main.load_settings_requested.emit()
     qtbot.waitUntil(lambda: main.settings is not None and main.settings.tools.alwaysAllow == ["fs.apply_patch"])
     main.show_settings()
@@ -106,9 +108,8 @@ def test_apply_does_not_overwrite_what_changed_on_disk_and_the_page_did_not_show
     main.show_settings()
     dialog = main.settings_dialog
     dialog.tools_page.timeout.setValue(42)
-    # Another process (or a hand edit) changes the file; the dialog has not been told (yet).
-    path = isolated_dirs["config"] / "settings.json"
-    path.write_text(json.dumps({"tools": {"alwaysAllow": ["fs.write"]}, "engine": {"maxTurns": 7}}), encoding="utf-8")
+    # Another process changes the file (whole: see test_settings.py); the dialog has not been told (yet).
+    atomic_write_json(isolated_dirs["config"] / "settings.json", {"tools": {"alwaysAllow": ["fs.write"]}, "engine": {"maxTurns": 7}})
     dialog.apply_button.click()
     qtbot.waitUntil(lambda: "Saved" in dialog.status.text())
     saved = on_disk(isolated_dirs)

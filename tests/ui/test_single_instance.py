@@ -93,14 +93,18 @@ def test_a_second_process_brings_the_window_forward_and_opens_its_project(
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
     # The kernel accepts the connection before this event loop runs, so the second process can
     # hand over and exit (without a window) while we wait for it.
-    second = subprocess.run(
-        [sys.executable, "-m", "crewagent.ui", "--data-dir", str(isolated_dirs["data"]), "--project", str(folder)],
+    second = subprocess.run(  # -X importtime: which modules it imported, on stderr
+        [sys.executable, "-X", "importtime", "-m", "crewagent.ui", "--data-dir", str(isolated_dirs["data"]), "--project", str(folder)],
         env=env,
         capture_output=True,
         timeout=30,
         check=False,
     )
     assert second.returncode == 0, second.stderr.decode()
+    # It handed over without importing the window or the worker (~1.5 s of CPU it does not need).
+    imported = {line.rsplit("|", 1)[-1].strip() for line in second.stderr.decode().splitlines() if line.startswith("import time:")}
+    assert "crewagent.ui.single_instance" in imported
+    assert not {"crewagent.ui.mainwindow", "crewagent.worker"} & imported
     qtbot.waitUntil(lambda: main.stack.currentWidget() is main.project_view, timeout=10_000)
     assert main.windowTitle() == "handed-over — CrewAgent"
     assert not main.isMinimized()

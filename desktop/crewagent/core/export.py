@@ -10,12 +10,15 @@ that started them (see :class:`SubagentExport` and the section at the end).
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from crewagent.core import texts
+from crewagent.core.attachments import AttachmentError, export_data_urls, image_urls, resolve_reference
 from crewagent.core.errors import ImportFormatError, OffloadedOutputError
 from crewagent.core.jsonparse import parse_json
 from crewagent.core.llm.toolnames import KnownNameDecoder, ToolNameCodec
@@ -158,19 +161,24 @@ def export_markdown(
     messages: Iterable[ConversationMessage],
     full_output: FullOutput,
     subagents: Mapping[str, SubagentExport] | None = None,
+    image_link: Callable[[str], str] | None = None,
 ) -> tuple[str, list[str]]:
     """A readable transcript: chat text, every tool call with its arguments, every tool result.
 
     With ``subagents``, each child's transcript follows its Task result as a quoted section.
-    Only the current branch is written (an edit's or a regenerate's old one is not).
+    Only the current branch is written (an edit's or a regenerate's old one is not). An attached
+    image is an image link, to ``image_link(reference)`` (the file) when given, else the reference.
     """
     parts = [f"# {meta.title}\n", f"_Conversation `{meta.id}` · {meta.activeType} · created {meta.createdAt}_\n"]
-    body, warnings = _markdown_body(current_branch(list(messages)), full_output, subagents or {})
+    body, warnings = _markdown_body(current_branch(list(messages)), full_output, subagents or {}, image_link)
     return "\n".join([*parts, *body]), warnings
 
 
 def _markdown_body(
-    messages: Iterable[ConversationMessage], full_output: FullOutput, subagents: Mapping[str, SubagentExport]
+    messages: Iterable[ConversationMessage],
+    full_output: FullOutput,
+    subagents: Mapping[str, SubagentExport],
+    image_link: Callable[[str], str] | None = None,
 ) -> tuple[list[str], list[str]]:
     warnings: list[str] = []
     parts: list[str] = []
@@ -203,6 +211,8 @@ def _markdown_body(
             parts.append("> **Reasoning**\n>\n" + "\n".join(f"> {line}" for line in message.reasoning_content.splitlines()) + "\n")
         if message.text:
             parts.append(message.text.rstrip() + "\n")
+        for number, url in enumerate(image_urls(message.content), start=1):
+            parts.append(f"![image {number}](<{image_link(url) if image_link is not None else url}>)\n")
         for call in message.tool_calls or []:
             parts.append(f"**🔧 Tool call** `{call.function.name}` (id `{call.id}`)\n")
             parts.append(_fence(_pretty(call.function.arguments), "json"))
@@ -332,12 +342,23 @@ def export_conversation(
             payload = report.messages
         if report.errors:  # a bug: never hand out a chain a provider would reject
             return ConversationExport("", error=report.errors[0].envelope())
+        # Images go back as data URLs here only (markdown and jsonl keep the reference).
+        inlined, missing = export_data_urls(report.messages, store.state_dir(project_id))
+        payload = {**payload, "messages": inlined} if isinstance(payload, dict) else inlined
         text = json.dumps(payload, ensure_ascii=False, indent=2) + "\n"
-        more, changes = list(report.warnings), list(report.changes)
+        more, changes = list(report.warnings) + missing, list(report.changes)
         if not report.messages:
             warnings.append(texts.EXPORT_EMPTY)
     elif fmt == "jsonl":
         text, more = export_jsonl(loaded.messages, subagents), []
     else:
-        text, more = export_markdown(meta, loaded.messages, full, subagents)
+        text, more = export_markdown(meta, loaded.messages, full, subagents, functools.partial(_image_file, store.state_dir(project_id)))
     return ConversationExport(text, tuple(warnings + list(more)), tuple(changes), incomplete=bool(more))
+
+
+def _image_file(state_dir: Path, reference: str) -> str:
+    """A stored image's file as a ``file:`` URL (the reference itself when it names none)."""
+    try:
+        return resolve_reference(state_dir, reference).as_uri()
+    except AttachmentError:
+        return reference

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pydantic_core
+from crewagent.core import bigjson
 
 
 class DamagedJsonError(ValueError):
@@ -17,15 +17,21 @@ def parse_json(data: bytes | str) -> Any:
 
     The parser is pydantic's (jiter): it has a nesting limit where ``json.loads`` would raise
     ``RecursionError``, and it is the same limit the message log is read back with, so a value
-    accepted here can be stored and loaded again.
+    accepted here can be stored and loaded again. A text of megabytes is parsed in slices
+    (core/bigjson.py: same value, same errors, no long hold of the GIL).
     """
     if isinstance(data, bytes):
+        raw = data
         try:
-            data = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise DamagedJsonError(f"not valid UTF-8 text (byte {exc.start})") from None
+            data = bigjson.decode_utf8(raw)
+        except UnicodeDecodeError:
+            try:
+                raw.decode("utf-8")  # the byte counted from the start, not from a slice
+            except UnicodeDecodeError as exc:
+                raise DamagedJsonError(f"not valid UTF-8 text (byte {exc.start})") from None
+            raise
     try:
-        return pydantic_core.from_json(data, cache_strings=False)
+        return bigjson.loads(data)
     except ValueError as exc:
         raise DamagedJsonError(f"not valid JSON: {_first_line(exc)}") from None
     except (RecursionError, MemoryError) as exc:

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from crewagent.core import texts
+from crewagent.core.attachments import count_images, image_urls, user_content
 from crewagent.core.errors import CrewAgentError
 from crewagent.core.messages import ConversationMessage
 from crewagent.core.protocol.branches import current_branch
@@ -22,15 +24,19 @@ EMPTY_EDIT = texts.EMPTY_EDIT
 
 @dataclass(frozen=True)
 class BranchTurn:
-    """A turn that starts a new branch: the user message to send, and the id of the one it replaces."""
+    """A turn that starts a new branch: the user message to send, and the id of the one it replaces.
 
-    text: str
+    ``text`` is list content when the message has images (they stay with an edited or
+    regenerated question: core/attachments.py).
+    """
+
+    text: str | list[dict[str, Any]]
     replaces: str
 
 
 def _said_by_user(message: ConversationMessage) -> bool:
     """A message the user typed (not a notice the app wrote in the user's role)."""
-    return message.role == "user" and not message.synthetic and bool(message.text.strip())
+    return message.role == "user" and not message.synthetic and bool(message.text.strip() or count_images(message.content))
 
 
 def edit_turn(messages: Sequence[ConversationMessage], message_id: str, text: str) -> BranchTurn:
@@ -39,7 +45,7 @@ def edit_turn(messages: Sequence[ConversationMessage], message_id: str, text: st
         raise CrewAgentError(EMPTY_EDIT)
     for message in current_branch(messages):
         if message.id == message_id and _said_by_user(message):
-            return BranchTurn(text, message_id)
+            return BranchTurn(user_content(text, image_urls(message.content)), message_id)
     raise CrewAgentError(NOT_EDITABLE)
 
 
@@ -47,5 +53,5 @@ def regenerate_turn(messages: Sequence[ConversationMessage]) -> BranchTurn:
     """The turn that asks the last question again, its new answer in place of the last one."""
     for message in reversed(current_branch(messages)):
         if _said_by_user(message):
-            return BranchTurn(message.text, message.id)
+            return BranchTurn(message.content if isinstance(message.content, list) and count_images(message.content) else message.text, message.id)
     raise CrewAgentError(NOTHING_TO_REGENERATE)

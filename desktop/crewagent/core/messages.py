@@ -16,6 +16,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
+from crewagent.core import bigjson
+
 Role = Literal["system", "user", "assistant", "tool"]
 PartType = Literal["content", "thinking", "tool_start", "tool_result", "error"]
 Mode = Literal["chat", "agent", "run"]
@@ -159,7 +161,7 @@ class ConversationMessage(BaseModel):
     replaces: str | None = None
 
     @classmethod
-    def new(cls, role: Role, content: str | None = None, **fields: Any) -> ConversationMessage:
+    def new(cls, role: Role, content: str | list[dict[str, Any]] | None = None, **fields: Any) -> ConversationMessage:
         """A fresh message with a new id and the current time."""
         fields.setdefault("id", new_message_id())
         fields.setdefault("createdAt", utc_now_iso())
@@ -172,8 +174,25 @@ class ConversationMessage(BaseModel):
         return self.model_dump(mode="json", exclude_unset=True)
 
     def to_log_line(self) -> str:
-        """One log line, without the newline."""
+        """One log line, without the newline (a message of megabytes is written in slices: bigjson.py)."""
+        if self._is_large():
+            return bigjson.dumps(self.to_log_dict())
         return self.model_dump_json(exclude_unset=True)
+
+    def to_log_bytes(self, end: bytes = b"") -> bytes:
+        """:meth:`to_log_line` as UTF-8, followed by ``end``."""
+        if self._is_large():
+            return bigjson.dumps_utf8(self.to_log_dict(), end)
+        return self.model_dump_json(exclude_unset=True).encode("utf-8") + end
+
+    def _is_large(self) -> bool:
+        """A text of the message is megabytes long (the model's arguments of an fs.write of a big file ...)."""
+        large = bigjson.LARGE_CHARS
+        return (
+            (isinstance(self.content, str) and len(self.content) > large)
+            or len(self.reasoning_content or "") > large
+            or any(len(call.function.arguments) > large for call in self.tool_calls or ())
+        )
 
     @property
     def is_offloaded(self) -> bool:

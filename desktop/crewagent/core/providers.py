@@ -150,3 +150,18 @@ def table_window(provider: str, model: str) -> tuple[str, int] | None:
 def local_presets() -> list[Preset]:
     """The presets of local servers worth probing (Ollama, LM Studio)."""
     return [p for p in presets().values() if p.local]
+
+
+def accepts_images(provider: str, model: str, override: bool | None = None) -> bool:
+    """Whether ``model`` of ``provider`` takes image parts (issue 17 item 4).
+
+    ``override`` (the ``llm.vision`` setting) decides when set. Else the preset's model table;
+    a model it does not list, or says nothing about, is assumed to accept images (local vision
+    models such as llava are not in any table, and refusing them would be worse than a provider
+    error). The demo provider accepts them (it answers without looking).
+    """
+    if override is not None:
+        return override
+    spec = preset(provider)
+    info = spec.model_info(model) if spec is not None and model else None
+    return True if info is None or info.vision is None else info.vision

@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import logging
 import threading
+import time
 from pathlib import Path
 from typing import Any, Literal
 
@@ -66,6 +67,8 @@ class LlmSettings(_Section):
     contextWindow: int | None = Field(default=None, ge=1024)
     includeToolResultsInContext: bool = True
     includeCollapsedUiEventsInContext: bool = False
+    #: Whether the model takes images; None: the preset's model table (an unknown model: yes).
+    vision: bool | None = None
 
     @field_validator("provider")
     @classmethod
@@ -230,6 +233,12 @@ def _merge_valid(defaults: dict[str, Any], stored: Any, where: str, problems: li
     return merged
 
 
+#: How often, and how long apart, :meth:`SettingsStore.load` looks again at a settings.json that
+#: does not parse before deciding it is damaged rather than being written (a few ms per look).
+_SETTLE_LOOKS = 20
+_SETTLE_SECONDS = 0.05
+
+
 class SettingsStore:
     """Loads and saves settings.json atomically; a damaged file is kept aside and defaults are used."""
 
@@ -246,16 +255,30 @@ class SettingsStore:
         cannot be read (permission denied) is an error, and nothing on disk is changed.
         """
         self.problems = []
-        data = self._read()
-        if data is None:
-            return Settings()
-        try:
-            raw = parse_json(data)
-        except ValueError as exc:
-            self.problems.append(f"{self.path} is damaged ({exc}); defaults are used and the file was kept aside")
-            self._keep_aside()
-            return Settings()
-        return self._from_raw(raw)
+        look = self._look()
+        for _ in range(_SETTLE_LOOKS):
+            data = look[0]
+            if data is None:
+                return Settings()
+            try:
+                raw = parse_json(data)
+            except ValueError as exc:
+                error = exc
+            else:
+                return self._from_raw(raw)
+            # Another writer (a hand edit saved in place, a tool) may be half-way through the file:
+            # it is damaged only if it is unchanged a moment later (same bytes, same mtime, and not
+            # empty: an editor truncates first). Setting aside a file that is being written would
+            # lose what the writer is writing.
+            time.sleep(_SETTLE_SECONDS)
+            again = self._look()
+            if again == look and data.strip():
+                self.problems.append(f"{self.path} is damaged ({error}); defaults are used and the file was kept aside")
+                self._keep_aside()
+                return Settings()
+            look = again
+        self.problems.append(f"{self.path} kept changing while it was read; defaults are used this time")
+        return Settings()
 
     def load_if_whole(self) -> Settings | None:
         """Like :meth:`load`, but None while settings.json does not parse, and nothing on disk changes.
@@ -273,6 +296,14 @@ class SettingsStore:
         except ValueError:
             return None
         return self._from_raw(raw)
+
+    def _look(self) -> tuple[bytes | None, int]:
+        """settings.json's bytes (None when there is none) and its mtime in ns, read just after them."""
+        data = self._read()
+        try:
+            return data, self.path.stat().st_mtime_ns
+        except OSError:
+            return data, 0
 
     def _read(self) -> bytes | None:
         """settings.json's bytes, None when there is none; SetupError when it cannot be read."""

@@ -206,6 +206,23 @@ NOT_EDITABLE = QT_TRANSLATE_NOOP(
 )
 EMPTY_EDIT = QT_TRANSLATE_NOOP("core", "An edited message cannot be empty.")
 
+# Image attachments (core/attachments.py, issue 17 item 4)
+IMAGE_PASTED = QT_TRANSLATE_NOOP("core", "the pasted image")
+IMAGE_TOO_LARGE = QT_TRANSLATE_NOOP("core", "{name} is {size}; images up to {limit} can be attached.")
+IMAGE_NOT_IMAGE = QT_TRANSLATE_NOOP("core", "{name} is not a PNG, JPEG, WebP or GIF image.")
+IMAGE_UNREADABLE = QT_TRANSLATE_NOOP("core", "{name} cannot be read: {reason}")
+IMAGE_FORGED = QT_TRANSLATE_NOOP("core", "Refused image reference {reference}: not a stored attachment.")
+IMAGE_MISSING = QT_TRANSLATE_NOOP("core", "The attached image {reference} is missing.")
+IMAGE_CHANGED = QT_TRANSLATE_NOOP("core", "The attached image {reference} was changed after it was attached.")
+IMAGE_BAD_DATA_URL = QT_TRANSLATE_NOOP("core", "an image data URL is not valid base64 ({reason}).")
+IMAGE_NOT_SENT_NO_VISION = QT_TRANSLATE_NOOP("core", "an image was attached here; the current model does not accept images")
+IMAGES_NOT_SUPPORTED = QT_TRANSLATE_NOOP(
+    "core",
+    "The model {model} does not accept images: choose a model with vision, or remove the images "
+    "(a model the app does not know is assumed to accept them; Settings > Context > Images can say otherwise).",
+)
+IMAGES_WITH_COMMAND = QT_TRANSLATE_NOOP("core", "Images cannot be attached to a command; send them with a message.")
+
 
 def catalogue() -> dict[str, str]:
     """Every text above by its stable id (the constant's name)."""

@@ -14,12 +14,13 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar, cast
 
 from crewagent.core import agent_catalog, texts
+from crewagent.core.attachments import count_images, store_image, user_content
 from crewagent.core.commands import global_command
 from crewagent.core.errors import CrewAgentError
 from crewagent.core.llm import ProviderConfig
@@ -313,12 +314,20 @@ class TurnHost(Generic[M]):
 
     # -- turns --------------------------------------------------------------------------------------
 
-    async def send(self, project_id: str, conversation_id: str, text: str, mode: str) -> AsyncGenerator[HostItem, None]:
-        """Route ``text`` typed in ``mode``: a global command, the agent's menu, or a turn."""
+    async def send(
+        self, project_id: str, conversation_id: str, text: str, mode: str, images: Sequence[bytes] = ()
+    ) -> AsyncGenerator[HostItem, None]:
+        """Route ``text`` typed in ``mode``: a global command, the agent's menu, or a turn.
+
+        ``images`` (attached in the composer) are stored under the conversation's attachments
+        folder and the user message names them (core/attachments.py); never with a command.
+        """
         store = self._store_of()
         if mode not in MODES:
             raise CrewAgentError(f"Unknown mode {mode!r}.")
         command = global_command(text)
+        if images and command is not None:
+            raise CrewAgentError(texts.IMAGES_WITH_COMMAND)
         if command in ("stop", "pause"):
             self.stop(conversation_id)  # now, not after the routing
         if conversation_id in self._turns and command is None:
@@ -327,9 +336,14 @@ class TurnHost(Generic[M]):
         if isinstance(routed, RunTurn):
             if routed.mode != mode:  # a run started, or /resume: the conversation changed mode
                 yield await self._summary(store, project_id, conversation_id)
-            async with aclosing(self._turn(store, project_id, conversation_id, routed.text, routed.mode)) as items:
+            content: str | list[dict[str, Any]] = routed.text
+            if images:
+                content = await asyncio.to_thread(_with_images, store, project_id, conversation_id, routed.text, images)
+            async with aclosing(self._turn(store, project_id, conversation_id, content, routed.mode)) as items:
                 async for item in items:
                     yield item
+        elif images:
+            raise CrewAgentError(texts.IMAGES_WITH_COMMAND)
         elif isinstance(routed, ShowAgentMenu):
             yield MenuShown(conversation_id, routed)
         else:
@@ -342,7 +356,7 @@ class TurnHost(Generic[M]):
         store = self._store_of()
         self.project(project_id)
         result = await asyncio.to_thread(store.load_messages, project_id, conversation_id)
-        if not any(m.role == "user" and m.text.strip() for m in result.messages):
+        if not any(m.role == "user" and (m.text.strip() or count_images(m.content)) for m in result.messages):
             raise CrewAgentError("There is no message to send again in this conversation.")
         async with aclosing(self._turn(store, project_id, conversation_id, None, mode)) as items:
             async for item in items:
@@ -375,7 +389,13 @@ class TurnHost(Generic[M]):
                 yield item
 
     async def _turn(
-        self, store: RuntimeStore, project_id: str, conversation_id: str, text: str | None, mode: str, replaces: str | None = None
+        self,
+        store: RuntimeStore,
+        project_id: str,
+        conversation_id: str,
+        text: str | list[dict[str, Any]] | None,
+        mode: str,
+        replaces: str | None = None,
     ) -> AsyncGenerator[HostItem, None]:
         if conversation_id in self._turns:
             raise CrewAgentError(BUSY)
@@ -415,7 +435,7 @@ class TurnHost(Generic[M]):
         return [*ended, TurnEnded(turn.conversation_id, reason, error)]
 
     async def _run(
-        self, store: RuntimeStore, turn: _Turn[M], text: str | None, mode: Mode, replaces: str | None = None
+        self, store: RuntimeStore, turn: _Turn[M], text: str | list[dict[str, Any]] | None, mode: Mode, replaces: str | None = None
     ) -> AsyncGenerator[HostItem, None]:
         """The turn itself, through the core entry point, until the session has closed."""
         project = self.project(turn.project_id)
@@ -709,3 +729,12 @@ def _read_full_output(store: RuntimeStore, project_id: str, conversation_id: str
         if message.id == message_id:
             return store.read_full_output(project_id, message)
     raise CrewAgentError("That tool result is no longer in the conversation.")
+
+
+def _with_images(store: RuntimeStore, project_id: str, conversation_id: str, text: str, images: Sequence[bytes]) -> list[dict[str, Any]]:
+    """Store the attached images (blocking) and give the user message's list content naming them."""
+    state = store.state_dir(project_id)
+    references = [store_image(state, conversation_id, data) for data in images]
+    content = user_content(text, references)
+    assert isinstance(content, list)
+    return content

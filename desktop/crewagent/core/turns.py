@@ -21,6 +21,8 @@ from typing import Any
 from crewagent.core import texts
 from crewagent.core.agent_catalog import turn_agent as catalog_agent
 from crewagent.core.agents import Agent, agent_persona
+from crewagent.core.attachments import ImagesNotSupported, count_images
+from crewagent.core.providers import accepts_images
 from crewagent.core.context import RunContext
 from crewagent.core.llm import LlmAdapter, ProviderConfig
 from crewagent.core.llm.adapter import CLIENT_MODULE
@@ -75,7 +77,7 @@ async def run_turn(
     store: RuntimeStore,
     project: ProjectInfo,
     conversation_id: str,
-    text: str | None,
+    text: str | list[dict[str, Any]] | None,
     *,
     mode: Mode,
     settings: Settings,
@@ -97,6 +99,9 @@ async def run_turn(
     ``mcp`` (the caller's, living as long as its session) offers the tools of the enabled MCP
     servers, started as needed.
     """
+    vision = accepts_images(config.provider, config.model, settings.llm.vision)
+    if not vision and count_images(text):
+        raise ImagesNotSupported(texts.IMAGES_NOT_SUPPORTED.format(model=config.model or config.provider))
     hooks = hooks or TurnHooks()
     window = await asyncio.to_thread(context_window, settings, config, config_dir=config_dir)
     meta = await asyncio.to_thread(store.get_conversation, project.id, conversation_id)
@@ -155,6 +160,7 @@ async def run_turn(
             run=driver,
             run_id=driver.run.runId if driver is not None else None,
             workflow_id=driver.workflow.id if driver is not None else None,
+            vision=vision,
         )
         if mcp_servers:
             per_turn.extra_system = (*per_turn.extra_system, mcp_prompt_block(mcp_servers, settings.mcp))

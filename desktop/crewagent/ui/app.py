@@ -7,6 +7,7 @@ import signal
 import sys
 from collections.abc import Callable
 from importlib import resources
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt, QTimer, SignalInstance, Slot
 from PySide6.QtGui import QIcon, QPixmap
@@ -17,11 +18,11 @@ from crewagent.core import paths, tuning
 from crewagent.ui import theme as themes
 from crewagent.ui.about import AppFolders
 from crewagent.ui.i18n import LanguageManager
-from crewagent.ui.mainwindow import MainWindow
 from crewagent.ui.single_instance import InstanceServer, forward_to_running
-from crewagent.ui.startup_probe import install_if_requested as install_startup_probe
 from crewagent.ui.window_state import default_state
-from crewagent.worker import start_worker
+
+if TYPE_CHECKING:
+    from crewagent.ui.mainwindow import MainWindow
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +46,12 @@ def run_gui(data_dir: str | None = None, project: str | None = None, *, self_tes
         return 0
     instance = InstanceServer(data)
     instance.listen()
+    # The window and the worker (about 600 modules, ~1.5 s of CPU) only now: a second launch that
+    # hands over to the running instance above exits without importing them.
+    from crewagent.ui.mainwindow import MainWindow
+    from crewagent.ui.startup_probe import install_if_requested as install_startup_probe
+    from crewagent.worker import start_worker
+
     setup_application(app)
     theme = themes.ThemeManager(app)
     languages = LanguageManager(app)

@@ -1,4 +1,4 @@
-"""The composer: where the user writes (Enter sends, Shift+Enter breaks the line), stops, and sees the context meter."""
+"""The composer: where the user writes (Enter sends, Shift+Enter breaks the line), attaches images, stops, and sees the context meter."""
 
 from __future__ import annotations
 
@@ -6,17 +6,24 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from PySide6.QtCore import QEvent, QMimeData, QSize, Qt, Signal, Slot
-from PySide6.QtGui import QDragEnterEvent, QDropEvent, QFontMetrics, QKeyEvent, QTextCursor
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtGui import QDragEnterEvent, QDropEvent, QFontMetrics, QKeyEvent, QKeySequence, QShortcut, QTextCursor
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QToolButton, QVBoxLayout, QWidget
+
+from crewagent.core import texts
+from crewagent.ui.composer_images import AttachmentStrip, has_images, image_paths
+from crewagent.ui.core_texts import translate_core
+from crewagent.ui.dialogs import ProjectDialogs
 
 from crewagent.ui.timeline.labels import usage_label
-from crewagent.worker.turn_values import ContextUsage, TimelineMessage, TokenUsage
+from crewagent.worker.turn_values import ContextUsage, TimelineMessage, TokenUsage, TurnError
 
 #: Cells of the context meter ``[●●●○○]``.
 METER_CELLS = 5
 #: The meter's ``status`` property: the stylesheet colours each (app.qss, ``#contextMeter[status=...]``).
 METER_STATUSES = ("empty", "normal", "warning", "critical", "compressing")
 MAX_INPUT_LINES = 8
+#: "Attach image…" from the keyboard.
+ATTACH_SHORTCUT = "Ctrl+Shift+I"
 
 
 def meter_text(usage: ContextUsage) -> str:
@@ -47,6 +54,8 @@ class _Input(QPlainTextEdit):
     escape = Signal()
     #: Up in the empty box: the owner puts the user's last message back to edit (issue 18 item 18).
     recall = Signal()
+    #: ``(mime)``: images were pasted or dropped (image data or image files); handled at once.
+    images_given = Signal(QMimeData)
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -77,8 +86,9 @@ class _Input(QPlainTextEdit):
 
     def _references(self, mime: QMimeData) -> list[str]:
         refs = []
+        images = set(image_paths(mime))
         for url in mime.urls():
-            if url.isLocalFile():
+            if url.isLocalFile() and url.toLocalFile() not in images:
                 ref = project_reference(url.toLocalFile(), self.project_root)
                 if ref is not None:
                     refs.append(ref)
@@ -87,9 +97,11 @@ class _Input(QPlainTextEdit):
         return refs
 
     def canInsertFromMimeData(self, source: QMimeData) -> bool:
-        return bool(self._references(source)) or (source.hasText() and not source.hasUrls())
+        return has_images(source) or bool(self._references(source)) or (source.hasText() and not source.hasUrls())
 
     def insertFromMimeData(self, source: QMimeData) -> None:
+        if has_images(source):
+            self.images_given.emit(source)
         refs = self._references(source)
         if refs:
             cursor = self.textCursor()
@@ -97,17 +109,17 @@ class _Input(QPlainTextEdit):
             lead = "" if not before or before.endswith((" ", "\n")) else " "
             cursor.insertText(lead + " ".join(refs) + " ")
             return
-        if not source.hasUrls():
+        if not source.hasUrls() and not source.hasImage():
             super().insertFromMimeData(source)
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
-        if self._references(event.mimeData()):
+        if has_images(event.mimeData()) or self._references(event.mimeData()):
             event.acceptProposedAction()
             return
         super().dragEnterEvent(event)
 
     def dropEvent(self, event: QDropEvent) -> None:
-        if self._references(event.mimeData()):
+        if has_images(event.mimeData()) or self._references(event.mimeData()):
             self.setFocus()
             self.insertFromMimeData(event.mimeData())
             event.acceptProposedAction()
@@ -159,12 +171,27 @@ class Composer(QFrame):
         self.tokens.setObjectName("composerHint")
         self.tokens.hide()
         self._tokens: dict[str, TokenUsage] = {}
+        #: Images attached to the message (issue 17): paste, drop, or "Attach image…" (Ctrl+Shift+I).
+        self.attachments = AttachmentStrip(self)
+        self.attach_button = QToolButton(self)
+        self.attach_button.setObjectName("attachButton")
+        self.attach_button.setText("+")
+        #: Asks which image files to attach (the window's dialogs; None: the button does nothing).
+        self.dialogs: ProjectDialogs | None = None
+        #: The model of the next turn takes images, and its name (for the refusal).
+        self._vision, self._model = True, ""
 
         box = QFrame(self)
         box.setObjectName("composerBox")
-        row = QHBoxLayout(box)
-        row.setContentsMargins(12, 8, 8, 8)
+        column = QVBoxLayout(box)
+        column.setContentsMargins(12, 8, 8, 8)
+        column.setSpacing(6)
+        column.addWidget(self.attachments)
+        row = QHBoxLayout()
+        row.setContentsMargins(0, 0, 0, 0)
         row.setSpacing(8)
+        column.addLayout(row)
+        row.addWidget(self.attach_button, 0, Qt.AlignmentFlag.AlignBottom)
         row.addWidget(self.input, 1)
         row.addWidget(self.send_button, 0, Qt.AlignmentFlag.AlignBottom)
         row.addWidget(self.stop_button, 0, Qt.AlignmentFlag.AlignBottom)
@@ -191,6 +218,13 @@ class Composer(QFrame):
         self.input.escape.connect(self._on_escape)
         self.send_button.clicked.connect(self.submit)
         self.stop_button.clicked.connect(self._request_stop)
+        self.input.images_given.connect(self.attachments.add_mime)
+        self.attachments.refused.connect(self.set_hint)
+        self.attachments.changed.connect(lambda: self.set_hint(""))
+        self.attach_button.clicked.connect(self.attach_images)
+        shortcut = QShortcut(QKeySequence(ATTACH_SHORTCUT), self)
+        shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        shortcut.activated.connect(self.attach_images)
         self.retranslate_ui()
 
     def retranslate_ui(self) -> None:
@@ -203,6 +237,8 @@ class Composer(QFrame):
         self.send_button.setToolTip(self.tr("Send (Enter)"))
         self.stop_button.setText(self.tr("■ Stop"))
         self.stop_button.setToolTip(self.tr("Stop the answer (Esc)"))
+        self.attach_button.setToolTip(self.tr("Attach image… ({shortcut}); you can also paste or drop images").format(shortcut=ATTACH_SHORTCUT))
+        self.attach_button.setAccessibleName(self.tr("Attach image"))
         if self._busy:
             self.hint.setText(self.tr("Stopping…") if self._stopping else self.tr("Answering… press Esc or Stop to interrupt."))
         self.set_usage(self._usage)
@@ -241,10 +277,47 @@ class Composer(QFrame):
     @Slot()
     def submit(self) -> None:
         text = self.input.toPlainText().strip()
-        if self._busy or not (text or self._accepts_empty) or not self.isEnabled():
+        images = self.attachments.count()
+        if self._busy or not (text or images or self._accepts_empty) or not self.isEnabled():
+            return
+        if self.attachments.jobs.pending:
+            self.set_hint(self.tr("The images are still being read; send again in a moment."))
+            return
+        if images and not self._vision:
+            # Refused here, before anything is sent: the text and the images stay for another model.
+            self.set_hint(translate_core(texts.IMAGES_NOT_SUPPORTED.format(model=self._model)))
             return
         self.input.clear()
         self.submitted.emit(text)
+
+    @Slot()
+    def attach_images(self) -> None:
+        """"Attach image…": the chosen files are read and checked off the GUI thread."""
+        if self.dialogs is not None and not self._busy:
+            self.attachments.add_files(self.dialogs.ask_image_files(self))
+
+    @Slot(object)
+    def restore_unsent(self, error: TurnError) -> None:
+        """A send with images was refused before anything was stored (the model takes no images,
+        a command): its text and images come back, unless the user is writing something else."""
+        unsent = self.attachments.unsent
+        if unsent is None or unsent[0] != error.conversation_id or not error.request.starts_turn:
+            return
+        self.attachments.unsent = None
+        if not self.input.toPlainText() and not self.attachments.count():
+            self.input.setPlainText(unsent[1])
+            self.attachments.put_back(unsent[2])
+
+    @Slot(str, object)
+    def forget_unsent(self, conversation_id: str, message: object) -> None:
+        """The user message of the send was stored: nothing is given back any more."""
+        unsent = self.attachments.unsent
+        if unsent is not None and unsent[0] == conversation_id and getattr(message, "role", "") == "user":
+            self.attachments.unsent = None
+
+    def set_accepts_images(self, vision: bool, model: str) -> None:
+        """Whether the model of the next turn takes images (Settings, the model picker)."""
+        self._vision, self._model = vision, model
 
     @Slot()
     def _recall(self) -> None:

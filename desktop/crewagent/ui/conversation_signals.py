@@ -5,6 +5,8 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFrame
 
+from crewagent.ui.composer_images import AttachmentStrip
+
 
 class ConversationSignals(QFrame):
     """What the ConversationView (:mod:`crewagent.ui.conversation_view`) asks of the worker (the
@@ -15,6 +17,10 @@ class ConversationSignals(QFrame):
 
     #: ``(project_id, conversation_id, text, mode)``: run a turn with this user message.
     send_requested = Signal(str, str, str, str)
+
+    #: ``(project_id, conversation_id, text, mode, images)``: the same with images attached
+    #: (``images``: a tuple of encoded image bytes, stored by the worker).
+    send_images_requested = Signal(str, str, str, str, object)
 
     #: ``(project_id, conversation_id, mode)``: go on after an error or a Stop.
     continue_requested = Signal(str, str, str)
@@ -61,3 +67,11 @@ class ConversationSignals(QFrame):
     reimport_requested = Signal(str)
     #: The open run (a ``RunOverview`` with its live phase) while the conversation is in Run mode, else None.
     run_shown = Signal(object)
+
+    def _request_send(self, ids: tuple[str, str], text: str, mode: str, attachments: AttachmentStrip) -> None:
+        """``send_requested``, or ``send_images_requested`` with the composer's images (taken from it)."""
+        if attachments.count():
+            attachments.unsent = (ids[1], text, attachments.attached())  # given back if the send is refused
+            self.send_images_requested.emit(*ids, text, mode, attachments.take())
+        else:
+            self.send_requested.emit(*ids, text, mode)

@@ -253,7 +253,7 @@ class ConversationView(ConversationSignals):
     @Slot(str)
     def _on_submitted(self, text: str) -> None:
         ids = self._ids()
-        if ids is None or self.busy or (not text and self._mode != "agent"):
+        if ids is None or self.busy or (not text and not self.composer.attachments.count() and self._mode != "agent"):
             return
         self.agent_menu.dismiss()
         self._sending = True
@@ -263,7 +263,7 @@ class ConversationView(ConversationSignals):
         if edited is not None:
             self.edit_requested.emit(*ids, edited, text, self._mode)
         else:
-            self.send_requested.emit(*ids, text, self._mode)
+            self._request_send(ids, text, self._mode, self.composer.attachments)
 
     @Slot()
     def _on_stop(self) -> None:

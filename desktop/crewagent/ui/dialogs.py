@@ -90,6 +90,10 @@ class ProjectDialogs(Protocol):
         """Where to export a conversation and in which format (the file type); None when cancelled."""
         ...
 
+    def ask_image_files(self, parent: QWidget) -> list[str]:
+        """Image files to attach to the message being written ([] when cancelled)."""
+        ...
+
 
 #: The window-state key of the folder the last project was created in.
 LAST_LOCATION_KEY = "dialogs/newProjectLocation"
@@ -207,6 +211,13 @@ class QtProjectDialogs:
         path, _filter = QFileDialog.getSaveFileName(parent, title, str(Path.home() / suggested_name))
         return path or None
 
+
+    def ask_image_files(self, parent: QWidget) -> list[str]:
+        """Image files to attach (PNG, JPEG, WebP, GIF)."""
+        title = QCoreApplication.translate("ProjectDialogs", "Attach Images")
+        kinds = QCoreApplication.translate("ProjectDialogs", "Images (*.png *.jpg *.jpeg *.webp *.gif)")
+        paths, _filter = QFileDialog.getOpenFileNames(parent, title, str(Path.home()), kinds)
+        return list(paths)
 
     def ask_export_file(self, parent: QWidget, suggested_name: str) -> ExportAnswer | None:
         """A file to export a conversation to; the chosen file type is the format."""

@@ -97,6 +97,7 @@ class MainWindow(QMainWindow):
         self.start_page = StartPage(self._dialogs, self)
         self.project_view = ProjectView(self)
         self.project_view.conversation.outputs.dialogs = self._dialogs
+        self.project_view.conversation.composer.dialogs = self._dialogs  # "Attach image…" (issue 17)
         self.settings_dialog = SettingsDialog(self, dialogs=self._dialogs)
         self.stack = QStackedWidget(self)
         self.stack.addWidget(self.start_page)
@@ -294,6 +295,7 @@ class MainWindow(QMainWindow):
     @Slot(object)
     def _on_provider_changed(self, info: ProviderInfo) -> None:
         self._provider = info
+        self.project_view.conversation.composer.set_accepts_images(info.vision, info.model)
         self._show_provider()
 
     def _show_provider(self) -> None:

@@ -203,6 +203,7 @@ class ProjectView(QWidget):
         queued = Qt.ConnectionType.QueuedConnection
         conversation.open_requested.connect(turns.open_conversation, queued)
         conversation.send_requested.connect(turns.send, queued)
+        conversation.send_images_requested.connect(turns.send_images, queued)
         conversation.continue_requested.connect(turns.continue_turn, queued)
         conversation.retry_requested.connect(turns.retry, queued)
         conversation.edit_requested.connect(turns.edit_message, queued)
@@ -211,6 +212,10 @@ class ProjectView(QWidget):
         conversation.mode_change_requested.connect(turns.set_mode, queued)
         conversation.agent_change_requested.connect(turns.set_agent, queued)
         conversation.full_output_requested.connect(turns.load_full_output, queued)
+        images = conversation.timeline.images  # an MCP tool part's images (issue 12), read by the worker
+        images.ids = lambda: (self._project.id, conversation.conversation_id) if self._project is not None and conversation.conversation_id else None
+        images.requested.connect(turns.load_tool_images, queued)
+        turns.tool_images_loaded.connect(images.on_loaded)
         conversation.ask_user_answered.connect(turns.answer_ask_user, queued)
         turns.conversation_loaded.connect(conversation.on_loaded)
         turns.turn_started.connect(conversation.on_turn_started)
@@ -232,6 +237,9 @@ class ProjectView(QWidget):
         turns.subagent_notice.connect(conversation.feed.on_message_persisted)
         turns.subagent_status_changed.connect(conversation.feed.on_subagent_status)
         turns.error.connect(conversation.on_worker_error)
+        # A send with images refused before anything was stored gives its draft back (issue 17).
+        turns.error.connect(conversation.composer.restore_unsent)
+        turns.message_persisted.connect(conversation.composer.forget_unsent)
         # Subagents: their Task parts and notices in the timeline, their conversations in tabs.
         subagents.load_requested.connect(turns.open_subagent, queued)
         subagents.cancel_requested.connect(turns.cancel_subagent, queued)
@@ -276,6 +284,7 @@ class ProjectView(QWidget):
         self.subagent_tabs.close_all()
         self.works.reset(has_project=True)
         self.files.show_project(project.root, project.artifacts_dir, excluded=[project.runtime_dir])
+        self.conversation.timeline.timeline_delegate.thumbnails.set_runtime_dir(project.runtime_dir)  # images (issue 17)
         self._update_empty_state()
 
     @Slot(str, object)

@@ -34,6 +34,7 @@ def shortcut_entries() -> list[tuple[QKeySequence, str]]:
         (QKeySequence("Enter"), QCoreApplication.translate("ShortcutSheet", "Composer: send the message")),
         (QKeySequence("Shift+Enter"), QCoreApplication.translate("ShortcutSheet", "Composer: new line")),
         (QKeySequence("Up"), QCoreApplication.translate("ShortcutSheet", "Empty composer: recall your last message to edit it")),
+        (QKeySequence("Ctrl+Shift+I"), QCoreApplication.translate("ShortcutSheet", "Composer: attach images (or paste or drop them)")),
         (QKeySequence("Esc"), QCoreApplication.translate("ShortcutSheet", "Stop the running answer; close a menu or dialog")),
         (QKeySequence("F2"), QCoreApplication.translate("ShortcutSheet", "Works list: rename the conversation")),
         (QKeySequence("Enter"), QCoreApplication.translate("ShortcutSheet", "Works list: type in the selected conversation (the arrow keys only browse)")),

@@ -278,7 +278,7 @@ class ThemeManager(QObject):
         super().__init__(parent)
         self._app = app
         self._choice: ThemeChoice = "system"
-        self._applied: ThemeName | None = None
+        self._applied: ThemeName | None = self._shown_by(app)
         QGuiApplication.styleHints().colorSchemeChanged.connect(self._on_system_changed)
 
     @property
@@ -288,6 +288,14 @@ class ThemeManager(QObject):
     @property
     def applied(self) -> ThemeName | None:
         return self._applied
+
+    @staticmethod
+    def _shown_by(app: QApplication) -> ThemeName | None:
+        """The theme ``app`` already shows (``setup_application`` applied it before the window
+        existed), so that the first settings do not apply it again: setting the stylesheet once the
+        window exists restyles every widget, about a second of CPU at each start of the app."""
+        name = theme_of(app.palette())
+        return name if app.styleSheet() == stylesheet(name) else None
 
     def set_choice(self, choice: str) -> None:
         """Apply ``system``, ``light`` or ``dark`` (anything else is treated as ``system``)."""

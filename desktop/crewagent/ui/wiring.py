@@ -99,6 +99,8 @@ def connect_signals(window: MainWindow) -> None:
     worker.mcp.tested.connect(mcp.show_test)
     worker.mcp.imported.connect(mcp.show_import)
     worker.turns.mcp_state_changed.connect(mcp.show_state)
+    mcp.live_log.requested.connect(worker.turns.read_mcp_log, queued)  # the stderr of the servers the turns started
+    worker.turns.mcp_log_read.connect(mcp.live_log.show)
 
     # Page navigation and actions.
     project.exit_requested.connect(window.show_start_page)

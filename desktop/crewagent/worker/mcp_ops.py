@@ -64,6 +64,16 @@ class McpTestReport:
 
 
 @dataclass(frozen=True)
+class McpLog:
+    """The stderr log of a server the turns started (``live``), as its bounded log holds it now;
+    ``live`` False: the turns have not started that server in this session (no log to show)."""
+
+    server_id: str
+    lines: tuple[str, ...] = ()
+    live: bool = False
+
+
+@dataclass(frozen=True)
 class McpImport:
     """The servers of an ``mcpServers`` file (their secret values included: they become the form's), or why none."""
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from crewagent.core.tools import ApprovalDecision, ApprovalRequest
-from crewagent.worker.turn_values import ApprovalPrompt, AskUserPrompt, frozen_json, thawed_json
+from crewagent.worker.turn_values import ARGUMENTS_PREVIEW_CHARS, ApprovalPrompt, AskUserPrompt, frozen_json, previewed_json, thawed_json
 
 
 class PromptBroker:
@@ -45,7 +45,8 @@ class PromptBroker:
             conversation_id=conversation,
             tool=call.tool,
             summary=call.summary or call.tool,
-            arguments=frozen_json(dict(call.args)),
+            # The dialog shows a few thousand characters: 20 MB of content stay here (issue 14).
+            arguments=previewed_json(dict(call.args), ARGUMENTS_PREVIEW_CHARS),
             call_id=call.call_id,
             scope_label=call.scope_label,
         )

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import asyncio
 
+from crewagent.core import paths
 from crewagent.core.errors import CrewAgentError
 from crewagent.core.loop import LoopEvent, ReasoningDelta, StreamStarted, TextDelta, ToolCallFinished, ToolCallStarted, TurnFinished
+from crewagent.core.providers import accepts_images
 from crewagent.core.routing import ShowAgentMenu
 from crewagent.core import agent_menu
 from crewagent.core.tools.results import readable
 from crewagent.core.turn_host import Opened, ProviderChanged, TurnHost
+from crewagent.worker.tool_images import Problem, ToolImage, ToolImages, read_images
 from crewagent.worker.turn_values import (
     AgentMenu,
     AgentMenuEntry,
@@ -29,7 +32,7 @@ DEMO_LABEL = "Demo (offline script)"
 
 
 def call_ref(event: ToolCallStarted) -> ToolCallRef:
-    return ToolCallRef(event.call_id, event.name, event.arguments)
+    return ToolCallRef.of(event.call_id, event.name, event.arguments)
 
 
 def tool_finish(event: ToolCallFinished) -> ToolFinish:
@@ -69,7 +72,8 @@ def provider_info(changed: ProviderChanged) -> ProviderInfo:
         return ProviderInfo(llm.provider, llm.model, llm.provider, changed.problem)
     if config.provider == "demo":
         return ProviderInfo(config.provider, config.model, DEMO_LABEL)
-    return ProviderInfo(config.provider, config.model, f"{config.model} · {config.provider}")
+    vision = accepts_images(config.provider, config.model, changed.settings.llm.vision)
+    return ProviderInfo(config.provider, config.model, f"{config.model} · {config.provider}", vision=vision)
 
 
 def subagent_progress(event: LoopEvent) -> SubagentProgress | None:
@@ -110,3 +114,13 @@ async def loaded_subagent(host: TurnHost[TimelineMessage], project_id: str, conv
         return LoadedSubagent(project_id, conversation_id, session_id, None, empty, str(exc))
     info = SubagentInfo.from_meta(snapshot.meta)
     return LoadedSubagent(project_id, conversation_id, session_id, info, loaded(project_id, session_id, snapshot.opened))
+
+
+async def tool_images(host: TurnHost[TimelineMessage], project_id: str, conversation_id: str, key: str, shown: tuple[str, ...]) -> ToolImages:
+    """The thumbnails of the images a tool part's result names, read under the project's state folder only."""
+    try:
+        project = host.project(project_id)
+    except CrewAgentError:
+        return ToolImages(conversation_id, key, tuple(ToolImage(one, problem=Problem.MISSING) for one in shown))
+    state = paths.state_dir(project.runtime_dir)
+    return ToolImages(conversation_id, key, await asyncio.to_thread(read_images, state, shown))

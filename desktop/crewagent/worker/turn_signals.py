@@ -62,6 +62,8 @@ class TurnSignals(QObject):
     prompt_withdrawn = Signal(str)
     #: A :class:`FullOutput`: the complete content of an offloaded tool result.
     full_output_loaded = Signal(object)
+    #: A :class:`~crewagent.worker.tool_images.ToolImages`: the thumbnails of an MCP tool part's images.
+    tool_images_loaded = Signal(object)
     #: An :class:`AgentMenu`: Agent-mode input showed the agent's menu instead of starting a turn.
     agent_menu = Signal(object)
     #: ``(conversation_id, command, message)``: a global command was handled without a turn.
@@ -86,6 +88,8 @@ class TurnSignals(QObject):
     run_progress = Signal(str, object)
     #: A ``ServerState`` (core.mcp): an MCP server the turns use starts, runs (with its tools), fails or stops.
     mcp_state_changed = Signal(object)
+    #: An :class:`~crewagent.worker.mcp_ops.McpLog`: the stderr log of a server the turns started (``read_mcp_log``).
+    mcp_log_read = Signal(object)
     #: A :class:`TurnError`: a request failed for a reason the user can act on (no provider, the
     #: conversation is busy, a full disk), or a bug was reported; it names its conversation.
     error = Signal(object)

@@ -12,6 +12,7 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
+from crewagent.core.attachments import image_urls
 from crewagent.core.jsonparse import parse_json
 from crewagent.core.llm.usage import UsageTotals, sum_usage
 from crewagent.core.messages import ConversationMessage
@@ -31,6 +32,17 @@ def frozen_json(value: Any) -> Any:
     return value
 
 
+def previewed_json(value: Any, limit: int) -> Any:
+    """:func:`frozen_json` of ``value`` with every string longer than ``limit`` cut to it and "…"."""
+    if isinstance(value, str):
+        return value if len(value) <= limit else value[:limit] + "…"
+    if isinstance(value, Mapping):
+        return MappingProxyType({str(k): previewed_json(v, limit) for k, v in value.items()})
+    if isinstance(value, (list, tuple)):
+        return tuple(previewed_json(v, limit) for v in value)
+    return value
+
+
 def thawed_json(value: Any) -> Any:
     """The plain ``dict``/``list`` form of :func:`frozen_json` (for ``json.dumps`` and replies)."""
     if isinstance(value, Mapping):
@@ -40,13 +52,33 @@ def thawed_json(value: Any) -> Any:
     return value
 
 
+#: Characters of a tool call's arguments the UI receives. The rest stays with the worker: an
+#: fs.write of a 20 MB file must not reach the GUI thread, which parses what it shows (issue 14).
+ARGUMENTS_PREVIEW_CHARS = 16_000
+
+
 @dataclass(frozen=True, slots=True)
 class ToolCallRef:
-    """One tool call of an assistant message: ``arguments`` is the model's raw JSON text."""
+    """One tool call of an assistant message: ``arguments`` is the model's raw JSON text, or its
+    first :data:`ARGUMENTS_PREVIEW_CHARS` characters and "…" when ``arguments_chars`` is larger."""
 
     id: str
     name: str
     arguments: str
+    #: Characters of the arguments in full (-1: not counted, ``arguments`` is whole).
+    arguments_chars: int = -1
+
+    @classmethod
+    def of(cls, call_id: str, name: str, arguments: str) -> ToolCallRef:
+        """The call as the UI gets it: long arguments cut to a preview."""
+        if len(arguments) <= ARGUMENTS_PREVIEW_CHARS:
+            return cls(call_id, name, arguments, len(arguments))
+        return cls(call_id, name, arguments[:ARGUMENTS_PREVIEW_CHARS] + "…", len(arguments))
+
+    @property
+    def cut(self) -> bool:
+        """``arguments`` is a preview of longer ones."""
+        return self.arguments_chars > len(self.arguments)
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,10 +203,12 @@ class TimelineMessage:
     replaces: str | None = None
     #: The tokens of the model call that produced this assistant message (None: not reported).
     usage: TokenUsage | None = None
+    #: A user message's attached images: their references (``@state/attachments/...``) or URLs.
+    images: tuple[str, ...] = ()
 
     @classmethod
     def from_message(cls, message: ConversationMessage) -> TimelineMessage:
-        calls = tuple(ToolCallRef(c.id, c.function.name, c.function.arguments) for c in message.tool_calls or ())
+        calls = tuple(ToolCallRef.of(c.id, c.function.name, c.function.arguments) for c in message.tool_calls or ())
         return cls(
             id=message.id,
             role=message.role,
@@ -197,6 +231,7 @@ class TimelineMessage:
             reasoning_seconds=message.reasoningSeconds,
             replaces=message.replaces,
             usage=TokenUsage.of(message.usage) if message.role == "assistant" else None,
+            images=tuple(image_urls(message.content)) if message.role == "user" else (),
         )
 
     @property
@@ -353,6 +388,8 @@ class ProviderInfo:
     model: str
     label: str
     problem: str = ""
+    #: The model takes images (core/providers.py ``accepts_images``); the composer refuses them otherwise.
+    vision: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -411,6 +448,8 @@ class TurnRequest(StrEnum):
     SET_MODE = "set_mode"
     SET_AGENT = "set_agent"
     LOAD_FULL_OUTPUT = "load_full_output"
+    LOAD_TOOL_IMAGES = "load_tool_images"
+    READ_MCP_LOG = "read_mcp_log"
     DESCRIBE_PROVIDER = "describe_provider"
     OPEN_SUBAGENT = "open_subagent"
     CANCEL_SUBAGENT = "cancel_subagent"

@@ -34,6 +34,7 @@ from crewagent.core.turn_host import FIRST_PAGE, CommandHandled, ConversationCha
 from crewagent.core.turn_host import RunsListed, StreamEnded, TurnBegan, TurnEnded, TurnFailed, TurnHost, TurnProgress
 from crewagent.worker import turn_events as to
 from crewagent.worker.asyncloop import AsyncLoopThread
+from crewagent.worker.mcp_ops import McpLog
 from crewagent.worker.prompts import PromptBroker
 from crewagent.worker.threads import on_own_thread
 from crewagent.worker.turn_signals import TurnSignals
@@ -58,7 +59,7 @@ class TurnWorker(TurnSignals):
     ``retry(project_id, cid, mode)`` (the last user message again), ``edit_message(project_id, cid, message_id,
     text, mode)`` and ``regenerate(project_id, cid, mode)`` (a new branch, core/message_actions.py), ``stop(cid)``, ``stop_all()``,
     ``set_mode(project_id, cid, mode)``, ``set_agent(project_id, cid, agent_id)``, ``load_full_output(project_id, cid,
-    message_id)``, ``answer_approval(request_id, decision)`` (allow_once, allow_conversation, allow_always or deny),
+    message_id)``, ``load_tool_images(project_id, cid, key, paths)``, ``read_mcp_log(server_id)``, ``answer_approval(request_id, decision)`` (allow_once, allow_conversation, allow_always or deny),
     ``answer_ask_user(request_id, payload)`` (None: dismissed), ``describe_provider()``, ``open_subagent(project_id,
     cid, session_id)``, ``cancel_subagent(session_id)``; Run mode: ``load_runs(project_id, cid)``,
     ``start_run(project_id, cid, package_id, workflow_id)``, ``resume_run(project_id, cid, run_id)``.
@@ -179,6 +180,14 @@ class TurnWorker(TurnSignals):
         title = functools.partial(self._title, project_id, conversation_id)
         self._relay(TurnRequest.SEND, conversation_id, lambda: self._host.send(project_id, conversation_id, text, mode), title)
 
+    @Slot(str, str, str, str, object)
+    @on_own_thread
+    def send_images(self, project_id: str, conversation_id: str, text: str, mode: str, images: object) -> None:
+        """``send`` with images attached in the composer (a tuple of encoded image bytes), stored by the core."""
+        attached = tuple(image for image in images if isinstance(image, bytes)) if isinstance(images, (tuple, list)) else ()
+        title = functools.partial(self._title, project_id, conversation_id)
+        self._relay(TurnRequest.SEND, conversation_id, lambda: self._host.send(project_id, conversation_id, text, mode, attached), title)
+
     def _title(self, project_id: str, conversation_id: str) -> None:
         """Name the conversation after its first exchange, as a task of its own: the turn is over
         and never waits for it; a failure keeps the first message's title and is only logged."""
@@ -243,6 +252,25 @@ class TurnWorker(TurnSignals):
     def load_full_output(self, project_id: str, conversation_id: str, message_id: str) -> None:
         call = functools.partial(to.full_output, self._host, project_id, conversation_id, message_id)
         self._deliver(TurnRequest.LOAD_FULL_OUTPUT, conversation_id, call, self.full_output_loaded.emit)
+
+    @Slot(str, str, str, object)
+    @on_own_thread
+    def load_tool_images(self, project_id: str, conversation_id: str, key: str, shown: object) -> None:
+        """Thumbnails of the ``@state/...`` images (a tuple of str) of the tool part ``key``: ``tool_images_loaded``."""
+        wanted = tuple(str(one) for one in shown) if isinstance(shown, tuple | list) else ()
+        call = functools.partial(to.tool_images, self._host, project_id, conversation_id, key, wanted)
+        self._deliver(TurnRequest.LOAD_TOOL_IMAGES, conversation_id, call, self.tool_images_loaded.emit)
+
+    @Slot(str)
+    @on_own_thread
+    def read_mcp_log(self, server_id: str) -> None:
+        """The bounded stderr log of a server the turns started (``mcp_log_read``), read on the loop that owns the servers."""
+
+        async def read() -> McpLog:
+            server = self._host.mcp.server(server_id)
+            return McpLog(server_id, tuple(server.stderr.lines()), True) if server is not None else McpLog(server_id)
+
+        self._deliver(TurnRequest.READ_MCP_LOG, "", read, self.mcp_log_read.emit)
 
     @Slot(str, str)
     @on_own_thread

@@ -23,6 +23,7 @@ from typing import Any
 from crewagent.core.context.budget import ContextBudget
 from crewagent.core.context.render import Piece
 from crewagent.core.context.tokens import TokenCounter, content_text, message_chars, message_tokens
+from crewagent.core.jsonparse import parse_json
 from crewagent.core.protocol.chain import Unit
 from crewagent.core.store.offload import offload_alias
 
@@ -78,7 +79,7 @@ def shorten_arguments(arguments: str, keep: int, alias: str | None) -> str:
     """
     note = _arguments_note(len(arguments), alias)
     try:
-        value = json.loads(arguments)
+        value = parse_json(arguments)  # in slices when it is megabytes (an fs.write of a big file)
     except ValueError:
         value = None
     if not isinstance(value, dict):

@@ -7,6 +7,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from functools import lru_cache
 from typing import Any, Protocol
 
+from crewagent.core.attachments import IMAGE_TOKENS, count_images
+
 log = logging.getLogger(__name__)
 
 #: The estimate used when no offline encoding is installed: OpenAI's rule of thumb for English
@@ -110,9 +112,9 @@ def content_text(content: Any) -> str:
 def message_chars(message: Mapping[str, Any]) -> int:
     """The characters of a payload message that count toward ``contextMaxChars``.
 
-    Content text plus, for tool calls, the function names and argument strings.
+    Content text (an image counts as IMAGE_TOKENS * CHARS_PER_TOKEN) plus, for tool calls, the function names and argument strings.
     """
-    total = len(content_text(message.get("content")))
+    total = len(content_text(message.get("content"))) + IMAGE_TOKENS * CHARS_PER_TOKEN * count_images(message.get("content"))
     for call in message.get("tool_calls") or ():
         function = call.get("function") or {}
         total += len(function.get("name") or "") + len(function.get("arguments") or "")
@@ -121,7 +123,9 @@ def message_chars(message: Mapping[str, Any]) -> int:
 
 def message_tokens(message: Mapping[str, Any], counter: TokenCounter) -> int:
     """Tokens of one payload message: framing, role, content, tool calls and tool_call_id."""
-    total = TOKENS_PER_MESSAGE + 1 + counter.count(content_text(message.get("content")))
+    content = message.get("content")
+    # An image part counts as the flat IMAGE_TOKENS (core/attachments.py), not as its URL.
+    total = TOKENS_PER_MESSAGE + 1 + counter.count(content_text(content)) + IMAGE_TOKENS * count_images(content)
     for call in message.get("tool_calls") or ():
         function = call.get("function") or {}
         total += TOKENS_PER_MESSAGE + counter.count(function.get("name") or "")

@@ -274,7 +274,9 @@ class LlmAdapter:
         if request.temperature is not None:
             body["temperature"] = request.temperature
         if request.max_tokens is not None:
-            key = "max_completion_tokens" if config.provider == "openai" else "max_tokens"
+            # OpenAI and Azure OpenAI refuse `max_tokens` for their reasoning (o-series) models; both
+            # accept `max_completion_tokens` for every model (Azure since api-version 2024-10-21).
+            key = "max_completion_tokens" if config.provider in ("openai", "azure") else "max_tokens"
             body[key] = request.max_tokens
         body["stream"] = streaming
         if streaming and config.include_usage:

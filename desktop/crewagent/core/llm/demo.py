@@ -334,10 +334,10 @@ class DemoResponder:
             return Hangup()  # a non-streaming answer cannot be cut halfway: drop the connection instead
         if body.get("stream"):
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-            return SseReply(self._events(plan, include_usage), done=plan.cut_after is None)
-        return JsonReply(200, self._completion(plan))
+            return SseReply(self._events(plan, include_usage, _prompt_tokens(body)), done=plan.cut_after is None)
+        return JsonReply(200, self._completion(plan, _prompt_tokens(body)))
 
-    def _events(self, plan: _Plan, include_usage: bool) -> Iterator[SseItem]:
+    def _events(self, plan: _Plan, include_usage: bool, prompt_tokens: int) -> Iterator[SseItem]:
         def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
             return {
                 "id": "chatcmpl-demo",
@@ -371,10 +371,11 @@ class DemoResponder:
                 yield from paced(chunk({"tool_calls": [{"index": index, "function": {"arguments": part}}]}))
         yield chunk({}, "tool_calls" if plan.tool_calls else "stop")
         if include_usage:
-            usage = {"prompt_tokens": 0, "completion_tokens": len(plan.text) // 4, "total_tokens": len(plan.text) // 4}
+            completion = len(plan.text) // 4
+            usage = {"prompt_tokens": prompt_tokens, "completion_tokens": completion, "total_tokens": prompt_tokens + completion}
             yield {**chunk({}), "choices": [], "usage": usage}
 
-    def _completion(self, plan: _Plan) -> dict[str, Any]:
+    def _completion(self, plan: _Plan, prompt_tokens: int) -> dict[str, Any]:
         text = plan.text[: plan.cut_after] if plan.cut_after is not None else plan.text
         message: dict[str, Any] = {"role": "assistant", "content": text or None}
         if plan.reasoning:
@@ -389,7 +390,7 @@ class DemoResponder:
             "created": 0,
             "model": DEMO_MODEL,
             "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if plan.tool_calls else "stop"}],
-            "usage": {"prompt_tokens": 0, "completion_tokens": len(text) // 4, "total_tokens": len(text) // 4},
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": len(text) // 4, "total_tokens": prompt_tokens + len(text) // 4},
         }
 
 
@@ -397,3 +398,10 @@ def start_demo_server(*, chunk_delay: float = 0.02) -> LocalServer:
     """Start the demo on a free port of 127.0.0.1; stop it with ``.stop()`` when the app quits."""
     return LocalServer(DemoResponder(chunk_delay=chunk_delay)).start()
 
+
+def _prompt_tokens(body: Mapping[str, Any]) -> int:
+    """The demo's estimate of the request's size in tokens (a character count over 4, like its
+    completion count), so that the usage line shows what a real provider would: more the longer
+    the conversation gets."""
+    sent = {key: body[key] for key in ("messages", "tools") if key in body}
+    return len(json.dumps(sent, ensure_ascii=False)) // 4

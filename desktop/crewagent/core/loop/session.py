@@ -25,6 +25,7 @@ from crewagent.core.llm import LlmAdapter, LlmRequest
 from crewagent.core.loop.events import LoopEvent, MessagePersisted, TurnFinished, TurnStarted
 from crewagent.core.loop.interrupted import recovered_stream_message
 from crewagent.core.loop.toolloop import LoopOptions, ToolLoop
+from crewagent.core.attachments import inline_images
 from crewagent.core.messages import ConversationMessage, Mode, stamp_fields
 from crewagent.core.protocol import repair_conversation
 from crewagent.core.store import LoadResult, ProjectInfo, RuntimeStore
@@ -67,6 +68,8 @@ class TurnSettings:
     run: RunHooks | None = None
     #: Earlier turns' tool results in full, or as previews (``llm.includeToolResultsInContext``).
     tool_results: bool = True
+    #: The model takes images: stored image references go as data URLs; False: as text notes.
+    vision: bool = True
 
 
 def recover_and_load(store: RuntimeStore, project: ProjectInfo, conversation_id: str) -> LoadResult:
@@ -133,6 +136,8 @@ class ConversationSession:
         self.counter = counter
         self._loop: ToolLoop | None = None
         self._stop_requested = False
+        #: Attached images as data URLs, by reference: read once per session, not once per model call.
+        self._images_read: dict[str, str] = {}
 
     # -- recovery ---------------------------------------------------------------------------
 
@@ -162,9 +167,11 @@ class ConversationSession:
             self._loop.request_stop()
 
     async def send(
-        self, text: str | None, settings: TurnSettings, *, replaces: str | None = None
+        self, text: str | list[dict[str, Any]] | None, settings: TurnSettings, *, replaces: str | None = None
     ) -> AsyncGenerator[LoopEvent, None]:
         """Run one turn: persist ``text`` as the user message (None: continue without one), then loop.
+
+        ``text`` may be list content (a text part and image references, core/attachments.py).
 
         ``replaces``: the user message starts a new branch in place of that message (an Edit or a
         Regenerate, protocol/branches.py); written with it, under the same lock, in one line.
@@ -177,7 +184,7 @@ class ConversationSession:
                 async for event in events:
                     yield event
 
-    async def _send_locked(self, text: str | None, settings: TurnSettings, replaces: str | None = None) -> AsyncGenerator[LoopEvent, None]:
+    async def _send_locked(self, text: str | list[dict[str, Any]] | None, settings: TurnSettings, replaces: str | None = None) -> AsyncGenerator[LoopEvent, None]:
         pid, cid = self.project.id, self.conversation_id
         ended = False
         try:
@@ -279,7 +286,18 @@ class ConversationSession:
         messages.extend(appended)
         if result.ok and result.spills:
             result = await self._write_spills(result)
+        if result.ok:
+            result = await asyncio.to_thread(self._inline_images, result, settings.vision)
         return result, appended
+
+    def _inline_images(self, result: ContextResult, vision: bool) -> ContextResult:
+        """The request with stored images as data URLs, read at the last moment (blocking)."""
+        inlined = inline_images(result.messages, self.store.state_dir(self.project.id), vision=vision, read=self._images_read)
+        if inlined.messages is result.messages:
+            return result
+        if inlined.notes:
+            result.debug["imageNotes"] = list(inlined.notes)
+        return replace(result, messages=inlined.messages)
 
     def _tools_tokens(self) -> int:
         """Tokens of the tool definitions the loop sends with every request (they share the window)."""

@@ -318,7 +318,10 @@ def _watch_spawns() -> None:
     from mcp.client import stdio
 
     create = getattr(stdio, "_create_platform_compatible_process", None)
-    if create is None or getattr(create, "_crewagent_watched", False):
+    if create is None:  # tests/core/test_mcp_config.py fails on such an SDK: it cannot ship unnoticed
+        log.warning("this MCP SDK has no _create_platform_compatible_process: a stopped server's children may survive it")
+        return
+    if getattr(create, "_crewagent_watched", False):
         return
 
     async def watched(*args: Any, **kwargs: Any) -> Any:

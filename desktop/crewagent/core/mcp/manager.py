@@ -14,11 +14,12 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from crewagent.core.mcp.config import McpSecrets
-from crewagent.core.mcp.connection import STOP_TIMEOUT_S, McpCode, McpFailure, McpServer, McpStatus, McpToolInfo, ServerSpec, ServerState
+from crewagent.core.mcp.connection import McpCode, McpFailure, McpServer, McpStatus, McpToolInfo, ServerSpec, ServerState
 from crewagent.core.mcp.results import SaveTarget, convert
 from crewagent.core.settings import McpServerSettings, McpSettings
 from crewagent.core.tools.policy import ToolPolicy
@@ -136,11 +137,11 @@ class McpManager:
                 result = await connection.call(info.name, args)
             except McpFailure as failure:
                 return error(failure.code, failure.message, server=spec.id, tool=info.name)
-            target = None
-            if ctx.state_dir is not None:
-                target = SaveTarget.for_call(ctx.state_dir, conversation_id=ctx.conversation_id, run_id=ctx.run_id, call_id=ctx.call_id)
             if not any(getattr(block, "type", "text") != "text" for block in result.content or ()):
                 return convert(result, server_id=spec.id, tool=info.name, target=None)  # text only: no file to write
+            target = None  # made only now: its path arithmetic was a fifth of the app's part of a text call
+            if ctx.state_dir is not None:
+                target = SaveTarget.for_call(ctx.state_dir, conversation_id=ctx.conversation_id, run_id=ctx.run_id, call_id=ctx.call_id)
             return await asyncio.to_thread(convert, result, server_id=spec.id, tool=info.name, target=target)
 
         description = f"{info.description}\n\n(MCP server: {spec.label})".strip()
@@ -150,8 +151,11 @@ class McpManager:
             handler=handler,
             parameters=_schema(info.input_schema),
             writes=not (spec.trusted or info.read_only),
-            # The server's own timeout (MCP_TIMEOUT) plus a possible restart come first; this is the backstop.
-            timeout_s=spec.timeoutSeconds + spec.startTimeoutSeconds + STOP_TIMEOUT_S,
+            # No registry timeout: McpServer.call bounds every step itself (a restart by startTimeoutSeconds,
+            # the call by timeoutSeconds: MCP_TIMEOUT, a stop by STOP_TIMEOUT_S), and the registry's
+            # wait_for would run each call in a task of its own: ~0.3 ms of CPU per call, a tenth of
+            # the whole stdio round trip (docs/benchmarks.md, MCP servers, session 6).
+            timeout_s=math.inf,
             summarize=lambda args: f"{spec.label}: {info.name} {_short(args)}",
         )
 

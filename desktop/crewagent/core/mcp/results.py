@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import mimetypes
 import re
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from crewagent.core.store._fsutil import atomic_write_bytes
 from crewagent.core.tools.results import error, ok
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
+STATE_ALIAS = "@state/"
 
 
 @dataclass(frozen=True)
@@ -32,7 +34,7 @@ class SaveTarget:
             folder = paths.run_state_dir(state_dir, _safe(run_id)) / "mcp" / _safe(call_id or "call")
         else:
             folder = state_dir / "mcp" / _safe(conversation_id or "default") / _safe(call_id or "call")
-        return cls(folder, "@state/" + folder.relative_to(state_dir).as_posix())
+        return cls(folder, STATE_ALIAS + folder.relative_to(state_dir).as_posix())
 
 
 def _safe(name: str) -> str:
@@ -86,3 +88,46 @@ def _save(data: str, mime_type: str, kind: str, number: int, target: SaveTarget 
     target.folder.mkdir(parents=True, exist_ok=True)
     atomic_write_bytes(target.folder / name, raw)
     return {**entry, "bytes": len(raw), "path": f"{target.shown}/{name}"}
+
+
+#: The most images of one result the timeline shows (a result naming more shows the first ones).
+MAX_SHOWN_IMAGES = 8
+
+
+def image_paths(result: str) -> tuple[str, ...]:
+    """The ``@state/...`` paths of the images a stored MCP tool result names (its ``files``), in order.
+
+    ``result`` is the tool message's content as stored; anything that is not such a result
+    (another tool's output, an error, text that is not JSON) names none.
+    """
+    if '"files"' not in result:
+        return ()
+    try:
+        value = json.loads(result)
+    except ValueError:
+        return ()
+    files = value.get("files") if isinstance(value, dict) else None
+    if not isinstance(files, list):
+        return ()
+    shown = [
+        entry["path"]
+        for entry in files
+        if isinstance(entry, dict) and entry.get("type") == "image" and isinstance(entry.get("path"), str) and entry["path"].startswith(STATE_ALIAS)
+    ]
+    return tuple(shown[:MAX_SHOWN_IMAGES])
+
+
+def state_file(state_dir: Path, shown: str) -> Path | None:
+    """The file ``@state/...`` names under ``state_dir``; None for a path outside it (``..``, a
+    symlink out of it, another alias or an absolute path): a result is model-reachable data."""
+    if not shown.startswith(STATE_ALIAS):
+        return None
+    relative = shown[len(STATE_ALIAS):]
+    if not relative or relative.startswith(("/", "\\")) or "\0" in relative:
+        return None
+    root = state_dir.resolve()
+    try:
+        target = (root / relative).resolve()
+    except (OSError, RuntimeError, ValueError):
+        return None
+    return target if target != root and target.is_relative_to(root) else None

@@ -46,6 +46,8 @@ def readable_text(record: Any) -> str:
     if not isinstance(record, dict):
         return ""
     content = record.get("content")
+    if isinstance(content, list):  # content parts (a message with images): their text
+        content = "".join(str(part.get("text", "")) for part in content if isinstance(part, dict) and part.get("type") == "text")
     if not isinstance(content, str) or not content:
         return ""
     if record.get("role") == "tool":

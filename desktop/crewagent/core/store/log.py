@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from crewagent.core import bigjson
 from crewagent.core.jsonparse import parse_json
 from crewagent.core.messages import ConversationMessage, new_message_id, utc_now_iso
 from crewagent.core.store._fsutil import append_line, atomic_write_bytes
@@ -64,7 +65,15 @@ class LoadResult:
 
 
 def encode_message(message: ConversationMessage) -> bytes:
-    return message.to_log_line().encode("utf-8") + b"\n"
+    return message.to_log_bytes(b"\n")
+
+
+def _validate(body: bytes) -> ConversationMessage:
+    """One log line as a message; a line of megabytes (the arguments of an fs.write of a big file)
+    is decoded and parsed in slices (bigjson.py), not in one call that holds the GIL throughout."""
+    if len(body) > bigjson.LARGE_CHARS:
+        return ConversationMessage.model_validate(bigjson.loads(bigjson.decode_utf8(body)))
+    return ConversationMessage.model_validate_json(body)
 
 
 def append_message_line(log_path: Path, message: ConversationMessage) -> int:
@@ -133,7 +142,7 @@ def load_log(log_path: Path, limit: int | None = None) -> LoadResult:
     """Stream the log; damaged lines are skipped and reported, never fatal."""
     messages: list[ConversationMessage] = []
     problems: list[LogProblem] = []
-    validate = ConversationMessage.model_validate_json
+    validate = _validate
     try:
         with gc_paused():  # cost linear in the log's length (see gcpause.py)
             for number, body in iter_log(log_path, limit):
@@ -174,7 +183,7 @@ def load_tail(log_path: Path, count: int, limit: int | None = None, *, block: in
     lines.pop()  # after the last newline: empty, or a line still being written
     if start > 0:
         lines = lines[1:]  # may begin mid-line
-    validate = ConversationMessage.model_validate_json
+    validate = _validate
     messages: list[ConversationMessage] = []
     for raw in reversed(lines):
         if len(messages) == count:

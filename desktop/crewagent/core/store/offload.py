@@ -6,7 +6,7 @@ import hashlib
 import re
 from pathlib import Path
 
-from crewagent.core import paths, texts
+from crewagent.core import bigjson, paths, texts
 from crewagent.core.errors import OffloadedOutputError
 from crewagent.core.messages import ConversationMessage
 from crewagent.core.store._fsutil import atomic_write_bytes
@@ -53,7 +53,7 @@ def prepare_for_storage(message: ConversationMessage, conversation_id: str, stat
     if not needs_offload(message):
         return message
     assert isinstance(message.content, str)
-    payload = message.content.encode("utf-8")
+    payload = bigjson.encode_utf8(message.content)
     digest = hashlib.sha256(payload).hexdigest()
     alias = offload_alias(conversation_id, message.id)
     target = resolve_state_alias(state_dir, alias)
@@ -82,7 +82,7 @@ def write_spill(state_dir: Path, alias: str, text: str) -> bool:
     target = resolve_state_alias(state_dir, alias)
     if target.exists():
         return False
-    atomic_write_bytes(target, text.encode("utf-8"))
+    atomic_write_bytes(target, bigjson.encode_utf8(text))  # megabytes of arguments: in slices
     return True
 
 

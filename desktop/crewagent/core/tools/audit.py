@@ -27,7 +27,7 @@ from typing import Any
 from crewagent.core import paths
 from crewagent.core.jsonparse import parse_json
 from crewagent.core.messages import utc_now_iso
-from crewagent.core.redact import redact_value
+from crewagent.core.redact import redact
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +48,7 @@ def _safe(name: str) -> str:
 
 
 def truncate_args(args: Any) -> Any:
-    """Arguments fit for an audit line: long strings cut, the whole object bounded."""
+    """Arguments fit for an audit line: credentials masked, long strings cut, the whole object bounded."""
     shortened = _shorten(args)
     text = json.dumps(shortened, ensure_ascii=False, default=str)
     if len(text) <= MAX_ARGS_CHARS:
@@ -59,8 +59,11 @@ def truncate_args(args: Any) -> Any:
 def _shorten(value: Any) -> Any:
     if isinstance(value, str):
         if len(value) <= MAX_ARG_CHARS:
-            return value
-        return f"{value[:MAX_ARG_CHARS]}… ({len(value)} chars)"
+            return redact(value)
+        # Only the kept start is searched for credentials (a 20 MB fs.write content took seconds
+        # of regular expressions holding the GIL); twice as much of it, so that a credential cut
+        # at the end of the kept start is still recognised and masked.
+        return f"{redact(value[: 2 * MAX_ARG_CHARS])[:MAX_ARG_CHARS]}… ({len(value)} chars)"
     if isinstance(value, dict):
         return {str(key): _shorten(item) for key, item in value.items()}
     if isinstance(value, list):
@@ -108,7 +111,7 @@ class AuditLog:
             "callId": call_id,
             "conversationId": conversation_id,
             "runId": run_id,
-            "args": truncate_args(redact_value(args)),
+            "args": truncate_args(args),
             "ok": code is None,
             "errorCode": code,
             "durationMs": round(duration_ms, 3),

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from crewagent.core import texts
+from crewagent.core import bigjson, texts
 from crewagent.core.tools import frontmatter
 from crewagent.core.tools._files import (
     CHUNK,
@@ -495,7 +495,7 @@ def _searchable_text(real: Path, skipped: dict[str, int]) -> str | None:
 
 def write_file(args: WriteArgs, ctx: ToolContext) -> ToolResult:
     resolved = ctx.sandbox.resolve(args.path, write=True)
-    data = args.content.encode("utf-8")
+    data = bigjson.encode_utf8(args.content)  # megabytes: in slices, not one long hold of the GIL
     if len(data) > ctx.policy.max_write_bytes:
         return _write_limit(len(data), ctx)
     if resolved.real.is_dir():
@@ -528,7 +528,7 @@ def guard_whole_write(resolved: ResolvedPath, content: str, ctx: ToolContext) ->
 def _write_summary(args: dict[str, Any]) -> str:
     content = args.get("content")
     if isinstance(content, str):
-        return texts.APPROVE_WRITE_BYTES.format(path=args.get("path"), size=len(content.encode("utf-8")))
+        return texts.APPROVE_WRITE_BYTES.format(path=args.get("path"), size=bigjson.utf8_size(content))
     return texts.APPROVE_WRITE.format(path=args.get("path"))
 
 

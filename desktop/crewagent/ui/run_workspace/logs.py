@@ -13,11 +13,13 @@ from datetime import datetime
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QEvent, QModelIndex, QPersistentModelIndex, Qt, Signal, Slot
-from PySide6.QtGui import QAction, QBrush, QColor, QKeySequence
+from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QTreeView, QVBoxLayout, QWidget
 
 from crewagent.core.loop.events import RunProgress
+from crewagent.ui import shortcuts
 from crewagent.ui.core_texts import translate_core
+from crewagent.ui.shortcuts import PanelKey
 from crewagent.worker.turn_values import ToolCallRef, ToolFinish, TurnError
 
 _Index = QModelIndex | QPersistentModelIndex
@@ -165,12 +167,10 @@ class LogPanel(QFrame):
         metrics = self.view.fontMetrics()
         header.resizeSection(0, metrics.horizontalAdvance("00:00:00") + 24)
         header.resizeSection(1, metrics.horizontalAdvance("thinking") + 24)
-        # Ctrl+K clears the log only when the focus is in this panel: issue 18 wants Ctrl+K for
-        # "focus search" in the rest of the window.
-        self.clear_action = QAction(self)
-        self.clear_action.setShortcut(QKeySequence("Ctrl+K"))
-        self.clear_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-        self.addAction(self.clear_action)
+        # Ctrl+K clears the log only when the focus is in this panel: the window's Ctrl+K focuses
+        # search everywhere else. A second QAction for the key would make it ambiguous in the
+        # window (neither would run), so the panel claims the key with PanelKey.
+        self.clear_key = PanelKey(shortcuts.SEARCH, self)
         top = QHBoxLayout()
         top.setContentsMargins(10, 4, 10, 0)
         top.addWidget(self.title)
@@ -182,7 +182,7 @@ class LogPanel(QFrame):
         layout.setSpacing(2)
         layout.addLayout(top)
         layout.addWidget(self.view, 1)
-        self.clear_action.triggered.connect(self.model.clear)
+        self.clear_key.activated.connect(self.model.clear)
         self.clear_button.clicked.connect(self.model.clear)
         self.close_button.clicked.connect(self.close_requested)
         self.model.rowsInserted.connect(self._follow)

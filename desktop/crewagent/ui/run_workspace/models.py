@@ -70,6 +70,9 @@ class _RowsModel(QAbstractTableModel, Generic[_T]):
     def __init__(self, parent: Any = None):
         super().__init__(parent)
         self._rows: list[_T] = []
+        #: ``headers()`` as last translated: views ask for them many times per show (140 calls when
+        #: the panel appears), each a few ``tr()`` calls; dropped by ``retranslate``.
+        self._header_texts: Sequence[str] | None = None
 
     def headers(self) -> Sequence[str]:
         raise NotImplementedError
@@ -87,9 +90,11 @@ class _RowsModel(QAbstractTableModel, Generic[_T]):
         return 0 if parent.isValid() else self.COLUMNS
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole and 0 <= section < len(self.headers()):
-            return self.headers()[section]
-        return None
+        if orientation != Qt.Orientation.Horizontal or role != Qt.ItemDataRole.DisplayRole:
+            return None
+        if self._header_texts is None:
+            self._header_texts = tuple(self.headers())
+        return self._header_texts[section] if 0 <= section < len(self._header_texts) else None
 
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or not 0 <= index.row() < len(self._rows):
@@ -111,6 +116,7 @@ class _RowsModel(QAbstractTableModel, Generic[_T]):
         self.endResetModel()
 
     def retranslate(self) -> None:
+        self._header_texts = None
         if self.headers():
             self.headerDataChanged.emit(Qt.Orientation.Horizontal, 0, len(self.headers()) - 1)
 

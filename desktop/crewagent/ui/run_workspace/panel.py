@@ -7,6 +7,11 @@ the run's files change on disk (a ``QFileSystemWatcher``, which only reports; an
 an edit by hand). The engine's ``RunProgress`` updates the steps at once, without waiting for the
 read. Tabs: Progress (steps and decision log), Graph, Tool Calls, Artifacts. A rail button
 collapses the panel to a strip; a conversation without a run hides it.
+
+When the panel appears (the first snapshot of a conversation's run), it is shown in two slices of
+the GUI thread: the panel with its header and empty tables first, the tables filled in the next
+pass of the event loop, so that showing the panel and laying out a few hundred rows never add up
+in one stall.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 
-from PySide6.QtCore import QEvent, QFileSystemWatcher, QItemSelection, QModelIndex, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QCoreApplication, QEvent, QFileSystemWatcher, QItemSelection, QModelIndex, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -33,7 +38,7 @@ from PySide6.QtWidgets import (
 
 from crewagent.core.loop.events import RunProgress
 from crewagent.core.runs.layout import GraphLayout
-from crewagent.core.runs.snapshot import RunSnapshot, with_progress
+from crewagent.core.runs.snapshot import RunSnapshot, ToolCallView, with_progress
 from crewagent.ui.core_texts import translate_core
 from crewagent.ui.run_workspace.graph_view import GraphView
 from crewagent.ui.run_workspace.models import ArtifactsModel, DecisionModel, ProgressModel, RunRole, ToolCallsModel, local_time
@@ -69,6 +74,24 @@ def _fixed_columns(view: QTreeView, *, stretch: int, widths: dict[int, str]) -> 
         header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
         header.resizeSection(column, metrics.horizontalAdvance(sample) + 24)
     header.setSectionResizeMode(stretch, QHeaderView.ResizeMode.Stretch)
+
+
+def call_text(call: ToolCallView) -> str:
+    """The details of a tool call: tool, time, duration, result, ids, then the arguments in full
+    (its texts in the panel's translation context)."""
+    try:
+        arguments = json.dumps(json.loads(call.arguments), indent=2, ensure_ascii=False)
+    except ValueError:
+        arguments = call.arguments
+    result = QCoreApplication.translate("RunWorkspace", "ok") if call.ok else call.error_code
+    lines = [
+        f"{call.tool}    {local_time(call.ts)}    {call.duration_ms:.1f} ms",
+        QCoreApplication.translate("RunWorkspace", "Result: {result}").format(result=result),
+        QCoreApplication.translate("RunWorkspace", "Call id: {id}").format(id=call.call_id or "—"),
+    ]
+    if call.approval:
+        lines.append(QCoreApplication.translate("RunWorkspace", "Approval: {approval}").format(approval=call.approval))
+    return "\n".join(lines) + "\n\n" + arguments
 
 
 class RunWorkspace(QFrame):
@@ -207,6 +230,11 @@ class RunWorkspace(QFrame):
         self.watcher = QFileSystemWatcher(self)
         self._reload_timer = QTimer(self)
         self._reload_timer.setSingleShot(True)
+        # The snapshot waiting for its tables while the panel appears (see the module docstring).
+        self._pending: tuple[RunSnapshot, GraphLayout | None] | None = None
+        self._fill_timer = QTimer(self)
+        self._fill_timer.setSingleShot(True)
+        self._fill_timer.setInterval(0)
 
         self.rail.toggled.connect(self.set_expanded)
         self.tabs.currentChanged.connect(self._on_tab_changed)
@@ -217,6 +245,7 @@ class RunWorkspace(QFrame):
         self.watcher.fileChanged.connect(self._on_disk_changed)
         self.watcher.directoryChanged.connect(self._on_disk_changed)
         self._reload_timer.timeout.connect(self.reload)
+        self._fill_timer.timeout.connect(self._fill_slice)
         self.setVisible(False)
         self.retranslate_ui()
 
@@ -289,6 +318,14 @@ class RunWorkspace(QFrame):
         self._reload_timer.start(delay_ms)
 
     def _show(self, snapshot: RunSnapshot | None, layout: GraphLayout | None) -> None:
+        self._pending = None
+        self._fill_timer.stop()
+        if snapshot is not None and self.isHidden():  # the panel appears: its tables in the next slice
+            self._pending = (snapshot, layout)
+            self._show_header(snapshot)
+            self._set_shown(True)
+            self._fill_timer.start()
+            return
         previous = self._snapshot
         same_run = previous is not None and snapshot is not None and previous.run_id == snapshot.run_id
         self._snapshot, self._layout = snapshot, layout
@@ -319,8 +356,14 @@ class RunWorkspace(QFrame):
             self.setVisible(shown)
             self.visibility_changed.emit(shown)
 
-    def _show_header(self) -> None:
-        snapshot = self._snapshot
+    @Slot()
+    def _fill_slice(self) -> None:
+        """The second slice of a panel appearing: the tables, the graph and the watch."""
+        if self._pending is not None:
+            self._show(*self._pending)
+
+    def _show_header(self, snapshot: RunSnapshot | None = None) -> None:
+        snapshot = snapshot or self._snapshot
         if snapshot is None:
             return
         self.title.setText(snapshot.workflow_name)
@@ -441,16 +484,4 @@ class RunWorkspace(QFrame):
         if call is None:
             self.call_details.clear()
             return
-        try:
-            arguments = json.dumps(json.loads(call.arguments), indent=2, ensure_ascii=False)
-        except ValueError:
-            arguments = call.arguments
-        result = self.tr("ok") if call.ok else call.error_code
-        lines = [
-            f"{call.tool}    {local_time(call.ts)}    {call.duration_ms:.1f} ms",
-            self.tr("Result: {result}").format(result=result),
-            self.tr("Call id: {id}").format(id=call.call_id or "—"),
-        ]
-        if call.approval:
-            lines.append(self.tr("Approval: {approval}").format(approval=call.approval))
-        self.call_details.setPlainText("\n".join(lines) + "\n\n" + arguments)
+        self.call_details.setPlainText(call_text(call))

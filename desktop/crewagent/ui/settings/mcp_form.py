@@ -73,6 +73,10 @@ class McpServerForm(Group):
         self.timeout = QDoubleSpinBox(self)
         self.timeout.setRange(1, 86_400)
         self.timeout.setDecimals(0)
+        # How long the server may take to start and answer initialize (a first npx/uvx run downloads it).
+        self.start_timeout = QDoubleSpinBox(self)
+        self.start_timeout.setRange(1, 3_600)
+        self.start_timeout.setDecimals(0)
         self.trusted = QCheckBox(self)
         self.rows: dict[str, Field] = {
             name: self.add_field(editor)
@@ -88,6 +92,7 @@ class McpServerForm(Group):
                 ("url", self.url),
                 ("headers", self.headers),
                 ("timeout", self.timeout),
+                ("start_timeout", self.start_timeout),
                 ("trusted", self.trusted),
             )
         }
@@ -128,6 +133,7 @@ class McpServerForm(Group):
         self.env.setPlainText(pairs_text(secrets.env))
         self.headers.setPlainText(pairs_text(secrets.headers))
         self.timeout.setValue(server.timeoutSeconds)
+        self.start_timeout.setValue(server.startTimeoutSeconds)
         self.trusted.setChecked(server.trusted)
         self._new = new
         self._retitle()
@@ -182,6 +188,7 @@ class McpServerForm(Group):
             envNames=sorted(name for name, _ in env),
             headerNames=sorted(name for name, _ in headers),
             timeoutSeconds=self.timeout.value(),
+            startTimeoutSeconds=self.start_timeout.value(),
             trusted=self.trusted.isChecked(),
         )
         del fields["id"]
@@ -240,6 +247,7 @@ class McpServerForm(Group):
             "url": self.tr("URL"),
             "headers": self.tr("Headers"),
             "timeout": self.tr("Tool timeout"),
+            "start_timeout": self.tr("Start timeout"),
             "trusted": self.tr("Trusted"),
         }
         for name, text in labels.items():
@@ -249,6 +257,8 @@ class McpServerForm(Group):
         self.enabled.setText(self.tr("Offer this server's tools to the model"))
         self.trusted.setText(self.tr("Run its tools without asking for approval"))
         self.timeout.setSuffix(self.tr(" s"))
+        self.start_timeout.setSuffix(self.tr(" s"))
+        self.start_timeout.setToolTip(self.tr("How long the server may take to start and answer initialize"))
         self.server_id.setPlaceholderText(self.tr("letters, digits, - and _ (its tools are mcp__id__tool)"))
         self.command.setPlaceholderText("uvx")
         self.args.setPlaceholderText("mcp-server-time --local-timezone UTC")

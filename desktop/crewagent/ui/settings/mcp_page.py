@@ -30,6 +30,7 @@ from crewagent.core.mcp.config import server_id_from_name
 from crewagent.core.settings import McpServerSettings, Settings
 from crewagent.ui.dialogs import ProjectDialogs
 from crewagent.ui.settings.mcp_form import McpServerForm, kept
+from crewagent.ui.settings.mcp_log import McpLogFollower
 from crewagent.ui.settings.page import SettingsPage
 from crewagent.worker.mcp_ops import McpDraft, McpImport, McpSecretEdit, McpTestReport, McpToolLine
 
@@ -127,6 +128,8 @@ class McpPage(SettingsPage):
         details.add_wide(self.status)
         self.fields["mcp.tools"] = details.add_field(self.tools)
         self.fields["mcp.log"] = details.add_field(self.log)
+        # The live stderr of the servers the turns started (wired to ``TurnWorker.read_mcp_log`` by ui.wiring).
+        self.live_log = McpLogFollower(self, self.log)
         self._details = details
         self.finish()
 
@@ -244,6 +247,8 @@ class McpPage(SettingsPage):
         for tool in report.tools if report is not None else ():
             self.tools.addTopLevelItem(QTreeWidgetItem([tool.name, tool.description]))
         self.log.setPlainText("\n".join(report.log) if report is not None else "")
+        if server_id != self.live_log.server_id:
+            self.live_log.follow(server_id)
 
     def _update_buttons(self) -> None:
         chosen = self._selected() is not None
@@ -333,7 +338,7 @@ class McpPage(SettingsPage):
 
     @Slot(object)
     def show_state(self, state: ServerState) -> None:
-        """The live status of a server the turns started (its tools when it runs; its log stays the last test's)."""
+        """The live status of a server the turns started (its tools when it runs; its log: ``live_log``)."""
         previous = self._reports.get(state.server_id)
         log = previous.log if previous is not None else ()
         if state.status == McpStatus.RUNNING:
@@ -345,6 +350,7 @@ class McpPage(SettingsPage):
         else:
             self._status[state.server_id] = (STARTING if state.status == McpStatus.STARTING else STOPPED, "")
         self._refresh_status(state.server_id)
+        self.live_log.changed(state.server_id)
 
     def _refresh_status(self, server_id: str) -> None:
         for row in range(self.servers.topLevelItemCount()):

@@ -162,6 +162,12 @@ class ContextPage(SettingsPage):
         self.fields["llm.contextMaxTokens"] = budgets.add_field(self.max_tokens)
         self.fields["llm.includeToolResultsInContext"] = budgets.add_field(self.include_tool_results)
         self._budgets = budgets
+        #: ``llm.vision`` (issue 17): whether images are sent to the model; None: the model table.
+        self.vision = QComboBox(budgets)
+        self.vision.setObjectName("visionCombo")
+        for value in (None, True, False):
+            self.vision.addItem("", value)
+        self.fields["llm.vision"] = budgets.add_field(self.vision)
         self.finish()
         self.retranslate_ui()
 
@@ -187,6 +193,10 @@ class ContextPage(SettingsPage):
         )
         self.fields["llm.includeToolResultsInContext"].label.setText(self.tr("Tool results"))
         self.include_tool_results.setText(self.tr("Send earlier tool results back to the model"))
+        self.fields["llm.vision"].label.setText(self.tr("Images"))
+        self.vision.setItemText(0, self.tr("As the model table says (a model it does not list: sent)"))
+        self.vision.setItemText(1, self.tr("The model accepts images"))
+        self.vision.setItemText(2, self.tr("The model does not accept images"))
 
     def load(self, settings: Settings) -> None:
         llm = settings.llm
@@ -194,6 +204,7 @@ class ContextPage(SettingsPage):
         self.max_chars.setValue(llm.contextMaxChars)
         self.max_tokens.setValue(llm.contextMaxTokens or 0)
         self.include_tool_results.setChecked(llm.includeToolResultsInContext)
+        self.vision.setCurrentIndex(self.vision.findData(llm.vision) if llm.vision is not None else 0)
 
     def changes(self) -> dict[str, Any]:
         tokens = self.max_tokens.value()
@@ -203,6 +214,7 @@ class ContextPage(SettingsPage):
                 "contextMaxChars": self.max_chars.value(),
                 "contextMaxTokens": tokens or None,
                 "includeToolResultsInContext": self.include_tool_results.isChecked(),
+                "vision": self.vision.currentData(),
             }
         }
 

@@ -15,6 +15,7 @@ from PySide6.QtGui import (
     QColor,
     QFont,
     QFontMetricsF,
+    QImage,
     QPainter,
     QPalette,
     QPen,
@@ -163,6 +164,8 @@ class RowLayout:
     hits: list[Hit] = field(default_factory=list)
     docs: list[PlacedDoc] = field(default_factory=list)
     editor: QRectF | None = None
+    #: The ``@state/...`` images an opened MCP tool part names and has no thumbnails of yet.
+    wanted_images: tuple[str, ...] = ()
 
 
 class Canvas:
@@ -284,6 +287,15 @@ class Canvas:
         font = QFont(self.fonts.small_bold)
         font.setUnderline(self.hovered(name))
         self.text(rect, label, font, color)
+
+    def image(self, name: str, rect: QRectF, image: QImage) -> None:
+        """A thumbnail that can be clicked (``name``), in a thin frame."""
+        self.hit(name, rect)
+        if self.painter is not None:
+            self.painter.drawImage(rect, image)
+            self.painter.setPen(QPen(self.c.button_hover if self.hovered(name) else self.c.card_border, METRICS.controls.card_border))
+            self.painter.setBrush(Qt.BrushStyle.NoBrush)
+            self.painter.drawRect(rect)
 
     def avatar(self, left: float, y: float) -> None:
         if self.painter is None:

@@ -12,18 +12,19 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from PySide6.QtCore import QAbstractItemModel, QEvent, QModelIndex, QPersistentModelIndex, QPointF, QRectF, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QAbstractItemModel, QEvent, QModelIndex, QPersistentModelIndex, QPointF, QRectF, QSize, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QColor, QFont, QGuiApplication, QMouseEvent, QPainter
-from PySide6.QtWidgets import QStyledItemDelegate, QStyleOptionViewItem, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
 from crewagent.ui.ask_user import AskUserForm
+from crewagent.ui.images import ThumbnailCache
 from crewagent.ui.markdown import COPY_SCHEME
 from crewagent.ui.timeline.canvas import Canvas, Estimating, Fonts, Frame, LayingOut, RowLayout
 from crewagent.ui.timeline.colors import TimelineColors
 from crewagent.ui.timeline.documents import DocumentCache
 from crewagent.ui.timeline.labels import robot_glyph, state_label  # noqa: F401  (importers know them from here)
 from crewagent.ui.timeline.metrics import METRICS
-from crewagent.ui.timeline.model import ASK_USER_TOOL, TimelineRole
+from crewagent.ui.timeline.model import ASK_USER_TOOL, TimelineModel, TimelineRole
 from crewagent.ui.timeline.rows import ASK_USER, ASSISTANT, PAINTERS, RowContext, RowPainter
 from crewagent.ui.timeline.selection import TextSelection
 from crewagent.ui.timeline.state import TimelineViewState
@@ -67,6 +68,12 @@ class TimelineDelegate(QStyledItemDelegate):
     #: ``(text)``: a message's Copy action was clicked, or Ctrl+C copied selected text; it is on the clipboard.
     text_copied = Signal(str)
 
+    #: ``(key, paths)``: an opened MCP tool part was painted without the thumbnails of these images.
+    images_wanted = Signal(str, object)
+
+    #: ``(key, number)``: the ``number``-th image of a tool part was clicked.
+    image_activated = Signal(str, int)
+
     #: A row's exact height differs from the estimate it was laid out with: measure it again.
     height_changed = Signal(QPersistentModelIndex)
 
@@ -97,6 +104,11 @@ class TimelineDelegate(QStyledItemDelegate):
         self._remeasure_timer.setSingleShot(True)
         self._remeasure_timer.setInterval(0)
         self._remeasure_timer.timeout.connect(self._flush_remeasure)
+        #: Thumbnails of user rows' images (issue 17), decoded off the GUI thread; a row is measured
+        #: again when its thumbnails or notes arrive.
+        self.thumbnails = ThumbnailCache(self)
+        state.thumbnails = self.thumbnails
+        self.thumbnails.loaded.connect(self._on_thumbnails)
 
     def row_width(self, option: QStyleOptionViewItem | None = None) -> int:
         return max(METRICS.column.min_row_width, self._row_width())
@@ -211,12 +223,25 @@ class TimelineDelegate(QStyledItemDelegate):
         painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
         layout = self._layout(option, index, painter)
         painter.restore()
+        if layout.wanted_images:
+            self.images_wanted.emit(str(index.data(TimelineRole.KEY)), layout.wanted_images)
         key = self._size_key(index)
         if key not in self._exact:
             self._exact.add(key)
             if abs(self._sizes.get(key, -1) - layout.height) >= 1:
                 self._sizes[key] = layout.height
                 self._remeasure_later(QPersistentModelIndex(index))
+
+    @Slot(object)
+    def _on_thumbnails(self, keys: tuple[str, ...]) -> None:
+        view = self.parent()
+        model = view.model() if isinstance(view, QAbstractItemView) else None
+        for key in keys:
+            self._sizes = {size: height for size, height in self._sizes.items() if size[0] != key}
+            self._exact = {size for size in self._exact if size[0] != key}
+            index = model.index_of_key(key) if isinstance(model, TimelineModel) else QModelIndex()
+            if index.isValid():
+                self.height_changed.emit(QPersistentModelIndex(index))
 
     def _remeasure_later(self, index: QPersistentModelIndex) -> None:
         self._pending_remeasure.append(index)
@@ -299,6 +324,8 @@ class TimelineDelegate(QStyledItemDelegate):
             self.tool_toggled.emit(key)
         elif name == "toggle_reasoning":
             self.reasoning_toggled.emit(key)
+        elif name.startswith("open_image:"):
+            self.image_activated.emit(key, int(name.partition(":")[2]))
         elif name == "copy_message":
             text = str(index.data(TimelineRole.TEXT) or "")
             QGuiApplication.clipboard().setText(text)

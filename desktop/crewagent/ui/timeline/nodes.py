@@ -66,6 +66,8 @@ class TimelineRole(IntEnum):
     TOOL_LIVE_OUTPUT = USER_ROLE + 26
     #: The :class:`TokenUsage` of an assistant message's model call (None: not reported; issue 17).
     USAGE = USER_ROLE + 27
+    #: A user message's attached images (references or URLs; issue 17 item 4), () for other rows.
+    IMAGES = USER_ROLE + 28
 
 
 @dataclass(eq=False)
@@ -152,7 +154,7 @@ def node_data(node: Node, role: int, rows_after: int) -> Any:
     if role == TimelineRole.MEASURE:
         special = bool(node.streaming or node.widget_request or node.highlight or node.kind in ("notice", SUBAGENT_NOTICE)
                        or node.subagent is not None
-                       or (message is not None and (message.is_error or message.interrupted))
+                       or (message is not None and (message.is_error or message.interrupted or bool(message.images)))
                        or (node.call is not None and node.call.name in (ASK_USER_TOOL, TASK_TOOL)))
         return (node.key, node.version, node.kind, rows_after, node.text, bool(node.reasoning), special)
     if role == TimelineRole.KIND:
@@ -209,6 +211,8 @@ def node_data(node: Node, role: int, rows_after: int) -> Any:
         return node.live_output if node.result is None else ""
     if role == TimelineRole.IS_LAST:
         return rows_after == 0
+    if role == TimelineRole.IMAGES:
+        return message.images if message is not None and node.kind == "user" else ()
     if role == TimelineRole.USAGE:
         return message.usage if message is not None and node.kind == "assistant" else None
     return None

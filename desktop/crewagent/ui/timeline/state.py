@@ -3,6 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol
+
+from crewagent.worker.tool_images import ToolImage
+
+
+class Thumbnails(Protocol):
+    """Where user rows get their attached images' thumbnails (ui/images.py ``ThumbnailCache``)."""
+
+    def get(self, url: str, key: str = "") -> object:
+        """A QPixmap when loaded, a one-line note when it cannot be shown, None while loading."""
+        ...
 
 
 @dataclass
@@ -17,11 +28,19 @@ class TimelineViewState:
     busy: bool = False
     #: A timeline nobody can answer in (a subagent's tab): no Retry, Continue or full-output loading.
     read_only: bool = False
+    #: Thumbnails of the images attached to user messages (None: the rows show placeholders).
+    thumbnails: Thumbnails | None = None
+    #: The thumbnails (or why not) of the images MCP tool parts name, by row key, as the worker read
+    #: them; and the parts whose images were asked for (once each; timeline/images.py).
+    images: dict[str, tuple[ToolImage, ...]] = field(default_factory=dict)
+    images_asked: set[str] = field(default_factory=set)
 
     def clear(self) -> None:
         self.expanded_tools.clear()
         self.expanded_reasoning.clear()
         self.widget_answers.clear()
+        self.images.clear()
+        self.images_asked.clear()
 
     def toggle_tool(self, key: str) -> bool:
         """Expand or collapse a tool part; returns True when it is now expanded."""
@@ -38,6 +57,8 @@ class TimelineViewState:
         self.expanded_reasoning.add(key)
         return True
 
-    def signature(self, key: str) -> tuple[bool, bool]:
+    def signature(self, key: str) -> tuple[bool, ...]:
         """The part of the state that changes a row's height (for the delegate's size cache)."""
+        if key in self.images:  # its thumbnails replaced the "Loading image…" line
+            return (key in self.expanded_tools, key in self.expanded_reasoning, True, True)
         return (key in self.expanded_tools, key in self.expanded_reasoning)

@@ -10,6 +10,7 @@ from crewagent.ui.markdown import is_openable
 from crewagent.ui.theme import theme_of
 from crewagent.ui.timeline.colors import TimelineColors
 from crewagent.ui.timeline.delegate import TimelineDelegate
+from crewagent.ui.timeline.images import TimelineImages
 from crewagent.ui.timeline.model import OPEN_ROWS, TimelineModel, TimelineRole
 from crewagent.ui.timeline.state import TimelineViewState
 
@@ -54,6 +55,7 @@ class TimelineView(QTreeView):
         self.view_state = TimelineViewState()
         self.timeline_delegate = TimelineDelegate(self.view_state, self.row_width, self)
         self.setItemDelegate(self.timeline_delegate)
+        self.images = TimelineImages(self.timeline_delegate, self.view_state, lambda: self._model, self)  # MCP tool images
         self.setHeaderHidden(True)
         self.setRootIsDecorated(False)
         self.setIndentation(0)

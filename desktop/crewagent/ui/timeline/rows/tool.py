@@ -5,8 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from PySide6.QtCore import QPointF, QRectF
+from PySide6.QtGui import QFontMetricsF, QImage
 
 from crewagent.core.mcp.manager import split_tool_name
+from crewagent.core.mcp.results import image_paths
 from crewagent.core.tools.results import readable
 from crewagent.ui.core_texts import translate_core
 from crewagent.ui.timeline.canvas import Canvas, Fonts, Frame, Text, TextSizer, height_of
@@ -26,11 +28,13 @@ from crewagent.ui.timeline.model import PENDING, TASK_TOOL, TimelineRole
 from crewagent.ui.timeline.rows import task
 from crewagent.ui.timeline.rows.base import Index, RowContext, RowPainter
 from crewagent.ui.timeline.rows.task import TaskGeometry
+from crewagent.worker.tool_images import Problem, ToolImage
 from crewagent.worker.turn_values import SubagentInfo
 
 #: Characters of a tool result shown expanded (the rest: "… more", and "Open full output" opens the viewer).
 MAX_RESULT_CHARS = 20_000
-
+# An MCP result's image is shown at most this large (its thumbnail scaled down to fit), then a gap.
+IMAGE_MAX_WIDTH, IMAGE_MAX_HEIGHT, IMAGE_GAP = 240.0, 180.0, 6.0
 
 
 def _translated_error(result: str) -> str:
@@ -65,6 +69,21 @@ class ToolFacts:
     read_only: bool = False
     duration_ms: float | None = None
     synthetic: bool = False
+    # The ``@state/...`` images an MCP result names (expanded parts only), and their thumbnails
+    # once the worker has read them (None: not yet).
+    images: tuple[str, ...] = ()
+    thumbnails: tuple[ToolImage, ...] | None = None
+
+
+@dataclass(frozen=True)
+class ImageSlot:
+    """One image of a result where it is drawn: its thumbnail, or a one-line note (loading, or why not)."""
+
+    rect: QRectF
+    number: int
+    image: QImage | None = None
+    note: str = ""
+    clickable: bool = False
 
 
 @dataclass(frozen=True)
@@ -86,6 +105,38 @@ class ToolGeometry:
     separator: QRectF | None = None
     sections: list[tuple[str, Section]] = field(default_factory=list)
     offload_y: float | None = None
+    images: list[ImageSlot] = field(default_factory=list)
+
+
+def _image_note(item: ToolImage) -> str:
+    text = {
+        Problem.OUTSIDE: translate("TimelineDelegate", "{path}: not in the state folder, not shown"),
+        Problem.MISSING: translate("TimelineDelegate", "{path}: the image file is missing"),
+        Problem.TOO_LARGE: translate("TimelineDelegate", "{path}: too large to preview; click to open it"),
+        Problem.DAMAGED: translate("TimelineDelegate", "{path}: the image cannot be decoded"),
+    }.get(item.problem or Problem.DAMAGED, "{path}")
+    return text.format(path=item.shown)
+
+
+def measure_images(facts: ToolFacts, left: float, y: float, width: float, fonts: Fonts) -> list[ImageSlot]:
+    """Where an expanded MCP part's images go, top to bottom from ``y`` (empty: it names none)."""
+    if not facts.expanded or not facts.images:
+        return []
+    line = QFontMetricsF(fonts.small).height() + 4
+    if facts.thumbnails is None:
+        return [ImageSlot(QRectF(left, y, width, line), 0, note=translate("TimelineDelegate", "Loading image…"))]
+    slots = []
+    for number, item in enumerate(facts.thumbnails):
+        image = item.thumbnail
+        if image is None or image.isNull() or image.width() <= 0 or image.height() <= 0:
+            slots.append(ImageSlot(QRectF(left, y, width, line), number, note=_image_note(item), clickable=bool(item.path) and item.problem == Problem.TOO_LARGE))
+            y += line + IMAGE_GAP
+            continue
+        scale = min(1.0, min(IMAGE_MAX_WIDTH, width) / image.width(), IMAGE_MAX_HEIGHT / image.height())
+        rect = QRectF(left, y, max(1.0, image.width() * scale), max(1.0, image.height() * scale))
+        slots.append(ImageSlot(rect, number, image=image))
+        y += rect.height() + IMAGE_GAP
+    return slots
 
 
 def tool_label(name: str) -> tuple[str, str]:
@@ -108,6 +159,8 @@ class ToolPainter(RowPainter[ToolFacts, ToolGeometry]):
         parsed = json_object(arguments) if is_task else {}
         offloaded = index.data(TimelineRole.FULL_OUTPUT_BYTES)
         label, server = tool_label(name)
+        result = str(index.data(TimelineRole.TOOL_RESULT) or "") if expanded else ""
+        images = image_paths(result) if server and result else ()
         return ToolFacts(
             name=label,
             state=str(index.data(TimelineRole.TOOL_STATE) or PENDING),
@@ -117,12 +170,14 @@ class ToolPainter(RowPainter[ToolFacts, ToolGeometry]):
             task_kind=(subagent.subagent_type if subagent is not None else str(parsed.get("subagent_type") or "")) if is_task else server,
             task_description=((subagent.description if subagent is not None else "") or str(parsed.get("description") or "")),
             arguments=arguments if expanded else "",
-            result=str(index.data(TimelineRole.TOOL_RESULT) or "") if expanded else "",
+            result=result,
             live=str(index.data(TimelineRole.TOOL_LIVE_OUTPUT) or "") if expanded else "",
             offloaded=int(offloaded) if offloaded is not None else None,
             read_only=state.read_only,
             duration_ms=index.data(TimelineRole.TOOL_DURATION),
             synthetic=bool(index.data(TimelineRole.SYNTHETIC)),
+            images=images,
+            thumbnails=state.images.get(key) if images else None,
         )
 
     def estimated(self, text: str, has_reasoning: bool) -> ToolFacts:
@@ -158,6 +213,9 @@ class ToolPainter(RowPainter[ToolFacts, ToolGeometry]):
         body = 0.0
         for _label, laid in texts:
             body += t.section_label_advance + height_of(laid) + t.section_gap
+        images = measure_images(facts, left + pad, 0.0, width - 2 * pad, fonts)
+        images_h = images[-1].rect.bottom() + t.section_gap if images else 0.0
+        body += images_h
         viewer_row = facts.offloaded is not None or (cut and not facts.read_only)
         if facts.expanded and viewer_row:
             body += METRICS.controls.button_height + t.offload_gap
@@ -176,8 +234,10 @@ class ToolPainter(RowPainter[ToolFacts, ToolGeometry]):
             y += t.section_label_advance
             sections.append((label, Section(rect, laid, y)))
             y += height_of(laid) + t.section_gap
+        placed = [ImageSlot(slot.rect.translated(0, y), slot.number, slot.image, slot.note, slot.clickable) for slot in images]
+        y += images_h
         offload_y = y if viewer_row else None
-        return ToolGeometry(facts, card, header, card.bottom() + t.bottom - frame.top, part, separator, sections, offload_y)
+        return ToolGeometry(facts, card, header, card.bottom() + t.bottom - frame.top, part, separator, sections, offload_y, placed)
 
     def draw(self, geometry: ToolGeometry, canvas: Canvas) -> None:
         facts, header = geometry.facts, geometry.header
@@ -192,6 +252,7 @@ class ToolPainter(RowPainter[ToolFacts, ToolGeometry]):
         for label, section in geometry.sections:
             canvas.text(section.label, label.upper(), canvas.fonts.small_bold, canvas.c.muted)
             canvas.place(section.text, section.label.left(), section.y, canvas.c.text)
+        self._images(geometry, canvas)
         if geometry.offload_y is not None:
             self._offload(geometry, geometry.offload_y, canvas)
 
@@ -228,6 +289,20 @@ class ToolPainter(RowPainter[ToolFacts, ToolGeometry]):
             canvas.pill(left + width - t.synthetic_from_right, header.center().y(), translate("TimelineDelegate", "Synthetic"), c.badges["synthetic"])
         chevron = "▾" if facts.expanded else "▸"
         canvas.text(QRectF(left + width - t.chevron_from_right, y, t.chevron_width, t.header), chevron, fonts.base, c.muted)
+
+    @staticmethod
+    def _images(geometry: ToolGeometry, canvas: Canvas) -> None:
+        facts = geometry.facts
+        if facts.images and facts.thumbnails is None:
+            canvas.layout.wanted_images = facts.images  # the delegate asks the worker for them
+        for slot in geometry.images:
+            name = f"open_image:{slot.number}"
+            if slot.image is not None:
+                canvas.image(name, slot.rect, slot.image)
+            elif slot.clickable:
+                canvas.link(name, slot.rect, slot.note, canvas.c.accent)
+            else:
+                canvas.text(slot.rect, slot.note, canvas.fonts.small, canvas.c.muted)
 
     @staticmethod
     def _offload(geometry: ToolGeometry, y: float, canvas: Canvas) -> None:

@@ -1,0 +1,236 @@
+"""JSON and UTF-8 of very large texts in slices, so that no single call holds the GIL for long.
+
+A model that writes a 20 MB file sends 20 MB of tool-call arguments. Parsing, serialising or
+encoding that text in one C call holds the GIL for 30-400 ms (more on a loaded machine), and the
+GUI thread, which needs the GIL to run its event loop, stalls for as long (issue 14,
+docs/benchmarks.md "Desktop UI"). Here the same work is done in slices of :data:`SLICE_CHARS`
+characters in a Python loop: between two slices the interpreter hands the GIL to a thread that
+waits for it (``sys.setswitchinterval``, core/tuning.py).
+
+The results are those of the one-call forms: :func:`loads` gives the value ``pydantic_core``'s
+parser (jiter, the app's parser of untrusted JSON) gives for the whole text -- it is the same
+parser, run on the text with its long strings cut out, then on the pieces of those strings -- and
+raises the same error when the text is not JSON; :func:`dumps` writes JSON that loads back to the
+value. Texts under :data:`LARGE_CHARS` take the one-call path unchanged.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+import uuid
+from collections.abc import Iterator
+from json.encoder import encode_basestring
+from typing import Any
+
+import pydantic_core
+
+#: A text longer than this is handled in slices (shorter ones in one call: a few milliseconds).
+LARGE_CHARS = 1024 * 1024
+#: Characters handled by one C call: well under a millisecond of work on an idle machine.
+SLICE_CHARS = 256 * 1024
+#: A text with more strings than this is parsed in one call: its strings are small, and finding
+#: them one by one in Python would cost more than it saves.
+_MAX_STRINGS = 200_000
+_HEX = frozenset("0123456789abcdefABCDEF")
+#: The longest start of a string body without its closing quote (escapes whole).
+_BODY = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*', re.DOTALL)
+
+
+def _slices(text: str) -> Iterator[str]:
+    for start in range(0, len(text), SLICE_CHARS):
+        yield text[start : start + SLICE_CHARS]
+
+
+def encode_utf8(text: str) -> bytes:
+    """``text.encode("utf-8")``, in slices when it is large."""
+    if len(text) <= LARGE_CHARS:
+        return text.encode("utf-8")
+    return b"".join(piece.encode("utf-8") for piece in _slices(text))
+
+
+def utf8_size(text: str) -> int:
+    """``len(text.encode("utf-8"))`` without one long call (and without encoding ASCII at all)."""
+    if text.isascii():
+        return len(text)
+    return sum(len(piece.encode("utf-8", "surrogatepass")) for piece in _slices(text))
+
+
+def decode_utf8(data: bytes) -> str:
+    """``data.decode("utf-8")``, in slices when it is large (a slice may end inside a character)."""
+    if len(data) <= LARGE_CHARS:
+        return data.decode("utf-8")
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    view = memoryview(data)
+    parts = [decoder.decode(view[start : start + SLICE_CHARS]) for start in range(0, len(data), SLICE_CHARS)]
+    parts.append(decoder.decode(b"", final=True))
+    return "".join(parts)
+
+
+# -- serialising ------------------------------------------------------------------------------
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON of a JSON-like value (as ``pydantic_core.to_json``), its large strings in slices."""
+    return "".join(_json_parts(value))
+
+
+def dumps_utf8(value: Any, end: bytes = b"") -> bytes:
+    """:func:`dumps` as UTF-8, followed by ``end``: each part is encoded on its own and the bytes
+    are joined once (joining text of mixed widths first would be one more long call)."""
+    return b"".join([*(part.encode("utf-8") for part in _json_parts(value)), end])
+
+
+def _json_parts(value: Any) -> list[str]:
+    """The JSON text of ``value`` in parts: the small rest, and each large string's slices."""
+    marker = f"@@bigjson-{uuid.uuid4().hex}-"
+    large: list[str] = []
+
+    def cut(item: Any) -> Any:
+        if isinstance(item, str) and len(item) > LARGE_CHARS:
+            large.append(item)
+            return f"{marker}{len(large) - 1}@@"
+        if isinstance(item, dict):
+            return {key: cut(inner) for key, inner in item.items()}
+        if isinstance(item, (list, tuple)):
+            return [cut(inner) for inner in item]
+        return item
+
+    skeleton = pydantic_core.to_json(cut(value)).decode("utf-8")
+    if not large:
+        return [skeleton]
+    first, *rest = skeleton.split(f'"{marker}')
+    parts = [first]
+    for part in rest:
+        number, after = part.split('@@"', 1)
+        # Every character is escaped on its own: the literal is the slices' escaped bodies in a row.
+        parts += ['"', *(encode_basestring(piece)[1:-1] for piece in _slices(large[int(number)])), '"', after]
+    return parts
+
+
+# -- parsing ----------------------------------------------------------------------------------
+
+
+def loads(text: str) -> Any:
+    """``pydantic_core.from_json(text, cache_strings=False)``, with long strings decoded in slices.
+
+    Raises ``ValueError`` (from the parser) when the text is not JSON: the error comes from the
+    one-call parse of the whole text, so it reads exactly as it would have without slicing.
+    """
+    if len(text) <= LARGE_CHARS:
+        return pydantic_core.from_json(text, cache_strings=False)
+    bodies = _long_string_bodies(text)
+    if not bodies:
+        return pydantic_core.from_json(text, cache_strings=False)
+    marker = f"@@bigjson-{uuid.uuid4().hex}-"
+    skeleton: list[str] = []
+    previous = 0
+    for number, (start, end) in enumerate(bodies):
+        skeleton += [text[previous:start], f"{marker}{number}@@"]
+        previous = end
+    skeleton.append(text[previous:])
+    try:
+        value = pydantic_core.from_json("".join(skeleton), cache_strings=False)
+        decoded = {f"{marker}{number}@@": _decode_body(text, start, end) for number, (start, end) in enumerate(bodies)}
+    except ValueError:
+        # Not JSON: the one-call parse names the problem and its place in the text as given.
+        return pydantic_core.from_json(text, cache_strings=False)
+    return _put_back(value, decoded)
+
+
+def _long_string_bodies(text: str) -> list[tuple[int, int]]:
+    """(start, end) of the body (between the quotes) of every string longer than SLICE_CHARS.
+
+    Outside a string every ``"`` opens one; inside, the first ``"`` that no backslash escapes
+    closes it. Empty when the text has no long string, is not JSON, or has too many
+    strings to be worth it (the caller then parses it in one call, which also reports errors).
+    """
+    found: list[tuple[int, int]] = []
+    find = text.find
+    position = 0
+    strings = 0
+    while True:
+        opening = find('"', position)
+        if opening < 0:
+            return found
+        strings += 1
+        if strings > _MAX_STRINGS:
+            return []
+        closing = _closing_quote(text, opening + 1)
+        if closing < 0:
+            return []  # unterminated: not JSON
+        if closing - opening - 1 > SLICE_CHARS:
+            found.append((opening + 1, closing))
+        position = closing + 1
+
+
+def _closing_quote(text: str, start: int) -> int:
+    """Where the string whose body begins at ``start`` ends (-1: it does not), a slice per call."""
+    position, length = start, len(text)
+    while position < length:
+        window = min(position + SLICE_CHARS, length)
+        stop = _BODY.match(text, position, window).end()  # type: ignore[union-attr]  # it matches "" at worst
+        if stop < window and text[stop] == '"':
+            return stop
+        if stop == position:
+            return -1  # a backslash that ends the text
+        position = stop
+    return -1
+
+
+def _run_of_backslashes(text: str, end: int, start: int) -> int:
+    """How many backslashes come right before ``end`` (not looking before ``start``)."""
+    count = 0
+    while end - count - 1 >= start and text[end - count - 1] == "\\":
+        count += 1
+    return count
+
+
+def _cuttable(text: str, start: int, at: int) -> bool:
+    """A string body that begins at ``start`` can be cut at ``at`` into two valid bodies.
+
+    Not after an escaping backslash, not inside a ``\\uXXXX``, and not between the two halves of
+    a surrogate pair written as two escapes (the pieces would decode to two lone surrogates).
+    """
+    if _run_of_backslashes(text, at, start) % 2:
+        return False
+    for back in range(1, 5):  # a \\u whose four hex digits reach ``at`` or beyond
+        u = at - back
+        if u - 1 >= start and text[u] == "u" and _run_of_backslashes(text, u, start) % 2:
+            return False
+    u = at - 5
+    if u - 1 >= start and text[u] == "u" and _run_of_backslashes(text, u, start) % 2:
+        digits = text[u + 1 : at]
+        if len(digits) == 4 and set(digits) <= _HEX and 0xD800 <= int(digits, 16) <= 0xDBFF:
+            return False
+    return True
+
+
+def _decode_body(text: str, start: int, end: int) -> str:
+    """The string whose JSON body is ``text[start:end]``, decoded a slice at a time."""
+    pieces: list[str] = []
+    position = start
+    while position < end:
+        cut = min(position + SLICE_CHARS, end)
+        if cut < end:
+            wanted = cut
+            while cut > position and not _cuttable(text, start, cut):
+                cut -= 1
+            if cut == position:  # no place to cut before: take the next one after
+                cut = wanted + 1
+                while cut < end and not _cuttable(text, start, cut):
+                    cut += 1
+        value = pydantic_core.from_json('"' + text[position:cut] + '"', cache_strings=False)
+        pieces.append(value)
+        position = cut
+    return "".join(pieces)
+
+
+def _put_back(value: Any, decoded: dict[str, str]) -> Any:
+    if isinstance(value, str):
+        return decoded.get(value, value)
+    if isinstance(value, dict):
+        return {decoded.get(key, key): _put_back(item, decoded) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_put_back(item, decoded) for item in value]
+    return value
