@@ -57,6 +57,7 @@ from crewagent.core.store import TOOL_OUTPUT_THRESHOLD, RuntimeStore
 from crewagent.core.store.log import encode_message
 
 MS = 1000.0
+BARE = "bare write + fdatasync (floor)"
 
 
 # -- configuration ----------------------------------------------------------------------------
@@ -435,6 +436,22 @@ class Contender:
     append: Callable[[ConversationMessage], Any]  # sync, or async (returns an awaitable)
     every: int = 1  # time an append only every N-th round
     is_async: bool = False
+    prepare: Callable[[ConversationMessage], Any] | None = None  # untimed: what ``append`` is given
+
+
+class BareAppend:
+    """The physical floor of one durable append: ``write`` + ``fdatasync`` of the already encoded
+    line on a descriptor kept open, in the same folder as the store's log (issue 14's baseline)."""
+
+    def __init__(self, path: Path):
+        self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+
+    def append(self, line: bytes) -> None:
+        os.write(self.fd, line)
+        getattr(os, "fdatasync", os.fsync)(self.fd)
+
+    def close(self) -> None:
+        os.close(self.fd)
 
 
 async def _run_side_by_side(cfg: Config, contenders: list[Contender], warmup: int) -> None:
@@ -446,11 +463,12 @@ async def _run_side_by_side(cfg: Config, contenders: list[Contender], warmup: in
             if round_ < warmup and round_ >= 2 and contender.every > 1:
                 continue  # the slow original design: two warm-up appends are plenty
             message = feed.next()
+            item = message if contender.prepare is None else contender.prepare(message)
             start = time.perf_counter()
             if contender.is_async:
-                await contender.append(message)
+                await contender.append(item)
             else:
-                contender.append(message)
+                contender.append(item)
             elapsed = time.perf_counter() - start
             if round_ >= warmup:
                 contender.latency.samples.append(elapsed)
@@ -466,6 +484,7 @@ def bench_side_by_side(cfg: Config, root: Path) -> dict[str, Any]:
     except ImportError:
         SQLiteSession = None  # noqa: N806
     sessions: list[Any] = []
+    bares: list[BareAppend] = []
     skipped: list[Latency] = []
 
     for size in cfg.side_sizes:
@@ -477,6 +496,10 @@ def bench_side_by_side(cfg: Config, root: Path) -> dict[str, Any]:
                 lambda m, c=conversation_id: store.append_message(project.id, c, m),
             )
         )
+
+        bare = BareAppend(store.log_path(project.id, conversation_id).with_name("bare.jsonl"))
+        bares.append(bare)
+        contenders.append(Contender(Latency(BARE, size), bare.append, prepare=encode_message))
 
         async def via_thread(m: ConversationMessage, c: str = conversation_id) -> None:
             await asyncio.to_thread(store.append_message, project.id, c, m)
@@ -519,6 +542,8 @@ def bench_side_by_side(cfg: Config, root: Path) -> dict[str, Any]:
     asyncio.run(run())
     for session in sessions:
         session.close()
+    for bare in bares:
+        bare.close()
 
     rows = sorted([c.latency for c in contenders] + skipped, key=lambda r: r.existing)
     by = {(r.name, r.existing): r for r in rows}
@@ -527,6 +552,7 @@ def bench_side_by_side(cfg: Config, root: Path) -> dict[str, Any]:
     orig_big = by[("original design (rewrite messages.json)", big)]
     speedup_p50 = orig_big.p50 / ours_big.p50
     speedup_mean = orig_big.mean / ours_big.mean
+    vs_bare = {size: by[("this store", size)].p50 / by[(BARE, size)].p50 for size in cfg.side_sizes}
     vs_sqlite = {}
     for size in cfg.side_sizes:
         sq = by[("openai-agents SQLiteSession.add_items", size)]
@@ -546,6 +572,8 @@ def bench_side_by_side(cfg: Config, root: Path) -> dict[str, Any]:
         "goal_original": speedup_p50 >= 20.0,
         "ours_over_sqlite": vs_sqlite,
         "goal_sqlite": (all(v["p50"] <= 1.0 for v in vs_sqlite.values()) if vs_sqlite else None),
+        "ours_over_bare": vs_bare,
+        "goal_bare": all(ratio <= 1.5 for ratio in vs_bare.values()),
         "sqlite_settings": sqlite_info,
     }
 
@@ -711,6 +739,13 @@ def report(cfg: Config, quick: bool, machine: dict[str, str], s1: dict, s2: dict
         )
     else:
         out.append("SQLiteSession: skipped (install the bench extra: pip install -e '.[test,bench]')")
+    out.append(
+        "this store / bare write + fdatasync of the same line (p50): "
+        + ", ".join(f"{size:,}: {ratio:.2f}x" for size, ratio in s2["ours_over_bare"].items())
+        + f" -> goal '<= 1.5x': {verdict(s2['goal_bare'])}"
+    )
+    out.append("")
+    out.append(issue14_verdict(quick, s2))
     out.append("")
     out.append(
         f"## 3. Load: {s3['messages']:,} messages, {s3['tool_results']} inline tool results of "
@@ -744,12 +779,25 @@ def report(cfg: Config, quick: bool, machine: dict[str, str], s1: dict, s2: dict
     return "\n".join(out)
 
 
+def issue14_verdict(quick: bool, s2: dict) -> str:
+    """Issue 14's one line about appends: within 1.5x of a bare durable write, not slower than SQLiteSession."""
+    bare = ", ".join(f"{size:,} {ratio:.2f}x" for size, ratio in s2["ours_over_bare"].items())
+    sqlite = ", ".join(f"{size:,} {v['p50']:.2f}x" for size, v in s2["ours_over_sqlite"].items()) or "not measured"
+    ok = s2["goal_bare"] and bool(s2["goal_sqlite"])
+    word = "not judged (--quick)" if quick else ("holds" if ok else "missed")
+    return (
+        f"issue 14 · appends: {word} (p50 of this store / bare write+fdatasync: {bare}, goal <= 1.5x; "
+        f"/ SQLiteSession.add_items: {sqlite}, goal <= 1x)"
+    )
+
+
 def to_json(cfg: Config, quick: bool, machine: dict, s1: dict, s2: dict, s3: dict) -> dict[str, Any]:
     def clean(section: dict) -> dict:
         return {k: ([r.to_json() for r in v] if k == "rows" else v) for k, v in section.items()}
 
     s2_clean = clean(s2)
     s2_clean["ours_over_sqlite"] = {str(k): v for k, v in s2["ours_over_sqlite"].items()}
+    s2_clean["ours_over_bare"] = {str(k): v for k, v in s2["ours_over_bare"].items()}
     return {
         "quick": quick,
         "machine": machine,

@@ -37,6 +37,8 @@ def test_quick_run_prints_every_table_row(tmp_path: Path) -> None:
     assert names.count("original design (rewrite messages.json)") == 2
     assert names.count("openai-agents SQLiteSession.add_items") == 2  # measured, or marked skipped
     assert names.count("this store via asyncio.to_thread") == 2
+    assert names.count("bare write + fdatasync (floor)") == 2  # issue 14's baseline, same run
+    assert "issue 14 · appends: not judged (--quick)" in out
     assert any(row.startswith("| data dir filesystem (df -T)") for row in rows)
     assert "p50 ms" in out and "p99 ms" in out and "mean ms" in out
     assert "tracemalloc peak MB" in out and "MB/s" in out

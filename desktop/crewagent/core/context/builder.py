@@ -24,6 +24,7 @@ from crewagent.core.context.tokens import (
 from crewagent.core.messages import ConversationMessage, Mode
 from crewagent.core.protocol.chain import ChainReport, Unit, assemble
 from crewagent.core.protocol.validator import DOTTED_FUNCTION_NAME, first_error
+from crewagent.core.store.gcpause import gc_paused
 from crewagent.core.store.offload import offload_alias
 
 CONTEXT_STILL_TOO_LARGE = "CONTEXT_STILL_TOO_LARGE"
@@ -102,6 +103,7 @@ def _fixed_piece(payload: list[dict[str, Any]], counter: TokenCounter) -> Piece:
     return make_piece([], payload, counter)
 
 
+@gc_paused()  # it makes many short-lived objects, none in cycles: see store/gcpause.py
 def build_llm_messages(
     messages: Sequence[ConversationMessage | Mapping[str, Any]],
     *,

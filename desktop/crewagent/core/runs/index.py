@@ -14,33 +14,22 @@ from __future__ import annotations
 
 import builtins
 import json
-import os
-import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
-from filelock import FileLock, Timeout
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from crewagent.core import paths
 from crewagent.core.errors import CrewAgentError
 from crewagent.core.messages import utc_now_iso
 from crewagent.core.store._fsutil import atomic_write_bytes, read_json
-
-try:
-    import fcntl
-except ImportError:  # Windows
-    fcntl = None  # type: ignore[assignment]
+from crewagent.core.store._lock import process_lock
 
 RunPhase = Literal["idle", "running", "waiting-user", "completed", "failed"]
 PHASES: tuple[RunPhase, ...] = ("idle", "running", "waiting-user", "completed", "failed")
 INDEX_NAME = "index.json"
-LOCK_TIMEOUT_S = 30.0
-#: How often a lock held by another process is tried again.
-POLL_S = 0.002
 
 
 class RunNotFound(CrewAgentError):
@@ -72,86 +61,13 @@ class RunMetadata(BaseModel):
         return f"@state/runs/{self.runId}/workflow.md"
 
 
-class _FolderLock:
-    """The process's lock of one runs folder: its threads wait on an RLock, other processes on ``.lock``.
-
-    The file lock is ``flock`` on a descriptor opened for the hold, taken once per outermost hold
-    (the RLock is re-entrant; a second ``flock`` on a new descriptor would wait for the first).
-    filelock 4 takes the same ``flock`` but costs about 1 ms an acquire in Python bookkeeping
-    (measured: 1.1 ms against 0.04 ms), and a Run-mode turn takes this lock once or twice;
-    where there is no ``fcntl`` (Windows) filelock does it. Another process that locks the file
-    with filelock excludes this one and the other way round: both ``flock`` the same file.
-    """
-
-    def __init__(self, folder: Path) -> None:
-        self.path = folder / ".lock"
-        self.thread_lock = threading.RLock()
-        self._depth = 0
-        self._fd = -1
-        self._fallback = None if fcntl is not None else FileLock(self.path, timeout=LOCK_TIMEOUT_S, preserve_lock_file=True)
-
-    @contextmanager
-    def held(self) -> Iterator[None]:
-        with self.thread_lock:
-            if self._depth == 0:
-                self._acquire()
-            self._depth += 1
-            try:
-                yield
-            finally:
-                self._depth -= 1
-                if self._depth == 0:
-                    self._release()
-
-    def _acquire(self) -> None:
-        if self._fallback is not None:
-            self._fallback.acquire()
-            return
-        assert fcntl is not None
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        deadline = time.monotonic() + LOCK_TIMEOUT_S
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    os.close(fd)
-                    raise Timeout(str(self.path)) from None
-                time.sleep(POLL_S)
-            except BaseException:
-                os.close(fd)
-                raise
-        self._fd = fd
-
-    def _release(self) -> None:
-        if self._fallback is not None:
-            self._fallback.release()
-            return
-        fd, self._fd = self._fd, -1
-        os.close(fd)  # closing the only descriptor of the hold releases the flock
-
-
-_folder_locks: dict[Path, _FolderLock] = {}
-_folder_locks_guard = threading.Lock()
-
-
-def _folder_lock(folder: Path) -> _FolderLock:
-    """The process's lock of one runs folder, made once (as RuntimeStore does for its locks)."""
-    with _folder_locks_guard:
-        found = _folder_locks.get(folder)
-        if found is None:
-            found = _folder_locks[folder] = _FolderLock(folder)
-        return found
-
-
 class RunIndex:
     """Reads and changes one project's runs index; every change holds a cross-process lock."""
 
     def __init__(self, runtime_dir: Path):
         self.folder = paths.runs_dir(runtime_dir)
         self.path = self.folder / INDEX_NAME
-        self._lock = _folder_lock(self.folder)
+        self._lock = process_lock(self.folder / ".lock")
 
     @contextmanager
     def _locked(self) -> Iterator[None]:

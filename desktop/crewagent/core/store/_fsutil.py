@@ -82,9 +82,13 @@ def append_records(path: Path, line: bytes) -> int:
     back to its previous length, so no partial line is ever left behind. Returns the new size.
     """
     assert line.endswith(b"\n")
-    path.parent.mkdir(parents=True, exist_ok=True)
+    flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | getattr(os, "O_BINARY", 0)
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | getattr(os, "O_BINARY", 0), 0o644)
+        try:
+            fd = os.open(path, flags, 0o644)
+        except FileNotFoundError:  # the folder is made on the first append only, not on every one
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, flags, 0o644)
     except OSError as exc:
         raise StoreWriteError.from_os_error(path, exc) from exc
     try:

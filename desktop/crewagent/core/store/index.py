@@ -61,8 +61,12 @@ class ConversationIndex:
         #: Conversation folders marked deleted whose removal a crash interrupted (found by a rebuild).
         self.pending_deletions: list[str] = []
 
-    def load(self) -> list[ConversationMeta]:
-        """The index; raises StoreReadError when the conversations folder itself cannot be read."""
+    def load(self, *, copy: bool = True) -> list[ConversationMeta]:
+        """The index; raises StoreReadError when the conversations folder itself cannot be read.
+
+        ``copy=False`` (the caller holds the project lock and passes the list back to ``stage``
+        or ``save``): while index.json is unchanged, the cached entries themselves, not copies.
+        """
         try:
             stat = self.path.stat()
         except FileNotFoundError:
@@ -76,7 +80,7 @@ class ConversationIndex:
             raise StoreReadError.from_os_error(self.dir, exc) from exc
         key = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
         if key == self._cache_key:
-            return [meta.model_copy() for meta in self._cache]
+            return self._cache if not copy else [meta.model_copy() for meta in self._cache]
         try:
             data = read_json(self.path)
             if not isinstance(data, list):
@@ -137,7 +141,8 @@ class ConversationIndex:
 
     def stage(self, metas: list[ConversationMeta]) -> None:
         """Keep ``metas`` as the current index in memory; index.json is written later."""
-        self._cache = [meta.model_copy() for meta in metas]
+        if metas is not self._cache:
+            self._cache = [meta.model_copy() for meta in metas]
         self.dirty = True
         if time.monotonic() - self._last_save >= SAVE_INTERVAL_S:
             self.save(metas)
@@ -146,9 +151,9 @@ class ConversationIndex:
         if self.dirty:
             self.save(self._cache)
 
-    def catch_up(self, meta: ConversationMeta) -> bool:
+    def catch_up(self, meta: ConversationMeta, log_path: Path | None = None) -> bool:
         """Bring one entry's count and activity time up to its log; True when it changed."""
-        log_path = self.dir / meta.id / LOG_NAME
+        log_path = log_path or self.dir / meta.id / LOG_NAME
         try:
             stat = log_path.stat()
         except OSError:

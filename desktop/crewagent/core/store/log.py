@@ -16,6 +16,7 @@ from crewagent.core import bigjson
 from crewagent.core.jsonparse import parse_json
 from crewagent.core.messages import ConversationMessage, new_message_id, utc_now_iso
 from crewagent.core.store._fsutil import append_line, atomic_write_bytes
+from crewagent.core.store.gcpause import gc_paused
 
 LOG_NAME = "messages.jsonl"
 LEGACY_NAME = "messages.json"
@@ -143,12 +144,12 @@ def load_log(log_path: Path, limit: int | None = None) -> LoadResult:
     problems: list[LogProblem] = []
     validate = _validate
     try:
-        lines = iter_log(log_path, limit)
-        for number, body in lines:
-            try:
-                messages.append(validate(body))
-            except (ValidationError, ValueError, RecursionError, MemoryError) as exc:
-                problems.append(LogProblem(number, _classify(body, exc), body))
+        with gc_paused():  # cost linear in the log's length (see gcpause.py)
+            for number, body in iter_log(log_path, limit):
+                try:
+                    messages.append(validate(body))
+                except (ValidationError, ValueError, RecursionError, MemoryError) as exc:
+                    problems.append(LogProblem(number, _classify(body, exc), body))
     except FileNotFoundError:
         pass
     return LoadResult(messages, problems)

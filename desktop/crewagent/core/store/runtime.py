@@ -6,12 +6,9 @@ import logging
 import os
 import shutil
 import threading
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
-
-from filelock import FileLock, Timeout
+from typing import Any, NamedTuple
 
 from crewagent.core import paths, texts
 from crewagent.core.errors import (
@@ -32,6 +29,7 @@ from crewagent.core.messages import (
 )
 from crewagent.core.store import checkpoint, offload
 from crewagent.core.store._fsutil import append_records
+from crewagent.core.store._lock import LOCK_TIMEOUT_S, ProcessLock, Timeout
 from crewagent.core.store.index import (
     CONVERSATION_ID,
     DELETED_MARKER,
@@ -63,8 +61,37 @@ from crewagent.core.store.projects import (
 from crewagent.core.store.sidechain import Sidechains
 
 DEFAULT_TITLE = "New conversation"
-LOCK_TIMEOUT_S = 30.0
 log = logging.getLogger(__name__)
+
+
+class _ConversationFiles(NamedTuple):
+    """The files of one conversation folder an append looks at, joined once."""
+
+    log: Path
+    legacy: Path
+    deleted: Path
+
+
+class _Held:
+    """Holds a store lock for a ``with`` block; failing to take it is a StoreWriteError naming the file."""
+
+    __slots__ = ("lock",)
+
+    def __init__(self, lock: ProcessLock) -> None:
+        self.lock = lock
+
+    def __enter__(self) -> None:
+        try:
+            self.lock.acquire()
+        except Timeout as exc:
+            raise StoreWriteError(
+                f"Another CrewAgent process has held {self.lock.path} for {LOCK_TIMEOUT_S:.0f} s; try again."
+            ) from exc
+        except OSError as exc:
+            raise StoreWriteError.from_os_error(self.lock.path, exc) from exc
+
+    def __exit__(self, *exc: object) -> None:
+        self.lock.release()
 
 
 class RuntimeStore:
@@ -80,7 +107,10 @@ class RuntimeStore:
         _check_folder(self.data_dir)
         self._projects: dict[str, ProjectInfo] = {}
         self._indexes: dict[str, ConversationIndex] = {}
-        self._locks: dict[str, tuple[threading.RLock, FileLock]] = {}
+        self._locks: dict[str, ProcessLock] = {}
+        self._runtime_dirs: dict[str, Path] = {}
+        self._conversation_dirs: dict[tuple[str, str], Path] = {}
+        self._conversation_files: dict[Path, _ConversationFiles] = {}
         self._guard = threading.Lock()
         self._notices: list[str] = []
 
@@ -98,32 +128,19 @@ class RuntimeStore:
 
     # -- locking ---------------------------------------------------------------------------
 
-    @contextmanager
-    def _locked(self, key: str, lock_path: Path) -> Iterator[None]:
-        with self._guard:
-            if key not in self._locks:
-                lock_path.parent.mkdir(parents=True, exist_ok=True)
-                file_lock = FileLock(
-                    lock_path, timeout=LOCK_TIMEOUT_S, poll_interval=0.002, preserve_lock_file=True
-                )
-                self._locks[key] = (threading.RLock(), file_lock)
-            thread_lock, file_lock = self._locks[key]
-        with thread_lock:
-            try:
-                file_lock.acquire()
-            except Timeout as exc:
-                raise StoreWriteError(
-                    f"Another CrewAgent process has held {lock_path} for {LOCK_TIMEOUT_S:.0f} s; try again."
-                ) from exc
-            except OSError as exc:
-                raise StoreWriteError.from_os_error(lock_path, exc) from exc
-            try:
-                yield
-            finally:
-                file_lock.release()
+    def _locked(self, key: str, lock_path: Path) -> _Held:
+        lock = self._locks.get(key)
+        if lock is None:
+            with self._guard:
+                lock = self._locks.get(key)
+                if lock is None:
+                    lock_path.parent.mkdir(parents=True, exist_ok=True)
+                    lock = self._locks[key] = ProcessLock(lock_path, timeout=LOCK_TIMEOUT_S)
+        return _Held(lock)
 
     def _project_lock(self, project_id: str) -> Any:
-        return self._locked(project_id, paths.project_lock_file(self._runtime_dir(project_id)))
+        lock = self._locks.get(project_id)  # made by the first hold, whose path is computed once
+        return self._locked(project_id, lock.path if lock is not None else paths.project_lock_file(self._runtime_dir(project_id)))
 
     # -- projects --------------------------------------------------------------------------
 
@@ -184,9 +201,13 @@ class RuntimeStore:
             save_recent(paths.projects_file(self.data_dir), [e for e in recent if e.projectId != project_id])
 
     def _runtime_dir(self, project_id: str) -> Path:
-        if not CONVERSATION_ID.fullmatch(project_id):
-            raise ProjectError(f"Invalid project id {project_id!r}")
-        return paths.project_runtime_dir(self.data_dir, project_id)
+        # Cached: every append needs it several times, and pathlib's joins cost microseconds each.
+        found = self._runtime_dirs.get(project_id)
+        if found is None:
+            if not CONVERSATION_ID.fullmatch(project_id):
+                raise ProjectError(f"Invalid project id {project_id!r}")
+            found = self._runtime_dirs[project_id] = paths.project_runtime_dir(self.data_dir, project_id)
+        return found
 
     def state_dir(self, project_id: str) -> Path:
         return paths.state_dir(self._runtime_dir(project_id))
@@ -202,9 +223,20 @@ class RuntimeStore:
             return index
 
     def _conversation_dir(self, project_id: str, conversation_id: str) -> Path:
-        if not CONVERSATION_ID.fullmatch(conversation_id):
-            raise ConversationNotFound(conversation_id)
-        return paths.conversation_dir(self._runtime_dir(project_id), conversation_id)
+        found = self._conversation_dirs.get((project_id, conversation_id))
+        if found is None:
+            if not CONVERSATION_ID.fullmatch(conversation_id):
+                raise ConversationNotFound(conversation_id)
+            found = paths.conversation_dir(self._runtime_dir(project_id), conversation_id)
+            self._conversation_dirs[(project_id, conversation_id)] = found
+        return found
+
+    def _files(self, folder: Path) -> _ConversationFiles:
+        found = self._conversation_files.get(folder)
+        if found is None:
+            found = _ConversationFiles(folder / LOG_NAME, folder / LEGACY_NAME, folder / DELETED_MARKER)
+            self._conversation_files[folder] = found
+        return found
 
     def log_path(self, project_id: str, conversation_id: str) -> Path:
         return self._conversation_dir(project_id, conversation_id) / LOG_NAME
@@ -370,18 +402,23 @@ class RuntimeStore:
         denied) a StoreWriteError is raised and the log is as it was before.
         """
         folder = self._conversation_dir(project_id, conversation_id)
+        files = self._files(folder)
         with self._project_lock(project_id):
             index = self._index(project_id)
-            metas = index.load()
+            # The index's own cached entries (no copy of every entry of the project per append):
+            # changed in place under the lock, then staged.
+            metas = index.load(copy=False)
             position = next((i for i, meta in enumerate(metas) if meta.id == conversation_id), None)
-            if position is None or not folder.is_dir() or is_marked_deleted(folder):
+            if position is None or not folder.is_dir() or files.deleted.exists():
                 raise ConversationNotFound(conversation_id)
-            if (folder / LEGACY_NAME).exists():
+            if files.legacy.exists():
                 migrate_legacy(folder, self._preparer(project_id, conversation_id))
             meta = metas[position]
-            index.catch_up(meta)  # another process may have appended since the index was saved
-            stored = offload.prepare_for_storage(message, conversation_id, self.state_dir(project_id))
-            size = append_message_line(folder / LOG_NAME, stored)
+            index.catch_up(meta, files.log)  # another process may have appended since the index was saved
+            stored = message
+            if offload.needs_offload(message):
+                stored = offload.prepare_for_storage(message, conversation_id, self.state_dir(project_id))
+            size = append_message_line(files.log, stored)
             meta.messageCount += 1
             meta.logBytes = size
             meta.lastActiveAt = utc_now_iso()
@@ -396,6 +433,7 @@ class RuntimeStore:
                     index.stage(metas)
             except StoreWriteError as exc:
                 # The message itself is stored; the index is a cache that catches up with the log.
+                index.dirty = True  # the cached entry holds the change: a later save writes it
                 log.warning("conversation index not updated after an append to %s: %s", conversation_id, exc)
         return stored
 
