@@ -25,7 +25,7 @@ from crewagent.core import paths
 from crewagent.core.errors import CrewAgentError
 from crewagent.core.messages import utc_now_iso
 from crewagent.core.store._fsutil import atomic_write_bytes, read_json
-from crewagent.core.store._lock import process_lock
+from crewagent.core.store._lock import READS_NEED_NO_LOCK, process_lock
 
 RunPhase = Literal["idle", "running", "waiting-user", "completed", "failed"]
 PHASES: tuple[RunPhase, ...] = ("idle", "running", "waiting-user", "completed", "failed")
@@ -94,11 +94,11 @@ class RunIndex:
         stays for changes (read, modify, replace). On Windows a reader holding the file open would
         make the writer's replace fail, so reads take the lock there.
         """
-        if fcntl is None:
+        if READS_NEED_NO_LOCK:
+            yield
+        else:
             with self._locked():
                 yield
-        else:
-            yield
 
     def list(self) -> builtins.list[RunMetadata]:
         """Every run, oldest first."""

@@ -14,7 +14,12 @@ try:
 except ImportError:  # Windows
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["LOCK_TIMEOUT_S", "ProcessLock", "Timeout", "process_lock"]
+__all__ = ["LOCK_TIMEOUT_S", "READS_NEED_NO_LOCK", "ProcessLock", "Timeout", "process_lock"]
+
+#: Whether a reader of a file that writers only ever replace whole (a rename) can read without the
+#: lock: on POSIX it opens the old file or the new one. On Windows a reader holding the file open
+#: would make the writer's replace fail.
+READS_NEED_NO_LOCK = fcntl is not None
 
 LOCK_TIMEOUT_S = 30.0
 #: How often a lock held by another process is tried again.
