@@ -183,7 +183,8 @@ class ConversationMessage(BaseModel):
         """:meth:`to_log_line` as UTF-8, followed by ``end``."""
         if self._is_large():
             return bigjson.dumps_utf8(self.to_log_dict(), end)
-        return self.model_dump_json(exclude_unset=True).encode("utf-8") + end
+        # The serializer's own bytes: model_dump_json would decode them to a str, to be encoded again.
+        return self.__pydantic_serializer__.to_json(self, exclude_unset=True) + end
 
     def _is_large(self) -> bool:
         """A text of the message is megabytes long (the model's arguments of an fs.write of a big file ...)."""

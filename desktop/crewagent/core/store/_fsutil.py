@@ -81,15 +81,30 @@ def append_records(path: Path, line: bytes) -> int:
     new records start on a fresh line. If the write fails part-way (disk full), the file is cut
     back to its previous length, so no partial line is ever left behind. Returns the new size.
     """
+    return append_records_span(path, line)[1]
+
+
+_APPEND_FLAGS = os.O_RDWR | os.O_CREAT | os.O_APPEND | getattr(os, "O_BINARY", 0)
+
+
+def append_records_span(path: Path, line: bytes, *, make_parents: bool = True) -> tuple[int, int]:
+    """:func:`append_records`, returning the file's size before and after the append.
+
+    ``make_parents=False``: a missing folder is not made; FileNotFoundError is raised instead (a
+    conversation deleted by another process: no stat of the folder before every append).
+    """
     assert line.endswith(b"\n")
-    flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | getattr(os, "O_BINARY", 0)
     try:
         try:
-            fd = os.open(path, flags, 0o644)
+            fd = os.open(path, _APPEND_FLAGS, 0o644)
         except FileNotFoundError:  # the folder is made on the first append only, not on every one
+            if not make_parents:
+                raise
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, flags, 0o644)
+            fd = os.open(path, _APPEND_FLAGS, 0o644)
     except OSError as exc:
+        if isinstance(exc, FileNotFoundError) and not make_parents:
+            raise
         raise StoreWriteError.from_os_error(path, exc) from exc
     try:
         size = os.fstat(fd).st_size
@@ -108,7 +123,7 @@ def append_records(path: Path, line: bytes) -> int:
             except OSError:
                 pass
             raise StoreWriteError.from_os_error(path, exc) from exc
-        return size + len(line)
+        return size, size + len(line)
     finally:
         os.close(fd)
 

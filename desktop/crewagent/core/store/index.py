@@ -151,26 +151,39 @@ class ConversationIndex:
         if self.dirty:
             self.save(self._cache)
 
-    def catch_up(self, meta: ConversationMeta, log_path: Path | None = None) -> bool:
-        """Bring one entry's count and activity time up to its log; True when it changed."""
+    def catch_up(self, meta: ConversationMeta, log_path: Path | None = None, *, size: int | None = None) -> bool:
+        """Bring one entry's count and activity time up to its log; True when it changed.
+
+        ``size``: count up to this log size, already known to the caller (an append knows the size
+        it wrote at), without a stat; the caller sets the activity time itself then.
+        """
         log_path = log_path or self.dir / meta.id / LOG_NAME
+        if size is not None:
+            return self._count_up_to(meta, log_path, size)
         try:
             stat = log_path.stat()
         except OSError:
             return False  # missing or unreadable: the entry stays as it is; opening it reports why
-        recorded = meta.logBytes
-        if recorded == stat.st_size:
+        if not self._count_up_to(meta, log_path, stat.st_size):
             return False
-        try:
-            if isinstance(recorded, int) and 0 <= recorded < stat.st_size:
-                meta.messageCount += count_records(log_path, recorded, stat.st_size)
-            else:
-                meta.messageCount = count_records(log_path, 0, stat.st_size)
-        except OSError:
-            return False
-        meta.logBytes = stat.st_size
         modified = datetime.fromtimestamp(stat.st_mtime, timezone.utc).isoformat(timespec="milliseconds")
         meta.lastActiveAt = max(meta.lastActiveAt, modified.replace("+00:00", "Z"))
+        return True
+
+    @staticmethod
+    def _count_up_to(meta: ConversationMeta, log_path: Path, size: int) -> bool:
+        """Count the log's records up to ``size`` into the entry (only the new ones when it can)."""
+        recorded = meta.logBytes
+        if recorded == size:
+            return False
+        try:
+            if isinstance(recorded, int) and 0 <= recorded < size:
+                meta.messageCount += count_records(log_path, recorded, size)
+            else:
+                meta.messageCount = count_records(log_path, 0, size)
+        except OSError:
+            return False
+        meta.logBytes = size
         return True
 
     def write_meta(self, meta: ConversationMeta) -> None:

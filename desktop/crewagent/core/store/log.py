@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from crewagent.core import bigjson
 from crewagent.core.jsonparse import parse_json
 from crewagent.core.messages import ConversationMessage, new_message_id, utc_now_iso
-from crewagent.core.store._fsutil import append_line, atomic_write_bytes
+from crewagent.core.store._fsutil import append_line, append_records_span, atomic_write_bytes
 from crewagent.core.store.gcpause import gc_paused
 
 LOG_NAME = "messages.jsonl"
@@ -79,6 +79,14 @@ def _validate(body: bytes) -> ConversationMessage:
 def append_message_line(log_path: Path, message: ConversationMessage) -> int:
     """Append one message; returns the log's new size."""
     return append_line(log_path, encode_message(message))
+
+
+def append_message_span(log_path: Path, message: ConversationMessage) -> tuple[int, int]:
+    """Append one message to an existing conversation folder; the log's size before and after.
+
+    FileNotFoundError when the folder is gone (deleted by another process); it is not recreated.
+    """
+    return append_records_span(log_path, encode_message(message), make_parents=False)
 
 
 def count_records(log_path: Path, start: int, end: int) -> int:

@@ -41,7 +41,7 @@ from crewagent.core.store.log import (
     LEGACY_NAME,
     LOG_NAME,
     LoadResult,
-    append_message_line,
+    append_message_span,
     encode_message,
     load_log,
     load_tail,
@@ -409,16 +409,24 @@ class RuntimeStore:
             # changed in place under the lock, then staged.
             metas = index.load(copy=False)
             position = next((i for i, meta in enumerate(metas) if meta.id == conversation_id), None)
-            if position is None or not folder.is_dir() or files.deleted.exists():
+            # A folder removed by another process is found by the append itself (it does not make
+            # the folder again), not by a stat of the folder before every append.
+            if position is None or os.path.exists(files.deleted):
                 raise ConversationNotFound(conversation_id)
-            if files.legacy.exists():
+            if os.path.exists(files.legacy):
                 migrate_legacy(folder, self._preparer(project_id, conversation_id))
             meta = metas[position]
-            index.catch_up(meta, files.log)  # another process may have appended since the index was saved
             stored = message
             if offload.needs_offload(message):
+                if not folder.is_dir():  # no offloaded payload for a conversation that is gone
+                    raise ConversationNotFound(conversation_id)
                 stored = offload.prepare_for_storage(message, conversation_id, self.state_dir(project_id))
-            size = append_message_line(files.log, stored)
+            try:
+                start, size = append_message_span(files.log, stored)
+            except FileNotFoundError:
+                raise ConversationNotFound(conversation_id) from None
+            if meta.logBytes != start:  # another process appended since the index was saved
+                index.catch_up(meta, files.log, size=start)
             meta.messageCount += 1
             meta.logBytes = size
             meta.lastActiveAt = utc_now_iso()
