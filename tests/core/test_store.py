@@ -369,6 +369,32 @@ def test_index_catches_up_with_appends_it_did_not_see(store, project, conversati
     assert RuntimeStore(store.data_dir).get_conversation(project.id, conversation.id).messageCount == 4
 
 
+def test_an_append_counts_lines_another_writer_added_since_its_last_one(store, project, conversation) -> None:
+    """The append catches its cached index entry up from the log size it wrote at (no extra stat)."""
+    store.append_message(project.id, conversation.id, _user("first"))
+    with open(store.log_path(project.id, conversation.id), "ab") as handle:
+        for number in range(3):
+            handle.write(encode_message(_user(f"written elsewhere {number}")))
+    store.append_message(project.id, conversation.id, _user("last"))
+    assert store.get_conversation(project.id, conversation.id).messageCount == 5
+    store.flush()
+    entry = json.loads((project.runtime_dir / "conversations" / "index.json").read_text(encoding="utf-8"))[0]
+    assert (entry["messageCount"], entry["logBytes"]) == (5, store.log_path(project.id, conversation.id).stat().st_size)
+
+
+def test_an_append_to_a_folder_removed_behind_the_stores_back_is_refused(store, project, conversation) -> None:
+    """Another process removed the folder while this store's index still lists it: the append is
+    refused and neither the folder nor an offloaded payload is created again."""
+    store.append_message(project.id, conversation.id, _user("before"))
+    folder = store.log_path(project.id, conversation.id).parent
+    shutil.rmtree(folder)
+    for message in (_user("after"), _tool("y" * (TOOL_OUTPUT_THRESHOLD * 2))):
+        with pytest.raises(ConversationNotFound):
+            store.append_message(project.id, conversation.id, message)
+    assert not folder.exists()
+    assert not (project.runtime_dir / "state" / "logs" / "tool-results").exists()
+
+
 def test_get_conversation_is_a_read_that_never_writes_the_index(store, project, conversation) -> None:
     """Issue 10: reading one entry counts what others appended, but leaves index.json as it is."""
     store.append_message(project.id, conversation.id, _user("through the store"))
