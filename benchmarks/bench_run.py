@@ -178,9 +178,87 @@ class StepTimer:
                 self.per_turn[key][name].append(self.turn.get(name, 0.0))
 
 
+class SideTimer:
+    """The steps both kinds of turn take, timed in the chat and the run turn alike (issue 16).
+
+    The run's own steps above miss what a run turn does differently inside the steps a chat turn
+    takes too: the request build (the run blocks and their token count) and the state write
+    itself (the path, the frontmatter update, the durable write). Nested rows ("  of which") are
+    parts of the row above them; the durable write is the same function with the same fsyncs in
+    both modes (temp file fsync'd, renamed, folder fsync'd).
+    """
+
+    STEPS = (
+        ("request build (per call; run: + run context)", "crewagent.core.loop.session", "ConversationSession", "_build"),
+        ("  of which token counting (uncached texts)", None, None, "count"),
+        ("the write tool (fs.apply_patch, whole call)", "crewagent.core.tools.registry", "ToolRegistry", "execute"),
+        ("  of which path resolution (sandbox)", "crewagent.core.tools.sandbox", "Sandbox", "resolve"),
+        ("  of which frontmatter update (parse, merge, guard, YAML)", "crewagent.core.tools.patch", None, "_update_frontmatter"),
+        ("  of which the durable write (fsync, rename, fsync dir)", "crewagent.core.tools.patch", None, "atomic_write"),
+        ("log appends (messages.jsonl, fsync'd)", "crewagent.core.store.runtime", "RuntimeStore", "append_message"),
+    )
+
+    def __init__(self) -> None:
+        import importlib
+
+        from crewagent.core.context.tokens import default_counter
+
+        self.key: tuple[str, str, str] | None = None
+        self.per_turn: dict[tuple[str, str, str], dict[str, list[float]]] = {}
+        self.turn: dict[str, float] = {}
+        for name, module_name, cls, attr in self.STEPS:
+            owner: Any = default_counter() if module_name is None else importlib.import_module(module_name)
+            if cls is not None:
+                owner = getattr(owner, cls)
+            if module_name is None:  # the counter's cached count: its misses are the cost
+                attr = "_count" if hasattr(owner, "_count") else "count"
+            setattr(owner, attr, self._wrap(name, getattr(owner, attr)))
+
+    def _wrap(self, name: str, original: Any) -> Any:
+        def add(started: float) -> None:
+            if self.key is not None:
+                self.turn[name] = self.turn.get(name, 0.0) + time.perf_counter() - started
+
+        if asyncio.iscoroutinefunction(original):
+            async def timed_async(*args: Any, **kwargs: Any) -> Any:
+                started = time.perf_counter()
+                try:
+                    return await original(*args, **kwargs)
+                finally:
+                    add(started)
+
+            return timed_async
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                add(started)
+
+        return timed
+
+    def start(self, key: tuple[str, str, str]) -> None:
+        self.key, self.turn = key, {}
+
+    def stop(self, keep: bool) -> None:
+        if keep and self.key is not None:
+            per_step = self.per_turn.setdefault(self.key, {name: [] for name, *_ in self.STEPS})
+            for name, *_ in self.STEPS:
+                per_step[name].append(self.turn.get(name, 0.0))
+        self.key = None
+
+    def rows(self) -> dict[str, Any]:
+        return {
+            ", ".join(key): {name: statistics.median(values) * MS for name, values in per_step.items() if values}
+            for key, per_step in self.per_turn.items()
+        }
+
+
 async def _bench(rounds: int) -> dict[str, Any]:
     responder = Responder()
     timer = StepTimer()
+    side = SideTimer()
     series = {(kind, turn, mode): Series(f"{mode} turn ({kind}, {turn})") for kind in KINDS for turn in TURNS for mode in MODES}
     cpu_series = {key: Series(value.name) for key, value in series.items()}
     load = [os.getloadavg()[0]]
@@ -206,7 +284,9 @@ async def _bench(rounds: int) -> dict[str, Any]:
                     responder.update = update
                     if run is not None:
                         timer.start()
+                    side.start((kind, turn, mode))
                     elapsed, cpu = await _turn(store, project, config, root / "config", meta.id, mode)
+                    side.stop(keep=n >= 2)
                     if run is not None:
                         timer.stop((kind, turn), keep=n >= 2)
                     if n >= 2:
@@ -233,7 +313,10 @@ async def _bench(rounds: int) -> dict[str, Any]:
         medians = {name: sorted(values)[len(values) // 2] * MS for name, values in per_step.items() if values}
         totals = sorted(sum(parts) for parts in zip(*per_step.values()))
         steps[f"{kind}, {turn}"] = {"p50_ms": medians, "total_p50_ms": totals[len(totals) // 2] * MS if totals else 0.0}
-    return {"rounds": rounds, "python": platform.python_version(), "load_average": load, "turns": rows, "run_steps": steps}
+    return {
+        "rounds": rounds, "python": platform.python_version(), "load_average": load, "turns": rows, "run_steps": steps,
+        "side_steps": side.rows(),
+    }
 
 
 def _paired(series: dict[tuple[str, str, str], Series], kind: str, turn: str) -> float:
@@ -263,6 +346,12 @@ def _table(result: dict[str, Any]) -> str:
     for name, *_ in StepTimer.STEPS:
         lines.append(f"| {name} | " + " | ".join(f"{result['run_steps'][c]['p50_ms'].get(name, 0.0):.2f}" for c in columns) + " |")
     lines.append("| **total of the run's steps** | " + " | ".join(f"**{result['run_steps'][c]['total_p50_ms']:.2f}**" for c in columns) + " |")
+    lines += ["", "## The state write and the request build, chat turn vs run turn (state write, p50 ms per turn)", ""]
+    lines += ["| step | chat, first | run, first | chat, next | run, next | difference, next |", "|---|---|---|---|---|---|"]
+    side = result["side_steps"]
+    for name, *_ in SideTimer.STEPS:
+        cells = [side.get(f"state write, {turn}, {mode}", {}).get(name, 0.0) for turn in TURNS for mode in MODES]
+        lines.append(f"| {name} | " + " | ".join(f"{cell:.2f}" for cell in cells) + f" | {cells[3] - cells[2]:+.2f} |")
     start, end = result["load_average"]
     lines += ["", f"Goal run overhead per turn < {GOAL_MS:g} ms. Load average {start:.1f} at the start, {end:.1f} at the end."]
     return "\n".join(lines)

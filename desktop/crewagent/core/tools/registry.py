@@ -63,7 +63,8 @@ Preflight = Callable[[dict[str, Any], "ToolContext"], "ToolResult | None"]
 AskUser = Callable[[dict[str, Any]], Awaitable["dict[str, Any] | None"]]
 #: Checks a frontmatter update before it is written (Run mode state): (shown path, old, new) -> error or None.
 #: ``new`` is None when ``fs.write`` writes text whose frontmatter is not valid YAML (a guard that
-#: covers the path refuses it; any other path is none of its business).
+#: covers the path refuses it; any other path is none of its business). A guard reads ``old`` and
+#: ``new`` and never changes them (fs.apply_patch returns the same ``new`` as the written frontmatter).
 FrontmatterGuard = Callable[[str, dict[str, Any], "dict[str, Any] | None"], "ToolResult | None"]
 #: Live output of a running call: (stream name, text), e.g. ("stdout", "collected 12 items\n").
 ToolOutput = Callable[[str, str], None]
