@@ -67,6 +67,6 @@ def test_reopening_a_conversation_leaves_one_copy_alive_without_the_collector(
     finally:
         if was_enabled:
             gc.enable()
-    # The shown copy, and at most the first page it was opened with (held until the next open).
-    assert SIZE <= counts[0] <= SIZE + FIRST_PAGE, counts
-    assert counts == [counts[0]] * 3, f"live rows of the big conversation after each re-open (it is shown): {counts}"
+    # The shown copy, and at most the first page it was opened with: one more copy per open
+    # would give at least 2 * SIZE at the second.
+    assert all(SIZE <= count <= SIZE + FIRST_PAGE for count in counts), f"live rows of the big conversation after each open: {counts}"
