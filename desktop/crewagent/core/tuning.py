@@ -6,6 +6,7 @@ The numbers come from ``benchmarks/bench_ui.py`` (results and method in docs/ben
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import importlib
 import sys
@@ -53,3 +54,20 @@ def warm_up_once() -> None:
     importlib.import_module("crewagent.core.llm._client")
     default_counter()
     gc.freeze()
+
+
+def release_free_memory() -> bool:
+    """Give the C allocator's free pages back to the system (glibc's ``malloc_trim``; blocking).
+
+    A long conversation is parsed on the worker thread and shown on the GUI thread; once it is
+    replaced, its objects are freed (by reference counting) but glibc keeps their pages, so the
+    window's RSS grew with every re-open: 455 → 583 → 506 MB over three opens of 30,000 messages,
+    413-476 MB after a trim (docs/benchmarks.md, "Session 6: the re-open leak"). True when pages
+    were given back; False elsewhere (no glibc) or when there was nothing to give. ctypes releases
+    the GIL during the call.
+    """
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return False
+    return bool(trim(0))

@@ -161,6 +161,7 @@ class TurnWorker(TurnSignals):
             if conversation_id not in self._host.running:
                 await self._usage_on_open(project_id, conversation_id, begun)
             await asyncio.to_thread(tuning.warm_up_once)
+            await asyncio.to_thread(tuning.release_free_memory)  # the previous conversation's pages
 
         self._start(TurnRequest.OPEN_CONVERSATION, conversation_id, work)
 
