@@ -133,8 +133,11 @@ def test_the_sdk_still_spawns_stdio_servers_through_the_function_the_orphan_prot
 
     async def spawn() -> None:
         connection._on_spawn.set(pids.append)
-        process = await stdio._create_platform_compatible_process(command=sys.executable, args=["-c", "pass"])
-        await process.wait()
+        # A real file for the child's stderr: the SDK's default is the sys.stderr of import time,
+        # which under pytest's capture (an xdist worker) has no file descriptor.
+        with open(os.devnull, "w", encoding="utf-8") as errlog:
+            process = await stdio._create_platform_compatible_process(command=sys.executable, args=["-c", "pass"], errlog=errlog)
+            await process.wait()
 
     asyncio.run(spawn())
     assert len(pids) == 1
