@@ -16,15 +16,8 @@ from crewagent.core.attachments import image_urls, read_reference
 from crewagent.core.settings import SettingsStore
 from crewagent.core.store import RuntimeStore
 from tests.fakes.images import GIF_BYTES, png_bytes
-from tests.fakes.scripted_server import API_KEY, ScriptedServer, text
-
-
-@pytest.fixture
-def provider(scripted_llm: ScriptedServer, monkeypatch: pytest.MonkeyPatch) -> ScriptedServer:
-    monkeypatch.setenv("OPENAI_BASE_URL", scripted_llm.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
-    monkeypatch.setenv("CREWAGENT_MODEL", "scripted-model")
-    return scripted_llm
+from tests.cli.test_chat_agent import provider  # noqa: F401  (the scripted provider fixture)
+from tests.fakes.scripted_server import ScriptedServer, text
 
 
 def _data_url(mime: str, data: bytes) -> str:

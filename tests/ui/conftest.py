@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 import shiboken6
-from PySide6.QtCore import QEvent
+from PySide6.QtCore import QEvent, QMimeData, QPointF, Qt
+from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication, QWidget
 
 from crewagent.ui.dialogs import ExportAnswer, NewProjectAnswer, UnsavedAnswer
@@ -148,3 +149,15 @@ def open_project(qtbot: Any, main: MainWindow, folder: Path) -> None:
     main.start_page.request_project(str(folder))
     qtbot.waitUntil(lambda: main.stack.currentWidget() is main.project_view)
     qtbot.waitUntil(lambda: main.project_view.loaded)
+
+
+def drop_on(target: QWidget, mime: QMimeData) -> None:
+    """Drag ``mime`` onto the middle of ``target`` and drop it there; both events must be accepted."""
+    where = QPointF(target.rect().center())
+    enter = QDragEnterEvent(where.toPoint(), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(target, enter)
+    assert enter.isAccepted()
+    drop = QDropEvent(where, Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(target, drop)
+    assert drop.isAccepted()
+

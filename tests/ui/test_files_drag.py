@@ -5,12 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QPointF, Qt
-from PySide6.QtGui import QDragEnterEvent, QDropEvent
-from PySide6.QtWidgets import QAbstractItemView, QApplication
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QAbstractItemView
 
 from crewagent.ui.mainwindow import MainWindow
-from tests.ui.conftest import open_project
+from tests.ui.conftest import drop_on, open_project
 
 
 def test_a_file_dragged_from_the_files_panel_drops_into_the_composer_as_a_reference(
@@ -38,12 +37,5 @@ def test_a_file_dragged_from_the_files_panel_drops_into_the_composer_as_a_refere
     composer = conversation.composer
     composer.input.setPlainText("please read")
     composer.input.moveCursor(composer.input.textCursor().MoveOperation.End)
-    target = composer.input.viewport()
-    where = QPointF(target.rect().center())
-    enter = QDragEnterEvent(where.toPoint(), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
-    QApplication.sendEvent(target, enter)
-    assert enter.isAccepted()
-    drop = QDropEvent(where, Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
-    QApplication.sendEvent(target, drop)
-    assert drop.isAccepted()
+    drop_on(composer.input.viewport(), mime)
     assert composer.input.toPlainText() == "please read @project/artifacts/report.md "

@@ -11,9 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
-from PySide6.QtGui import QDragEnterEvent, QDropEvent, QGuiApplication, QImage, QPixmap
-from PySide6.QtWidgets import QApplication
+from PySide6.QtCore import QMimeData, Qt, QUrl
+from PySide6.QtGui import QGuiApplication, QImage, QPixmap
 
 from crewagent.core.attachments import image_urls
 from crewagent.core.settings import SettingsStore
@@ -24,19 +23,12 @@ from crewagent.ui.mainwindow import MainWindow
 from crewagent.ui.timeline import TimelineRole
 from tests.fakes.images import GIF_BYTES, png_bytes
 from tests.fakes.scripted_server import ScriptedServer, text
-from tests.ui.conftest import ScriptedDialogs
+from tests.ui.conftest import ScriptedDialogs, drop_on
 from tests.ui.test_conversation import approvals, host, make_window, open_conversation  # noqa: F401  (fixtures)
 
 
 def _drop(composer: Composer, mime: QMimeData) -> None:
-    target = composer.input.viewport()
-    where = QPointF(target.rect().center())
-    enter = QDragEnterEvent(where.toPoint(), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
-    QApplication.sendEvent(target, enter)
-    assert enter.isAccepted()
-    drop = QDropEvent(where, Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
-    QApplication.sendEvent(target, drop)
-    assert drop.isAccepted()
+    drop_on(composer.input.viewport(), mime)  # the text box's viewport gets the drag events
 
 
 def _files(mime_paths: list[Path]) -> QMimeData:
