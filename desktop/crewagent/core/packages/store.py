@@ -20,8 +20,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from filelock import FileLock, Timeout
-
 from crewagent.core import paths
 from crewagent.core.errors import StoreWriteError
 from crewagent.core.packages.archive import FolderSource, PackageSource, ZipSource, open_source
@@ -29,6 +27,7 @@ from crewagent.core.packages.loader import load_definition
 from crewagent.core.packages.model import PACKAGE_ID_PATTERN, InstalledPackage, PackageDefinition
 from crewagent.core.packages.problems import PackageError, PackageNotFound
 from crewagent.core.store._fsutil import fsync_dir
+from crewagent.core.store._lock import ProcessLock
 
 LOCK_TIMEOUT_S = 60.0
 _LOCK_NAME = ".lock"
@@ -43,7 +42,7 @@ class PackageStore:
         self.data_root = paths.data_dir(data_root)
         self.root = paths.packages_dir(self.data_root)
         self._thread_lock = threading.RLock()
-        self._file_lock: FileLock | None = None
+        self._file_lock: ProcessLock | None = None
         self._cache: dict[str, tuple[tuple[int, int], InstalledPackage]] = {}
 
     # -- reading -------------------------------------------------------------------------------
@@ -203,19 +202,9 @@ class PackageStore:
                     self.root.mkdir(parents=True, exist_ok=True)
                 except OSError as exc:
                     raise StoreWriteError.from_os_error(self.root, exc) from exc
-                self._file_lock = FileLock(self.root / _LOCK_NAME, timeout=LOCK_TIMEOUT_S, preserve_lock_file=True)
-            try:
-                self._file_lock.acquire()
-            except Timeout as exc:
-                raise StoreWriteError(
-                    f"Another CrewAgent process has held {self.root / _LOCK_NAME} for {LOCK_TIMEOUT_S:.0f} s; try again."
-                ) from exc
-            except OSError as exc:
-                raise StoreWriteError.from_os_error(self.root / _LOCK_NAME, exc) from exc
-            try:
+                self._file_lock = ProcessLock(self.root / _LOCK_NAME, timeout=LOCK_TIMEOUT_S)
+            with self._file_lock.guarded():
                 yield
-            finally:
-                self._file_lock.release()
 
 
 def _checked(source: PackageSource) -> PackageDefinition:

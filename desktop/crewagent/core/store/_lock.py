@@ -9,6 +9,8 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
+from crewagent.core.errors import StoreWriteError
+
 try:
     import fcntl
 except ImportError:  # Windows
@@ -53,6 +55,11 @@ class ProcessLock:
     def held(self) -> ProcessLock:
         """``with lock.held():`` holds the lock (re-entrant in one thread), as ``with lock:`` does."""
         return self
+
+    def guarded(self) -> _Guarded:
+        """``with lock.guarded():`` holds the lock; failing to take it is a one-line StoreWriteError
+        naming the lock file (held too long by another process, or the file cannot be opened)."""
+        return _Guarded(self)
 
     def acquire(self) -> None:
         """Take the lock; raises ``Timeout`` after ``timeout`` seconds, OSError when the lock file
@@ -111,6 +118,28 @@ class ProcessLock:
             return
         fd, self._fd = self._fd, -1
         os.close(fd)  # closing the only descriptor of the hold releases the flock
+
+
+class _Guarded:
+    """Holds a ProcessLock for a ``with`` block, as a store write does: errors become StoreWriteError."""
+
+    __slots__ = ("lock",)
+
+    def __init__(self, lock: ProcessLock) -> None:
+        self.lock = lock
+
+    def __enter__(self) -> None:
+        try:
+            self.lock.acquire()
+        except Timeout as exc:
+            raise StoreWriteError(
+                f"Another CrewAgent process has held {self.lock.path} for {self.lock.timeout:.0f} s; try again."
+            ) from exc
+        except OSError as exc:
+            raise StoreWriteError.from_os_error(self.lock.path, exc) from exc
+
+    def __exit__(self, *exc: object) -> None:
+        self.lock.release()
 
 
 _locks: dict[Path, ProcessLock] = {}

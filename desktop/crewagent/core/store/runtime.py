@@ -7,6 +7,7 @@ import os
 import shutil
 import threading
 from collections.abc import Iterable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -29,7 +30,7 @@ from crewagent.core.messages import (
 )
 from crewagent.core.store import checkpoint, offload
 from crewagent.core.store._fsutil import append_records
-from crewagent.core.store._lock import LOCK_TIMEOUT_S, ProcessLock, Timeout
+from crewagent.core.store._lock import LOCK_TIMEOUT_S, ProcessLock
 from crewagent.core.store.index import (
     CONVERSATION_ID,
     DELETED_MARKER,
@@ -72,28 +73,6 @@ class _ConversationFiles(NamedTuple):
     deleted: Path
 
 
-class _Held:
-    """Holds a store lock for a ``with`` block; failing to take it is a StoreWriteError naming the file."""
-
-    __slots__ = ("lock",)
-
-    def __init__(self, lock: ProcessLock) -> None:
-        self.lock = lock
-
-    def __enter__(self) -> None:
-        try:
-            self.lock.acquire()
-        except Timeout as exc:
-            raise StoreWriteError(
-                f"Another CrewAgent process has held {self.lock.path} for {LOCK_TIMEOUT_S:.0f} s; try again."
-            ) from exc
-        except OSError as exc:
-            raise StoreWriteError.from_os_error(self.lock.path, exc) from exc
-
-    def __exit__(self, *exc: object) -> None:
-        self.lock.release()
-
-
 class RuntimeStore:
     """Everything CrewAgent persists about projects and conversations (no Qt, thread-safe).
 
@@ -128,7 +107,7 @@ class RuntimeStore:
 
     # -- locking ---------------------------------------------------------------------------
 
-    def _locked(self, key: str, lock_path: Path) -> _Held:
+    def _locked(self, key: str, lock_path: Path) -> AbstractContextManager[None]:
         lock = self._locks.get(key)
         if lock is None:
             with self._guard:
@@ -136,7 +115,7 @@ class RuntimeStore:
                 if lock is None:
                     lock_path.parent.mkdir(parents=True, exist_ok=True)
                     lock = self._locks[key] = ProcessLock(lock_path, timeout=LOCK_TIMEOUT_S)
-        return _Held(lock)
+        return lock.guarded()
 
     def _project_lock(self, project_id: str) -> Any:
         lock = self._locks.get(project_id)  # made by the first hold, whose path is computed once
