@@ -9,9 +9,12 @@
    in-process tool doing the same; both through the registry, so the difference is what MCP adds:
    the SDK client, JSON-RPC over pipes, the server, the result conversion. Target: p50 < 3 ms.
    Measured against two servers: the edge server (the SDK's ``MCPServer``, formerly FastMCP) and
-   benchmarks/mcp_echo_server.py (the SDK's low-level ``Server``: the cheapest honest echo). For
-   each, the SDK's own ``ClientSession.call_tool`` on the same server, nothing of the app around
-   it, is the floor; "app − SDK" is what the app adds.
+   benchmarks/mcp_echo_server.py (the SDK's low-level ``Server``: the cheapest honest echo), the
+   same with its stdio fed without worker threads, and the MCP project's own reference server,
+   the Node ``@modelcontextprotocol/server-everything`` (its ``echo`` tool; `make` installs it into
+   .mcp-test-servers/, the column is skipped with the reason when node or the package is absent).
+   For each, the SDK's own ``ClientSession.call_tool`` on the same server, nothing of the app
+   around it, is the floor; "app − SDK" is what the app adds.
 2. First tool list from 3 configured servers: each server started alone (its own manager), then
    the three together (``McpManager.register_tools``, which starts them in parallel). Target: the
    three together take the slowest single start plus < 50 ms. Two scenarios: servers whose start
@@ -55,10 +58,34 @@ MS = 1000.0
 ECHO_SERVER = str(ROOT / "benchmarks" / "mcp_echo_server.py")
 WAIT_SERVER = str(ROOT / "benchmarks" / "mcp_wait_server.py")
 
+#: The echo servers of the call benchmark, by kind: their column title.
+KINDS = {
+    "edge": "MCPServer (FastMCP) edge server",
+    "lowlevel": "low-level `Server` echo",
+    "pipe": "low-level, stdio without threads",
+    "everything": "Node `server-everything` (reference)",
+}
+
+
+def _echo_args(kind: str, n: int) -> dict[str, Any]:
+    """The echo tool's arguments: server-everything names its one argument ``message``."""
+    return {"message" if kind == "everything" else "text": f"ping {n}"}
+
+
+def _everything() -> tuple[str, str | None]:
+    """server-everything's entry script, and why it cannot run here (None: it can); the tests' check."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from tests.core.mcp_helpers import EVERYTHING, everything_missing
+
+    return str(EVERYTHING), everything_missing()
+
 
 def _server(server_id: str, kind: str = "edge", *extra: str) -> dict[str, Any]:
     """A settings entry: ``edge`` (tests/fakes/mcp_edge_server.py, MCPServer), ``lowlevel`` (mcp_echo_server.py)
     or ``wait`` (mcp_wait_server.py: its start is waiting; ``extra``: the seconds)."""
+    if kind == "everything":
+        return {"id": server_id, "command": "node", "args": [_everything()[0], "stdio"], "trusted": True, "startTimeoutSeconds": 300}
     if kind == "wait":
         args = ["-S", WAIT_SERVER, *extra]
     elif kind == "pipe":  # the low-level server with the SDK's stdio transport fed without threads
@@ -84,16 +111,20 @@ async def _p50(registry: ToolRegistry, name: str, ctx: ToolContext, calls: int) 
     return statistics.median(times), max(times)
 
 
-async def call_overhead(calls: int, scratch: Path) -> list[str]:
+async def call_overhead(calls: int, scratch: Path, only: list[str] | None = None) -> list[str]:
     registry = default_registry()
     registry.register(Tool(name="local.echo", description="echo", handler=_echo, parameters={"type": "object", "properties": {"text": {"type": "string"}}}))
     ctx = ToolContext(project_root=scratch, state_dir=scratch / "state", conversation_id="bench")
     local_p50, local_max = await _p50(registry, "local.echo", ctx, calls)
-    kinds = ("edge", "lowlevel", "pipe")
+    kinds = [kind for kind in KINDS if kind in only] if only else list(KINDS)
+    missing = _everything()[1] if "everything" in kinds else None
+    if missing is not None:
+        kinds.remove("everything")
+        print(f"server-everything column skipped: {missing}\n")
     rows = [
-        "| echo call, p50 ms (max) | MCPServer (FastMCP) edge server | low-level `Server` echo | low-level, stdio without threads |",
-        "|---|---|---|---|",
-        f"| in process (a registry tool doing the same) | {local_p50:.3f} ({local_max:.1f}) | | |",
+        "| echo call, p50 ms (max) | " + " | ".join(KINDS[kind] for kind in kinds) + " |",
+        "|---|" + "---|" * len(kinds),
+        f"| in process (a registry tool doing the same) | {local_p50:.3f} ({local_max:.1f}) |" + " |" * (len(kinds) - 1),
     ]
     app: dict[str, tuple[float, float]] = {}
     sdk: dict[str, tuple[float, float]] = {}
@@ -127,23 +158,24 @@ async def _side_by_side(registry: ToolRegistry, name: str, ctx: ToolContext, cal
     from mcp.client.stdio import stdio_client
 
     spec = _server("sdk", kind)
-    params = StdioServerParameters(command=spec["command"], args=spec["args"], cwd=spec["cwd"])
+    params = StdioServerParameters(command=spec["command"], args=spec["args"], cwd=spec.get("cwd"))
     app_times: list[float] = []
     sdk_times: list[float] = []
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-        await session.initialize()
-        for n in range(calls + 5):
-            started, cpu_start = time.perf_counter(), time.process_time()
-            result = await registry.execute(name, {"text": f"ping {n}"}, ctx, call_id=f"c{n}")
-            middle, cpu_middle = time.perf_counter(), time.process_time()
-            reply = await session.call_tool("echo", {"text": f"ping {n}"})
-            ended, cpu_end = time.perf_counter(), time.process_time()
-            assert result["ok"] and not reply.is_error, (result, reply)
-            if n >= 5:  # warm-up calls left out
-                app_times.append((middle - started) * MS)
-                sdk_times.append((ended - middle) * MS)
-                CLIENT_CPU.setdefault(f"app {kind}", []).append((cpu_middle - cpu_start) * MS)
-                CLIENT_CPU.setdefault(f"sdk {kind}", []).append((cpu_end - cpu_middle) * MS)
+    with open(os.devnull, "w") as quiet:  # the server's start banner (server-everything has one) stays off the table
+        async with stdio_client(params, errlog=quiet) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            for n in range(calls + 5):
+                started, cpu_start = time.perf_counter(), time.process_time()
+                result = await registry.execute(name, _echo_args(kind, n), ctx, call_id=f"c{n}")
+                middle, cpu_middle = time.perf_counter(), time.process_time()
+                reply = await session.call_tool("echo", _echo_args(kind, n))
+                ended, cpu_end = time.perf_counter(), time.process_time()
+                assert result["ok"] and not reply.is_error, (result, reply)
+                if n >= 5:  # warm-up calls left out
+                    app_times.append((middle - started) * MS)
+                    sdk_times.append((ended - middle) * MS)
+                    CLIENT_CPU.setdefault(f"app {kind}", []).append((cpu_middle - cpu_start) * MS)
+                    CLIENT_CPU.setdefault(f"sdk {kind}", []).append((cpu_end - cpu_middle) * MS)
     return (statistics.median(app_times), max(app_times)), (statistics.median(sdk_times), max(sdk_times))
 
 
@@ -256,6 +288,7 @@ async def main() -> None:
     parser.add_argument("--quick", action="store_true", help="20 calls: a smoke run")
     parser.add_argument("--calls-only", action="store_true", help="only the call overhead (no start timings)")
     parser.add_argument("--cold-only", action="store_true", help="only the app cold start")
+    parser.add_argument("--servers", default="", help=f"comma-separated echo servers of the call table (default all: {','.join(KINDS)})")
     parser.add_argument("--cold-runs", type=int, default=3, help="app cold starts per configuration (0: none)")
     args = parser.parse_args()
     delay = 0.2 if args.quick else 0.8
@@ -264,7 +297,10 @@ async def main() -> None:
         if args.cold_only:
             print("\n".join(cold_start(max(1, args.cold_runs), Path(scratch))))
             return
-        print("\n".join(await call_overhead(20 if args.quick else 300, Path(scratch))))
+        only = [kind for kind in args.servers.split(",") if kind]
+        if unknown := set(only) - set(KINDS):
+            parser.error(f"unknown --servers {', '.join(sorted(unknown))}; known: {', '.join(KINDS)}")
+        print("\n".join(await call_overhead(20 if args.quick else 300, Path(scratch), only)))
         if not args.calls_only:
             print()
             waiting = await parallel_starts("wait", str(delay))
