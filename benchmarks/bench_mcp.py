@@ -8,13 +8,15 @@
    (tests/fakes/mcp_edge_server.py, the SDK's own server side) against ``execute`` of an
    in-process tool doing the same; both through the registry, so the difference is what MCP adds:
    the SDK client, JSON-RPC over pipes, the server, the result conversion. Target: p50 < 3 ms.
-   Measured against two servers: the edge server (the SDK's ``MCPServer``, formerly FastMCP) and
+   Measured against four servers: the edge server (the SDK's ``MCPServer``, formerly FastMCP) and
    benchmarks/mcp_echo_server.py (the SDK's low-level ``Server``: the cheapest honest echo), the
    same with its stdio fed without worker threads, and the MCP project's own reference server,
    the Node ``@modelcontextprotocol/server-everything`` (its ``echo`` tool; `make` installs it into
    .mcp-test-servers/, the column is skipped with the reason when node or the package is absent).
    For each, the SDK's own ``ClientSession.call_tool`` on the same server, nothing of the app
-   around it, is the floor; "app − SDK" is what the app adds.
+   around it, is the floor; "app − SDK" is what the app adds. A third column of calls goes through
+   the app with an app-owned stdio transport (the experiment mcp_direct_stdio.py, no relay tasks),
+   to show what the SDK's ``stdio_client`` costs the client.
 2. First tool list from 3 configured servers: each server started alone (its own manager), then
    the three together (``McpManager.register_tools``, which starts them in parallel). Target: the
    three together take the slowest single start plus < 50 ms. Two scenarios: servers whose start
@@ -54,6 +56,9 @@ from crewagent.core.tools.results import ok  # noqa: E402
 
 MS = 1000.0
 
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import mcp_direct_stdio  # noqa: E402
 
 ECHO_SERVER = str(ROOT / "benchmarks" / "mcp_echo_server.py")
 WAIT_SERVER = str(ROOT / "benchmarks" / "mcp_wait_server.py")
@@ -126,66 +131,89 @@ async def call_overhead(calls: int, scratch: Path, only: list[str] | None = None
         "|---|" + "---|" * len(kinds),
         f"| in process (a registry tool doing the same) | {local_p50:.3f} ({local_max:.1f}) |" + " |" * (len(kinds) - 1),
     ]
-    app: dict[str, tuple[float, float]] = {}
-    sdk: dict[str, tuple[float, float]] = {}
     for kind in kinds:
-        manager = McpManager()
+        managers = {side: McpManager() for side in SIDES if side != "sdk"}
+        registries = {side: default_registry() for side in managers}
         try:
-            await manager.register_tools(registry, McpSettings.model_validate({"servers": [_server(kind, kind)]}), ToolPolicy())
-            app[kind], sdk[kind] = await _side_by_side(registry, f"mcp__{kind}__echo", ctx, calls, kind)
+            for side, manager in managers.items():
+                undo = mcp_direct_stdio.install() if side == "direct" else None  # read when the server starts
+                try:
+                    settings = McpSettings.model_validate({"servers": [_server(kind, kind)]})
+                    await manager.register_tools(registries[side], settings, ToolPolicy())
+                finally:
+                    if undo is not None:
+                        undo()
+            await _side_by_side(registries, f"mcp__{kind}__echo", ctx, calls, kind)
         finally:
-            await manager.aclose()
+            for manager in managers.values():
+                await manager.aclose()
 
     def cells(value: Callable[[str], str]) -> str:
         return " | ".join(value(kind) for kind in kinds)
 
+    def wall(side: str) -> str:
+        return cells(lambda k: f"{_median(side, k, WALL):.3f} ({max(WALL[side, k]):.1f})")
+
+    def overhead(k: str) -> str:
+        return f"**{_median('app', k, WALL) - local_p50:.3f}**"
+
+    def added(k: str) -> str:
+        return f"{_median('app', k, WALL) - _median('sdk', k, WALL):.3f}"
+
     rows += [
-        f"| stdio MCP through the app (`ToolRegistry.execute`) | {cells(lambda k: f'{app[k][0]:.3f} ({app[k][1]:.1f})')} |",
-        f"| **overhead over in process** (target < 3) | {cells(lambda k: f'**{app[k][0] - local_p50:.3f}**')} |",
-        f"| the SDK alone: `ClientSession.call_tool`, same server | {cells(lambda k: f'{sdk[k][0]:.3f} ({sdk[k][1]:.1f})')} |",
-        f"| what the app adds to the SDK's call | {cells(lambda k: f'{app[k][0] - sdk[k][0]:.3f}')} |",
-        f"| client CPU per call, app (median ms) | {cells(lambda k: _cpu('app', k))} |",
-        f"| client CPU per call, SDK alone (median ms) | {cells(lambda k: _cpu('sdk', k))} |",
+        f"| stdio MCP through the app (`ToolRegistry.execute`) | {wall('app')} |",
+        f"| **overhead over in process** (target < 3) | {cells(overhead)} |",
+        f"| the app with an app-owned stdio transport (experiment, mcp_direct_stdio.py) | {wall('direct')} |",
+        f"| the SDK alone: `ClientSession.call_tool` over `stdio_client`, same server | {wall('sdk')} |",
+        f"| what the app adds to the SDK's call | {cells(added)} |",
     ]
+    rows += [f"| client CPU per call, {SIDES[side]} (median ms) | {cells(lambda k: f'{_median(side, k, CPU):.3f}')} |" for side in SIDES]
     return rows
 
 
-async def _side_by_side(registry: ToolRegistry, name: str, ctx: ToolContext, calls: int, kind: str) -> tuple[tuple[float, float], tuple[float, float]]:
-    """(app p50, max), (SDK p50, max): calls through the app and through the SDK's own
-    ``ClientSession.call_tool`` to a second server of the same kind, alternated one by one so that
-    both see the same machine load (nothing of the app around the SDK's calls: the floor)."""
+#: The three ways each echo call is made, alternated call by call so that all see the same load.
+SIDES = {
+    "app": "the app",
+    "direct": "the app, app-owned stdio (experiment)",
+    "sdk": "the SDK alone",
+}
+
+
+async def _side_by_side(registries: dict[str, ToolRegistry], name: str, ctx: ToolContext, calls: int, kind: str) -> None:
+    """Each call made three ways in turn (the app, the app with the experimental transport, the
+    SDK's bare ``ClientSession.call_tool`` to a third server of the same kind: nothing of the app
+    around it, the floor), so that all three see the same machine load; into WALL and CPU."""
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
     spec = _server("sdk", kind)
     params = StdioServerParameters(command=spec["command"], args=spec["args"], cwd=spec.get("cwd"))
-    app_times: list[float] = []
-    sdk_times: list[float] = []
     with open(os.devnull, "w") as quiet:  # the server's start banner (server-everything has one) stays off the table
         async with stdio_client(params, errlog=quiet) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
             for n in range(calls + 5):
-                started, cpu_start = time.perf_counter(), time.process_time()
-                result = await registry.execute(name, _echo_args(kind, n), ctx, call_id=f"c{n}")
-                middle, cpu_middle = time.perf_counter(), time.process_time()
-                reply = await session.call_tool("echo", _echo_args(kind, n))
-                ended, cpu_end = time.perf_counter(), time.process_time()
-                assert result["ok"] and not reply.is_error, (result, reply)
-                if n >= 5:  # warm-up calls left out
-                    app_times.append((middle - started) * MS)
-                    sdk_times.append((ended - middle) * MS)
-                    CLIENT_CPU.setdefault(f"app {kind}", []).append((cpu_middle - cpu_start) * MS)
-                    CLIENT_CPU.setdefault(f"sdk {kind}", []).append((cpu_end - cpu_middle) * MS)
-    return (statistics.median(app_times), max(app_times)), (statistics.median(sdk_times), max(sdk_times))
+                for side in SIDES:
+                    started, cpu_start = time.perf_counter(), time.process_time()
+                    if side == "sdk":
+                        reply = await session.call_tool("echo", _echo_args(kind, n))
+                        assert not reply.is_error, reply
+                    else:
+                        result = await registries[side].execute(name, _echo_args(kind, n), ctx, call_id=f"c{n}")
+                        assert result["ok"], result
+                    if n >= 5:  # warm-up calls left out
+                        WALL.setdefault((side, kind), []).append((time.perf_counter() - started) * MS)
+                        CPU.setdefault((side, kind), []).append((time.process_time() - cpu_start) * MS)
 
 
-def _cpu(side: str, kind: str) -> str:
-    return f"{statistics.median(CLIENT_CPU[side + ' ' + kind]):.3f}"
+def _median(side: str, kind: str, table: dict[tuple[str, str], list[float]]) -> float:
+    return statistics.median(table[side, kind])
 
 
-#: The client process's CPU time per call (``time.process_time``), by "app <kind>" / "sdk <kind>":
-#: far less sensitive to the machine's load than wall time, which mostly measures waiting for a core.
-CLIENT_CPU: dict[str, list[float]] = {}
+#: Wall time per call (ms), by (side, server kind).
+WALL: dict[tuple[str, str], list[float]] = {}
+#: The client process's CPU time per call (``time.process_time``), by (side, server kind): far
+#: less sensitive to the machine's load than wall time, which mostly measures waiting for a core.
+CPU: dict[tuple[str, str], list[float]] = {}
 
 
 async def _first_list(ids: list[str], kind: str = "edge", *extra: str) -> float:
