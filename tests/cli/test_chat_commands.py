@@ -1,4 +1,7 @@
-"""``crewagent chat`` with command tools: --yes runs them, no terminal denies them, a terminal asks, kill -9 leaves nothing running."""
+"""``crewagent chat`` with command tools: --yes runs them, no terminal denies them, a terminal asks, kill -9 leaves nothing running.
+
+The two real ``crewagent chat`` processes are forked from the session's zygote (tests/fakes/zygote.py):
+real processes, on a terminal or killed with SIGKILL, without a fresh interpreter's 2-3 CPU-s of imports."""
 
 from __future__ import annotations
 
@@ -6,7 +9,6 @@ import json
 import os
 import pty
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -20,6 +22,7 @@ from crewagent.core.store import RuntimeStore
 from tests.core.loop_helpers import assert_log_valid
 from tests.core.test_tools_terminal import gone
 from tests.fakes.scripted_server import ScriptedServer, call, text, tool_calls
+from tests.fakes.zygote import ZYGOTE_GROUP, Zygote, ZygoteProcess
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX process groups and ptys")
 
@@ -63,12 +66,14 @@ def test_yes_runs_the_command_and_without_a_terminal_it_is_denied(
     assert_log_valid(store, store.open_project(folder).id, conversation_id)
 
 
-def _chat_process(folder: Path, *argv: str, **options: Any) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-m", "crewagent", "chat", "--project", str(folder), "--new", *argv], **options)
+def _chat_process(zygote: Zygote, folder: Path, *argv: str, **files: Path | str) -> ZygoteProcess:
+    """``crewagent chat --project FOLDER --new ARGV...``, forked from the zygote with this process's environment."""
+    return zygote.spawn(["chat", "--project", str(folder), "--new", *argv], env=dict(os.environ), **files)
 
 
+@pytest.mark.xdist_group(ZYGOTE_GROUP)  # with the other users of the session's zygote: one zygote per run
 def test_on_a_terminal_the_user_allows_a_program_for_the_conversation_then_denies_another(
-    scripted_provider: ScriptedServer, tmp_path: Path
+    scripted_provider: ScriptedServer, tmp_path: Path, crewagent_zygote: Zygote
 ) -> None:
     folder = tmp_path / "proj"
     folder.mkdir()
@@ -80,14 +85,14 @@ def test_on_a_terminal_the_user_allows_a_program_for_the_conversation_then_denie
     )
     controller, terminal = pty.openpty()
     os.write(controller, b"c\nn\n")  # typed ahead: the first question reads "c", the next "n"
-    proc = _chat_process(folder, "run things", stdin=terminal, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    os.close(terminal)
+    out, err = tmp_path / "out.txt", tmp_path / "err.txt"
     try:
-        out, err = proc.communicate(timeout=120)
+        proc = _chat_process(crewagent_zygote, folder, "run things", stdin=os.ttyname(terminal), stdout=out, stderr=err)
+        os.close(terminal)
+        assert proc.wait(timeout=120) == 0, err.read_text(errors="replace")
     finally:
         os.close(controller)
-    assert proc.returncode == 0, err.decode()
-    asked = out.decode()
+    asked = out.read_text(errors="replace")
     assert asked.count("Allow terminal.run?") == 2 and f"Program: {sys.executable}" in asked
     assert f"[c] {Path(sys.executable).stem} for this conversation" in asked
     assert tool_results(scripted_provider, 1)["c1"]["stdout"] == "1\n"
@@ -105,24 +110,27 @@ TREE = (
 
 
 @pytest.mark.slow  # a real crewagent process killed mid-command
-def test_kill_9_of_crewagent_chat_leaves_no_process_of_the_command(scripted_provider: ScriptedServer, tmp_path: Path) -> None:
+@pytest.mark.xdist_group(ZYGOTE_GROUP)
+def test_kill_9_of_crewagent_chat_leaves_no_process_of_the_command(
+    scripted_provider: ScriptedServer, tmp_path: Path, crewagent_zygote: Zygote
+) -> None:
     folder = tmp_path / "proj"
     folder.mkdir()
     scripted_provider.script(tool_calls(run_call("c1", "-c", TREE)))  # the app dies before it answers
-    proc = _chat_process(folder, "--yes", "run", stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    err = tmp_path / "err.txt"
+    proc = _chat_process(crewagent_zygote, folder, "--yes", "run", stderr=err)
     pids_file = folder / "pids"
     deadline = time.monotonic() + 90
     try:
         while not pids_file.exists():
-            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+            assert proc.poll() is None, err.read_text(errors="replace")
             assert time.monotonic() < deadline, "the command never started"
-            time.sleep(0.05)
+            time.sleep(0.05)  # polls a file another process writes; no event crosses processes
         child, grandchild = map(int, pids_file.read_text().split())
         proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
+        assert proc.wait(timeout=30) == -signal.SIGKILL
     finally:
         if proc.poll() is None:
             proc.kill()
-        if proc.stderr:
-            proc.stderr.close()
+            proc.wait(30)
     assert gone(child) and gone(grandchild)

@@ -13,7 +13,7 @@ import pytest
 from crewagent.cli import main
 from crewagent.core.store import RuntimeStore
 from tests.core.loop_helpers import assert_log_valid, result_of
-from tests.core.mcp_helpers import edge_server, mark, processes_with_env, wait_gone
+from tests.core.mcp_helpers import echo_server, mark, processes_with_env, wait_gone
 from tests.fakes.scripted_server import API_KEY, ScriptedServer, call, text, tool_calls
 
 
@@ -67,8 +67,8 @@ def test_import_claude_desktop_json(tmp_path: Path, capsys: pytest.CaptureFixtur
 @pytest.mark.slow
 def test_mcp_test_lists_the_tools_or_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
     marker = mark()
-    server = edge_server("edge", marker)
-    # Starts are slow on a loaded machine (a Python server imports the SDK): a generous start timeout.
+    server = echo_server("edge", marker)  # the edge server's seven tools, without the SDK's imports
+    # Starts are slow on a loaded machine: a generous start timeout.
     assert main(["mcp", "add", "edge", "--cwd", server["cwd"], "--start-timeout", "300", "--", server["command"], *server["args"]]) == 0
     assert main(["mcp", "add", "gone", "--", str(Path(sys.executable).parent / "no-such-command")]) == 0
     _out(capsys)

@@ -52,6 +52,12 @@ def edge_server(server_id: str, *flags: str, **fields: Any) -> dict[str, Any]:
     }
 
 
+def echo_server(server_id: str, *flags: str, **fields: Any) -> dict[str, Any]:
+    """A settings entry for tests/fakes/mcp_echo_server.py: the edge server's tools without the SDK's
+    2 CPU-s of imports, for the tests about the app rather than about the SDK's server side."""
+    return {**edge_server(server_id, *flags, **fields), "args": ["-m", "tests.fakes.mcp_echo_server", *flags]}
+
+
 def time_server(server_id: str = "time", *flags: str) -> dict[str, Any]:
     """mcp-server-time, the PyPI package (a test dependency), over stdio."""
     return {

@@ -1,5 +1,7 @@
 """MCP edge cases against a server written with the SDK's own server side (tests/fakes/mcp_edge_server.py):
-Stop, timeouts, a server killed mid-call, garbage on stdout, a hang in initialize, MCP off, policies."""
+Stop, timeouts, garbage on stdout, a hang in initialize, MCP off, policies. A server killed mid-call and
+quitting are about the app's handling of the process: there the lean echo server (tests/fakes/mcp_echo_server.py,
+the same tools without the SDK's 2 CPU-s of imports) is started instead."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import pytest
 from crewagent.core.mcp import McpManager, McpStatus
 from crewagent.core.settings import McpSettings
 from crewagent.core.tools import ApprovalGate, DenyingApprover, ToolPolicy
-from tests.core.mcp_helpers import context, edge_server, loop, mark, processes_with, registry_with, wait_gone
+from tests.core.mcp_helpers import context, echo_server, edge_server, loop, mark, processes_with, registry_with, wait_gone
 
 # The tests share one manager and its started servers: one xdist worker, one event loop.
 pytestmark = [pytest.mark.xdist_group("mcp_edge"), pytest.mark.slow]
@@ -111,8 +113,10 @@ def test_stop_cancels_a_call_in_flight(loop: asyncio.AbstractEventLoop, manager:
     assert loop.run_until_complete(registry.execute("mcp__edge__echo", '{"text": "after"}', ctx, call_id="c2"))["ok"] is True
 
 
-def test_a_server_killed_mid_call_fails_the_call_and_restarts_on_the_next(loop: asyncio.AbstractEventLoop, manager: McpManager, tmp_path: Path) -> None:
-    registry, _ = registry_with(loop, manager, SETTINGS)
+def test_a_server_killed_mid_call_fails_the_call_and_restarts_on_the_next(loop: asyncio.AbstractEventLoop, tmp_path: Path) -> None:
+    die_mark = mark()
+    manager = McpManager()
+    registry, _ = registry_with(loop, manager, McpSettings.model_validate({"servers": [echo_server("edge", die_mark)]}))
     ctx = context(tmp_path)
     died = loop.run_until_complete(registry.execute("mcp__edge__die", "{}", ctx, call_id="c1"))
     assert died["error"]["code"] == "MCP_SERVER_EXITED"
@@ -121,6 +125,8 @@ def test_a_server_killed_mid_call_fails_the_call_and_restarts_on_the_next(loop: 
     assert "dying mid-call" in server.stderr.text()  # its stderr is kept
     again = loop.run_until_complete(registry.execute("mcp__edge__echo", '{"text": "back"}', ctx, call_id="c2"))
     assert again == {"ok": True, "content": "back"} and server.state.status == McpStatus.RUNNING
+    loop.run_until_complete(manager.aclose())
+    assert wait_gone(die_mark) == []
 
 
 def test_the_agent_policy_hides_a_server_it_does_not_allow(loop: asyncio.AbstractEventLoop, manager: McpManager, tmp_path: Path) -> None:
@@ -158,7 +164,7 @@ def test_with_mcp_off_nothing_starts_and_calls_fail_mcp_disabled(loop: asyncio.A
 
 def test_quitting_stops_every_process_group_with_no_orphans(loop: asyncio.AbstractEventLoop, tmp_path: Path) -> None:
     quit_mark = mark()
-    settings = McpSettings.model_validate({"servers": [edge_server("edge", quit_mark, trusted=True)]})
+    settings = McpSettings.model_validate({"servers": [echo_server("edge", quit_mark, trusted=True)]})
     manager = McpManager()
     registry, _ = registry_with(loop, manager, settings)
     child = loop.run_until_complete(registry.execute("mcp__edge__spawn_child", "{}", context(tmp_path), call_id="c1"))

@@ -12,8 +12,6 @@ import asyncio
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -29,8 +27,7 @@ from crewagent.core.turns import TurnHooks, run_turn
 from tests.core.loop_helpers import assert_log_valid, assert_request_valid
 from tests.core.run_helpers import install_notes, start_run
 from tests.fakes.scripted_server import ScriptedServer, text
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.fakes.zygote import ZYGOTE_GROUP, Zygote
 
 
 def _turn(store: RuntimeStore, project: ProjectInfo, run: RunMetadata, server: ScriptedServer, message: str) -> list[LoopEvent]:
@@ -76,29 +73,35 @@ asyncio.run(main())
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group(ZYGOTE_GROUP)  # with the other users of the session's zygote: one zygote per run
 def test_a_kill_just_before_the_phase_write_is_resumed_by_the_next_turn(
-    store: RuntimeStore, project: ProjectInfo, tmp_path: Path, isolated_dirs: dict[str, Path], scripted_llm: ScriptedServer
+    store: RuntimeStore, project: ProjectInfo, tmp_path: Path, isolated_dirs: dict[str, Path], scripted_llm: ScriptedServer,
+    crewagent_zygote: Zygote,
 ) -> None:
     package = install_notes(isolated_dirs["data"], tmp_path)
     run = start_run(store, project, package)
     index = RunIndex(project.runtime_dir)
     reached = tmp_path / "reached"
     scripted_llm.script(text("What should the note say?"))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "desktop"), str(ROOT)])}
-    argv = [sys.executable, "-c", _CHILD, str(isolated_dirs["data"]), str(project.root), run.conversationId, scripted_llm.base_url, str(reached)]
-    child = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # A real process killed with SIGKILL: the script forked from the session's zygote, which has
+    # imported the app already (a fresh interpreter spent 3 CPU-s on the imports).
+    script, output = tmp_path / "child.py", tmp_path / "child.out"
+    script.write_text(_CHILD, encoding="utf-8")
+    argv = [str(isolated_dirs["data"]), str(project.root), run.conversationId, scripted_llm.base_url, str(reached)]
+    child = crewagent_zygote.spawn(argv, env=dict(os.environ), script=script, stdout=output)
     try:
         deadline = time.monotonic() + 120
         while not reached.exists() and child.poll() is None and time.monotonic() < deadline:
             time.sleep(0.01)  # polls a file another process writes; no event crosses processes
-        assert reached.exists(), child.communicate(timeout=30)
+        assert reached.exists(), output.read_text(errors="replace")
         child.send_signal(signal.SIGKILL)
-        out, _ = child.communicate(timeout=30)
+        code = child.wait(30)
     finally:
         if child.poll() is None:
             child.kill()
             child.wait(30)
-    assert child.returncode == -signal.SIGKILL
+    assert code == -signal.SIGKILL
+    out = output.read_text(errors="replace")
     assert "TurnStarted" in out.split() and "TurnFinished" not in out.split()
 
     # On disk: the old phase and the marker (the answer before it is in the log).

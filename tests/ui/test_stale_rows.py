@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +13,7 @@ from PySide6.QtCore import QSettings
 from crewagent.ui.mainwindow import MainWindow
 from crewagent.worker import WorkerThread
 from tests.fakes.scripted_server import ScriptedServer, slow_text
+from tests.fakes.zygote import ZYGOTE_GROUP, Zygote
 from tests.ui.conftest import ScriptedDialogs, open_project
 from tests.ui.test_conversation import ScriptedApprovals, open_conversation, say
 from tests.worker.turns_support import scripted_worker
@@ -63,8 +62,9 @@ def test_a_streaming_conversation_row_shows_its_count_and_that_it_streams(
     qtbot.waitUntil(lambda: row_detail(main, cid) == "2 messages", timeout=5_000)
 
 
+@pytest.mark.xdist_group(ZYGOTE_GROUP)  # with the other users of the session's zygote: one zygote per run
 def test_a_conversation_another_process_creates_appears_in_the_open_window(
-    qtbot: Any, project: Any, conversation: Any, make_window: Callable[[], MainWindow], tmp_path: Path
+    qtbot: Any, project: Any, conversation: Any, make_window: Callable[[], MainWindow], tmp_path: Path, crewagent_zygote: Zygote
 ) -> None:
     main = make_window()
     open_project(qtbot, main, project.root)
@@ -75,11 +75,8 @@ def test_a_conversation_another_process_creates_appears_in_the_open_window(
     assert selected is not None
     messages = tmp_path / "chat.json"
     messages.write_text(json.dumps([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]))
-    # The command line, in a process of its own, writes index.json by atomic replace.
-    done = subprocess.run(
-        [sys.executable, "-m", "crewagent", "import", "--project", str(project.root), "--title", "From the CLI", str(messages)],
-        capture_output=True, text=True, timeout=60, check=False,
-    )
+    # The command line, in a process of its own (forked from the zygote), writes index.json by atomic replace.
+    done = crewagent_zygote.run(["import", "--project", str(project.root), "--title", "From the CLI", str(messages)], timeout=60)
     assert done.returncode == 0, done.stderr
     qtbot.waitUntil(lambda: works.model.rowCount() == 2, timeout=10_000)
     titles = {works.model.summary(row).title: works.model.summary(row) for row in range(2)}

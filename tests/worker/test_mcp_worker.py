@@ -11,7 +11,7 @@ import pytest
 from crewagent.core.settings import SettingsStore
 from crewagent.worker import WorkerThread
 from tests.core.loop_helpers import assert_log_valid, error_code_of
-from tests.core.mcp_helpers import edge_server, mark, processes_with, wait_gone
+from tests.core.mcp_helpers import echo_server, mark, processes_with, wait_gone
 from tests.fakes.scripted_server import ScriptedServer, call, text, tool_calls
 from tests.worker.gui_thread import wait_signal
 from tests.worker.turns_support import TurnClient, TurnRecorder, scripted_provider
@@ -23,7 +23,7 @@ def test_stop_cancels_an_mcp_call_and_quitting_leaves_no_process(
     qtbot: Any, qapp: Any, isolated_dirs: dict[str, Path], scripted_llm: ScriptedServer, store: Any, project: Any, conversation: Any
 ) -> None:
     marker = mark()
-    SettingsStore().update(mcp={"servers": [edge_server("edge", marker, trusted=True)]})
+    SettingsStore().update(mcp={"servers": [echo_server("edge", marker, trusted=True)]})
     # The server starts a child of its own first: quitting must end the whole process group.
     scripted_llm.script(tool_calls(call("c1", "mcp__edge__spawn_child", "{}"), call("s1", "mcp__edge__slow", '{"seconds": 120}')))
     from crewagent.worker import Worker
