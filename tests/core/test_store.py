@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import builtins
-import errno
 import hashlib
 import json
-import os
 import shutil
 import threading
 from pathlib import Path
@@ -14,7 +12,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from crewagent.core.errors import ConversationNotFound, ProjectError, StoreWriteError
+from crewagent.core.errors import ConversationNotFound, ProjectError
 from crewagent.core.messages import ConversationMessage, to_openai
 from crewagent.core.store import TOOL_OUTPUT_THRESHOLD, RuntimeStore
 from crewagent.core.store import index as index_module
@@ -416,53 +414,6 @@ def test_appends_in_a_burst_reach_index_json_after_flush(store, project, convers
     index = json.loads((project.runtime_dir / "conversations" / "index.json").read_text(encoding="utf-8"))
     assert index[0]["messageCount"] == 5
     assert index[0]["logBytes"] == store.log_path(project.id, conversation.id).stat().st_size
-
-
-def _count_fsyncs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    calls: list[int] = []
-    real_fsync = os.fsync
-
-    def counting(fd: int) -> None:
-        calls.append(fd)
-        real_fsync(fd)
-
-    monkeypatch.setattr(os, "fsync", counting)  # the log's own flush is fdatasync, not counted
-    return calls
-
-
-def test_the_periodic_index_save_of_an_append_makes_no_fsync(store, project, conversation, monkeypatch) -> None:
-    """Issue 14: appends more than a second apart each save index.json; counts need no fsync.
-
-    What it holds (count, log size, activity time) is caught up from the fsync'd log on load.
-    """
-    store.append_message(project.id, conversation.id, ConversationMessage.new("assistant", "first"))
-    monkeypatch.setattr(index_module, "SAVE_INTERVAL_S", 0.0)  # every append is a second after the last
-    fsyncs = _count_fsyncs(monkeypatch)
-    store.append_message(project.id, conversation.id, ConversationMessage.new("assistant", "second"))
-    assert fsyncs == []
-    entry = json.loads((project.runtime_dir / "conversations" / "index.json").read_text(encoding="utf-8"))[0]
-    assert entry["messageCount"] == 2
-    assert entry["logBytes"] == store.log_path(project.id, conversation.id).stat().st_size
-
-
-def test_a_title_whose_save_failed_is_saved_with_fsyncs_by_the_next_append(store, project, monkeypatch) -> None:
-    """The periodic save skips fsyncs only while it carries nothing but counts: a title that
-    could not be written when it was made (disk full) must not then go out without them."""
-    conversation = store.create_conversation(project.id)  # untitled: the first user message names it
-    real_write = index_module.atomic_write_json
-    with monkeypatch.context() as patch:
-        def full_disk(path: Path, value: object, **kwargs: object) -> None:
-            raise StoreWriteError.from_os_error(path, OSError(errno.ENOSPC, "No space left on device"))
-
-        patch.setattr(index_module, "atomic_write_json", full_disk)
-        store.append_message(project.id, conversation.id, _user("plan the release notes"))  # stored, not indexed
-    assert index_module.atomic_write_json is real_write
-    monkeypatch.setattr(index_module, "SAVE_INTERVAL_S", 0.0)
-    fsyncs = _count_fsyncs(monkeypatch)
-    store.append_message(project.id, conversation.id, ConversationMessage.new("assistant", "on it"))
-    assert len(fsyncs) == 2  # the temp file and the folder
-    entry = json.loads((project.runtime_dir / "conversations" / "index.json").read_text(encoding="utf-8"))[0]
-    assert entry["title"] == "plan the release notes" and entry["messageCount"] == 2
 
 
 def test_probing_a_deleted_conversation_does_not_bring_its_folder_back(store, project, conversation) -> None:

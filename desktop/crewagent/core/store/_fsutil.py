@@ -38,8 +38,7 @@ def atomic_write_bytes(path: Path, data: bytes, *, sync: bool = True) -> None:
     A failure (disk full, permission denied) leaves the old file untouched and no temp file behind.
     ``sync=False`` skips both fsyncs: the file is still replaced whole (a killed process never
     leaves half of it), but a power loss may bring back the previous version. Only for files
-    that can be rebuilt or are reconciled on read (the runs index, the conversation
-    index's periodic save of counts).
+    that can be rebuilt or are reconciled on read (the runs index).
     """
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -46,14 +46,6 @@ class ConversationIndex:
     they update the cached entry and save at most once per ``SAVE_INTERVAL_S``. Each entry
     records ``logBytes``, the log size its ``messageCount`` was counted at, so an entry that is
     behind its log (a crash, another process) is caught up by counting only the new lines.
-
-    That periodic save is an atomic replace without fsyncs: all it carries is counts, log sizes
-    and activity times, which the next load catches up from the logs (fsync'd before the save),
-    so a power loss that brings back the previous index.json loses nothing. With appends more
-    than ``SAVE_INTERVAL_S`` apart (a chat, not a burst) every append makes that save, and its
-    two fsyncs cost twice the append's own. A change that cannot be caught up (a title, a
-    mode) is saved with fsyncs by ``save``; if that save failed, the next periodic save is
-    fsync'd too, since it then carries the change.
     """
 
     def __init__(self, conversations_dir: Path, notify: Callable[[str], None] | None = None):
@@ -66,8 +58,6 @@ class ConversationIndex:
         self.recovered_from: Path | None = None
         self.dirty = False
         self._last_save = 0.0
-        #: A save with fsyncs failed: the cache holds a change the logs cannot give back.
-        self._unsynced_change = False
         #: Conversation folders marked deleted whose removal a crash interrupted (found by a rebuild).
         self.pending_deletions: list[str] = []
 
@@ -141,14 +131,8 @@ class ConversationIndex:
         )
         return metas
 
-    def save(self, metas: list[ConversationMeta], *, sync: bool = True) -> None:
-        try:
-            atomic_write_json(self.path, [meta.model_dump(mode="json", exclude_none=True) for meta in metas], sync=sync)
-        except StoreWriteError:
-            self._unsynced_change = self._unsynced_change or sync
-            raise
-        if sync:
-            self._unsynced_change = False
+    def save(self, metas: list[ConversationMeta]) -> None:
+        atomic_write_json(self.path, [meta.model_dump(mode="json", exclude_none=True) for meta in metas])
         stat = self.path.stat()
         self._cache_key = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
         self._cache = [meta.model_copy() for meta in metas]
@@ -161,13 +145,7 @@ class ConversationIndex:
             self._cache = [meta.model_copy() for meta in metas]
         self.dirty = True
         if time.monotonic() - self._last_save >= SAVE_INTERVAL_S:
-            self.save(metas, sync=self._unsynced_change)  # counts and times only: caught up on load
-
-    def keep_unsaved(self) -> None:
-        """A save failed while the cache holds the change (a title, perhaps): the next save, even
-        the periodic one, writes it with fsyncs."""
-        self.dirty = True
-        self._unsynced_change = True
+            self.save(metas)
 
     def flush(self) -> None:
         if self.dirty:

@@ -420,7 +420,7 @@ class RuntimeStore:
                     index.stage(metas)
             except StoreWriteError as exc:
                 # The message itself is stored; the index is a cache that catches up with the log.
-                index.keep_unsaved()  # the cached entry holds the change: a later save writes it
+                index.dirty = True  # the cached entry holds the change: a later save writes it
                 log.warning("conversation index not updated after an append to %s: %s", conversation_id, exc)
         return stored
 
