@@ -40,7 +40,7 @@ def test_quick_run_prints_every_table_row(tmp_path: Path) -> None:
     assert names.count("original design (rewrite messages.json)") == 2
     assert names.count("openai-agents SQLiteSession.add_items") == 2  # measured, or marked skipped
     assert names.count("this store via asyncio.to_thread") == 2
-    assert names.count("bare write + fdatasync (floor)") == 2  # issue 14's baseline, same run
+    assert names.count("bare write + fdatasync (floor)") == 4  # issue 14's baseline, sections 1 and 2
     assert "issue 14 · appends: not judged (--quick)" in out
     assert any(row.startswith("| data dir filesystem (df -T)") for row in rows)
     assert "p50 ms" in out and "p99 ms" in out and "mean ms" in out
@@ -57,6 +57,7 @@ def test_quick_run_json(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys:
     scaling = data["append_scaling"]["rows"]
     assert [row["existing"] for row in scaling] == [10, 200]
     assert all(row["n"] > 0 and row["p50_ms"] > 0 for row in scaling)
+    assert [row["existing"] for row in data["append_scaling"]["floor_rows"]] == [10, 200]
     side = {(row["name"], row["existing"]) for row in data["side_by_side"]["rows"]}
     assert ("original design (rewrite messages.json)", 200) in side
     load = data["load"]
