@@ -11,10 +11,11 @@ Three measurements, each printed as a Markdown table:
    conversation of 10 messages and one of 10,000 messages. Goal: within 2x of each other. With
    them, in shuffled rounds, the bare write + fdatasync of the same lines (the floor with no
    other neighbours, for reference).
-2. Side by side at 1k and 10k existing messages, interleaved round by round so that machine
-   noise hits every configuration alike: this store; the original design (the whole
-   ``messages.json`` array rewritten atomically on every append: tmp file, fsync, rename, dir
-   fsync); openai-agents' ``SQLiteSession.add_items`` of one item on a file-backed database
+2. Side by side at 1k and 10k existing messages, interleaved round by round (the same message
+   for all, in a shuffled order each round) so that machine noise, and the disk work a neighbour
+   leaves behind, hits every configuration alike: this store; the bare write + fdatasync floor;
+   the original design (the whole ``messages.json`` array rewritten atomically on every append:
+   tmp file, fsync, rename, dir fsync); openai-agents' ``SQLiteSession.add_items`` of one item on a file-backed database
    (its own settings: WAL journal, SQLite's default ``synchronous``, read back and printed).
    Goals: >= 20x faster than the original design at 10k, and not slower than SQLiteSession.
 3. Loading a 10,000-message conversation holding 200 inline tool results of 40 KB: time (goal
