@@ -8,11 +8,14 @@
 Three measurements, each printed as a Markdown table:
 
 1. Append latency (one ``RuntimeStore.append_message``, fsync'd as the store always does) into a
-   conversation of 10 messages and one of 10,000 messages. Goal: within 2x of each other.
-2. Side by side at 1k and 10k existing messages, interleaved round by round so that machine
-   noise hits every configuration alike: this store; the original design (the whole
-   ``messages.json`` array rewritten atomically on every append: tmp file, fsync, rename, dir
-   fsync); openai-agents' ``SQLiteSession.add_items`` of one item on a file-backed database
+   conversation of 10 messages and one of 10,000 messages. Goal: within 2x of each other. With
+   them, in shuffled rounds, the bare write + fdatasync of the same lines (the floor with no
+   other neighbours, for reference).
+2. Side by side at 1k and 10k existing messages, interleaved round by round (the same message
+   for all, in a shuffled order each round) so that machine noise, and the disk work a neighbour
+   leaves behind, hits every configuration alike: this store; the bare write + fdatasync floor;
+   the original design (the whole ``messages.json`` array rewritten atomically on every append:
+   tmp file, fsync, rename, dir fsync); openai-agents' ``SQLiteSession.add_items`` of one item on a file-backed database
    (its own settings: WAL journal, SQLite's default ``synchronous``, read back and printed).
    Goals: >= 20x faster than the original design at 10k, and not slower than SQLiteSession.
 3. Loading a 10,000-message conversation holding 200 inline tool results of 40 KB: time (goal
@@ -374,16 +377,31 @@ def bench_append_scaling(cfg: Config, root: Path) -> dict[str, Any]:
         for size in (cfg.small, cfg.large)
     }
     results = {size: Latency("this store", size) for size in convs}
+    # The floor without neighbours: the same line, a file of the log's size, the same rounds.
+    floors = {size: Latency(BARE, size) for size in convs}
+    bares = {}
+    for size, conversation_id in convs.items():
+        log_path = store.log_path(project.id, conversation_id)
+        bares[size] = BareAppend(log_path.with_name("bare.jsonl"), prefill=log_path)
     feed = MessageFactory(seed=11)
-    # Round robin, so that a noisy neighbour slows both conversations alike.
+    order_rng = random.Random(12)
+    # Every configuration once per round, in a shuffled order, so that a noisy neighbour slows all alike.
     for round_ in range(cfg.warmup + cfg.appends):
-        for size, conversation_id in convs.items():
-            message = feed.next()
+        messages = {size: feed.next() for size in convs}
+        jobs = [(size, floor) for size in convs for floor in (False, True)]
+        order_rng.shuffle(jobs)
+        for size, floor in jobs:
+            line = encode_message(messages[size]) if floor else b""
             start = time.perf_counter()
-            store.append_message(project.id, conversation_id, message)
+            if floor:
+                bares[size].append(line)
+            else:
+                store.append_message(project.id, convs[size], messages[size])
             elapsed = time.perf_counter() - start
             if round_ >= cfg.warmup:
-                results[size].samples.append(elapsed)
+                (floors if floor else results)[size].samples.append(elapsed)
+    for bare in bares.values():
+        bare.close()
     for size, conversation_id in convs.items():
         loaded = store.load_messages(project.id, conversation_id)
         expected = size + cfg.warmup + cfg.appends
@@ -395,6 +413,8 @@ def bench_append_scaling(cfg: Config, root: Path) -> dict[str, Any]:
     ratio_mean = large.mean / small.mean
     return {
         "rows": [small, large],
+        "floor_rows": [floors[cfg.small], floors[cfg.large]],
+        "ours_over_bare": {size: results[size].p50 / floors[size].p50 for size in convs},
         "ratio_p50": ratio_p50,
         "ratio_p99": ratio_p99,
         "ratio_mean": ratio_mean,
@@ -441,9 +461,17 @@ class Contender:
 
 class BareAppend:
     """The physical floor of one durable append: ``write`` + ``fdatasync`` of the already encoded
-    line on a descriptor kept open, in the same folder as the store's log (issue 14's baseline)."""
+    line on a descriptor kept open, in the same folder as the store's log (issue 14's baseline).
 
-    def __init__(self, path: Path):
+    ``prefill``: the file starts as a copy of the store's log, so that both files have the same
+    size and grow alike (a fair floor: same line, same folder, same file size, same rounds).
+    """
+
+    def __init__(self, path: Path, prefill: Path | None = None):
+        if prefill is not None:
+            shutil.copyfile(prefill, path)
+            with open(path, "rb+") as handle:
+                os.fsync(handle.fileno())
         self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
 
     def append(self, line: bytes) -> None:
@@ -455,14 +483,27 @@ class BareAppend:
 
 
 async def _run_side_by_side(cfg: Config, contenders: list[Contender], warmup: int) -> None:
+    """Every contender appends the same message once per round, in a new random order each round.
+
+    The order matters on a disk that discards freed blocks (ext4 mounted with ``discard``, as
+    here): the original design's rename-over frees its old ``messages.json`` (1 or 10 MB), the
+    discard of those blocks runs after the journal commit, and the next ``fdatasync`` on the disk,
+    whoever makes it, waits behind it. With a fixed order the same contender always came next
+    (this store at 10,000 messages after the original design at 1,000, every second round), so it
+    paid for its neighbour and the bare floor, always run right after the store, never did. A
+    seeded shuffle gives every contender the same chance to follow each neighbour.
+    """
     feed = MessageFactory(seed=22)
+    order_rng = random.Random(23)
     for round_ in range(warmup + cfg.appends):
-        for contender in contenders:
+        message = feed.next()  # the same line for every contender of the round
+        order = list(contenders)
+        order_rng.shuffle(order)
+        for contender in order:
             if round_ >= warmup and (round_ - warmup) % contender.every:
                 continue
             if round_ < warmup and round_ >= 2 and contender.every > 1:
                 continue  # the slow original design: two warm-up appends are plenty
-            message = feed.next()
             item = message if contender.prepare is None else contender.prepare(message)
             start = time.perf_counter()
             if contender.is_async:
@@ -497,7 +538,8 @@ def bench_side_by_side(cfg: Config, root: Path) -> dict[str, Any]:
             )
         )
 
-        bare = BareAppend(store.log_path(project.id, conversation_id).with_name("bare.jsonl"))
+        log_path = store.log_path(project.id, conversation_id)
+        bare = BareAppend(log_path.with_name("bare.jsonl"), prefill=log_path)
         bares.append(bare)
         contenders.append(Contender(Latency(BARE, size), bare.append, prepare=encode_message))
 
@@ -704,11 +746,15 @@ def report(cfg: Config, quick: bool, machine: dict[str, str], s1: dict, s2: dict
     out.append("")
     out.append(f"## 1. Append latency: {cfg.small:,} vs {cfg.large:,} existing messages (fsync'd, interleaved)")
     out.append("")
-    out.append(table(LATENCY_HEADER, [r.row() for r in s1["rows"]]))
+    out.append(table(LATENCY_HEADER, [r.row() for r in [*s1["rows"], *s1["floor_rows"]]]))
     out.append("")
     out.append(
         f"long/short: p50 {s1['ratio_p50']:.2f}x, mean {s1['ratio_mean']:.2f}x, p99 {s1['ratio_p99']:.2f}x "
         f"-> goal 'within 2x' (p50 and mean): {verdict(s1['goal'])}"
+    )
+    out.append(
+        "this store / bare write + fdatasync, no other neighbours (p50, for reference; issue 14's verdict "
+        "is section 2's): " + ", ".join(f"{size:,}: {ratio:.2f}x" for size, ratio in s1["ours_over_bare"].items())
     )
     out.append("")
     out.append(f"## 2. Side by side at {' and '.join(f'{s:,}' for s in cfg.side_sizes)} existing messages")
@@ -793,15 +839,17 @@ def issue14_verdict(quick: bool, s2: dict) -> str:
 
 def to_json(cfg: Config, quick: bool, machine: dict, s1: dict, s2: dict, s3: dict) -> dict[str, Any]:
     def clean(section: dict) -> dict:
-        return {k: ([r.to_json() for r in v] if k == "rows" else v) for k, v in section.items()}
+        return {k: ([r.to_json() for r in v] if k in ("rows", "floor_rows") else v) for k, v in section.items()}
 
+    s1_clean = clean(s1)
+    s1_clean["ours_over_bare"] = {str(k): v for k, v in s1["ours_over_bare"].items()}
     s2_clean = clean(s2)
     s2_clean["ours_over_sqlite"] = {str(k): v for k, v in s2["ours_over_sqlite"].items()}
     s2_clean["ours_over_bare"] = {str(k): v for k, v in s2["ours_over_bare"].items()}
     return {
         "quick": quick,
         "machine": machine,
-        "append_scaling": clean(s1),
+        "append_scaling": s1_clean,
         "side_by_side": s2_clean,
         "load": s3,
     }

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -37,7 +40,7 @@ def test_quick_run_prints_every_table_row(tmp_path: Path) -> None:
     assert names.count("original design (rewrite messages.json)") == 2
     assert names.count("openai-agents SQLiteSession.add_items") == 2  # measured, or marked skipped
     assert names.count("this store via asyncio.to_thread") == 2
-    assert names.count("bare write + fdatasync (floor)") == 2  # issue 14's baseline, same run
+    assert names.count("bare write + fdatasync (floor)") == 4  # issue 14's baseline, sections 1 and 2
     assert "issue 14 · appends: not judged (--quick)" in out
     assert any(row.startswith("| data dir filesystem (df -T)") for row in rows)
     assert "p50 ms" in out and "p99 ms" in out and "mean ms" in out
@@ -54,7 +57,50 @@ def test_quick_run_json(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys:
     scaling = data["append_scaling"]["rows"]
     assert [row["existing"] for row in scaling] == [10, 200]
     assert all(row["n"] > 0 and row["p50_ms"] > 0 for row in scaling)
+    assert [row["existing"] for row in data["append_scaling"]["floor_rows"]] == [10, 200]
     side = {(row["name"], row["existing"]) for row in data["side_by_side"]["rows"]}
     assert ("original design (rewrite messages.json)", 200) in side
     load = data["load"]
     assert load["messages"] == 200 and load["file_bytes"] > 0 and load["tracemalloc_peak_bytes"] > 0
+
+
+def _bench_module(monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.syspath_prepend(str(BENCH.parent))
+    spec = importlib.util.spec_from_file_location("_fair_bench_store", BENCH)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, module)  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_side_by_side_is_fair_to_the_bare_floor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 14's baseline: the same line each round, a file of the same size, no fixed neighbour.
+
+    A disk that discards freed blocks makes whoever follows the original design's rename-over pay
+    for it; with a fixed order that was always this store, never the bare floor.
+    """
+    bench = _bench_module(monkeypatch)
+    calls: list[tuple[str, str]] = []
+
+    def contender(name: str) -> Any:
+        return bench.Contender(bench.Latency(name, 0), lambda message: calls.append((name, message.id)))
+
+    names = ["store", "bare", "original", "sqlite"]
+    cfg = bench.QUICK.__class__(**{**bench.QUICK.__dict__, "appends": 40})
+    asyncio.run(bench._run_side_by_side(cfg, [contender(name) for name in names], 0))
+
+    rounds = [calls[i : i + len(names)] for i in range(0, len(calls), len(names))]
+    assert len(rounds) == 40
+    assert all(len({message_id for _, message_id in round_}) == 1 for round_ in rounds)  # one line per round
+    followers = {name: {b for (a, _), (b, _) in zip(calls, calls[1:]) if a == name} for name in names}
+    assert all(followers[name] >= set(names) - {name} for name in ("original", "store")), followers
+
+    log = tmp_path / "messages.jsonl"
+    log.write_bytes(b'{"a": 1}\n' * 1000)
+    bare = bench.BareAppend(tmp_path / "bare.jsonl", prefill=log)
+    try:
+        bare.append(b'{"b": 2}\n')
+    finally:
+        bare.close()
+    assert (tmp_path / "bare.jsonl").stat().st_size == log.stat().st_size + 9
