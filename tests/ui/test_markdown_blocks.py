@@ -1,8 +1,9 @@
-"""A stored answer is rendered from the blocks cached while it streamed in, exactly as a whole render would be.
+"""A stored answer is rendered from the blocks cached while it streamed in, exactly as a whole render would be;
+the common languages' lexers are compiled off the GUI thread before the first code block.
 
 The end of a stream used to parse the whole answer again on the GUI thread (20 ms of CPU for a
 6.5 KB answer, while the worker held the GIL half the time: bench_ui's 20 MB ``fs.write``
-scenario, docs/benchmarks.md, "Session 7").
+scenario, docs/benchmarks.md, "Session 7"), and the first Python block compiled its lexer there.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crewagent.ui import markdown
@@ -32,11 +33,14 @@ def _whole(text: str) -> markdown.Rendered:
     return markdown._renderer("light").render(text)
 
 
+#: No deadline: an example may compile a code block's lexer (~50-300 ms on a loaded machine).
+@settings(deadline=None)
 @given(text=_texts)
 def test_a_text_rendered_block_by_block_renders_as_the_whole_text_would(text: str) -> None:
     assert markdown.render(text) == _whole(text)
 
 
+@settings(deadline=None)
 @given(text=_texts)
 def test_a_streaming_text_that_a_blank_line_cannot_join_renders_as_the_whole_text(text: str) -> None:
     if markdown._split(text)[1]:
@@ -80,3 +84,27 @@ def test_the_stored_form_of_a_streamed_answer_parses_nothing_again(text: str, mo
 def test_a_text_whose_blocks_join_is_rendered_whole(text: str) -> None:
     markdown.render_growing(text)
     assert markdown.render(text) == _whole(text)
+
+
+def test_the_common_lexers_are_compiled_off_the_gui_thread(qtbot: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    from pygments.lexers import find_lexer_class_by_name
+
+    classes = [find_lexer_class_by_name(name) for name in markdown.WARM_LANGUAGES]
+    for cls in classes:  # as in a fresh process: compiled when first made
+        if "_tokens" in cls.__dict__:
+            monkeypatch.delattr(cls, "_tokens")
+    compiled_on: list[str] = []
+    real = markdown._lexer
+
+    def lexer(language: str) -> Any:
+        compiled_on.append(threading.current_thread().name)
+        return real(language)
+
+    monkeypatch.setattr(markdown, "_lexer", lexer)
+    monkeypatch.setattr(markdown, "_warm_up_scheduled", False)
+    markdown.warm_up_later(0)
+    markdown.warm_up_later(0)  # once
+    qtbot.waitUntil(lambda: all("_tokens" in cls.__dict__ for cls in classes), timeout=30_000)
+    assert compiled_on == ["crewagent-lexers"] * len(classes)

@@ -67,6 +67,7 @@ class DocumentCache:
         cached = self._get(full)
         if cached is not None:
             return cached
+        markdown.warm_up_later()
         rendered = (markdown.render_growing if growing else markdown.render)(text, self.code_theme)
         if not growing:
             # The end of a stream: the document laid out for its last update is most often the
