@@ -656,6 +656,37 @@ def _long_c_calls(threshold_s: float = 0.015, cpu_threshold_s: float = 0.004) ->
     return found
 
 
+def _gui_calls(threshold_s: float = 0.015) -> tuple[list[tuple[float, float, int, str, float]], Callable[[], None]]:
+    """Record the GUI thread's Python and C calls longer than ``threshold_s`` from now on: (start,
+    seconds, depth, call < caller, CPU seconds). Nested calls are all listed (an outer call
+    includes the inner ones); the event loop's own wait is left out. The CPU time is the GUI
+    thread's own work: wall time beyond it was spent waiting for the GIL or for a core (this
+    profiling itself slows the GUI thread's Python down, about twofold). Returns the list and a
+    function that stops."""
+    found: list[tuple[float, float, int, str, float]] = []
+    starts: list[tuple[float, float]] = []
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        if event in ("call", "c_call"):
+            starts.append((time.perf_counter(), time.thread_time()))
+        elif event in ("return", "c_return", "c_exception") and starts:
+            begun, cpu_begun = starts.pop()
+            took = time.perf_counter() - begun
+            if took > threshold_s:
+                name = frame.f_code.co_name if event == "return" else getattr(arg, "__qualname__", str(arg))
+                if name in ("processEvents", "spin_until"):
+                    return
+                where = f"{frame.f_code.co_name}:{Path(frame.f_code.co_filename).name}:{frame.f_lineno}"
+                if event == "return":
+                    caller = frame.f_back
+                    where = f"{Path(frame.f_code.co_filename).name}:{frame.f_code.co_firstlineno}" + (
+                        f" < {caller.f_code.co_name}:{Path(caller.f_code.co_filename).name}" if caller is not None else "")
+                found.append((begun, took, len(starts), f"{name} ({where})", time.thread_time() - cpu_begun))
+
+    sys.setprofile(profile)
+    return found, lambda: sys.setprofile(None)
+
+
 async def _bench_write_file(args: dict[str, Any], ctx: Any) -> dict[str, Any]:
     """bench.write_file: write ``bytes`` bytes of text to ``path`` in 1 MiB writes, then fsync."""
     import asyncio
@@ -781,6 +812,7 @@ def child_latency(payload: dict[str, Any]) -> dict[str, Any]:
                 time.sleep(0.002)
 
         threading.Thread(target=sample, daemon=True).start()
+    gui_calls, stop_gui_calls = _gui_calls() if payload.get("diagnose") else ([], lambda: None)
     ticks: list[float] = []
     probe = QTimer()
     probe.setTimerType(Qt.TimerType.PreciseTimer)
@@ -795,6 +827,7 @@ def child_latency(payload: dict[str, Any]) -> dict[str, Any]:
     gui.spin_until(lambda: {data.big_id, data.background_id} <= finished, 300)
     gui.drain()
     ended = time.perf_counter()
+    stop_gui_calls()
     probe.stop()
     sampling.set()
     memory = proc_status_mb()
@@ -802,6 +835,7 @@ def child_latency(payload: dict[str, Any]) -> dict[str, Any]:
     gui.close()
     return {"ticks": ticks, "events": events, "started": started, "ended": ended, "chunks": chunks[0],
             "memory": memory, "rows": rows, "samples": samples, "long_calls": long_calls, "collections": collections,
+            "gui_calls": gui_calls,
             "outcomes": outcomes}
 
 
@@ -883,7 +917,7 @@ def section_latency(cfg: Config, data: Dataset, results: dict[str, Any], variant
     ticks = out["ticks"]
     late = [(b - a) * MS - PROBE_INTERVAL_MS for a, b in zip(ticks, ticks[1:]) if b >= out["started"]]
     stalls = sorted(((b - a) * MS - PROBE_INTERVAL_MS, (a - out["started"]) * MS) for a, b in zip(ticks, ticks[1:]) if b >= out["started"])[-5:]
-    kept = results.setdefault("latency", {})[variant] = {k: v for k, v in out.items() if k not in ("ticks", "samples", "long_calls", "collections")}
+    kept = results.setdefault("latency", {})[variant] = {k: v for k, v in out.items() if k not in ("ticks", "samples", "long_calls", "collections", "gui_calls")}
     kept["lateness_ms"] = late
     kept["worst_stalls"] = [{"ms": m, "at_ms": at} for m, at in reversed(stalls)]
     number = "2a" if variant == "tool" else "2b"
@@ -927,6 +961,9 @@ def section_latency(cfg: Config, data: Dataset, results: dict[str, Any], variant
             for begun, took, generation in out["collections"]:
                 if begun < end and begun + took > at and took > 0.005:
                     print(f"    gc generation {generation}: {took * MS:.0f} ms")
+            for begun, took, depth, call, cpu in sorted(out["gui_calls"]):
+                if begun < end and begun + took > at:
+                    print(f"    GUI thread{'  ' * min(depth, 12)}: {took * MS:.0f} ms ({cpu * MS:.0f} CPU) in {call}")
         # Load-independent: the C calls of the worker's threads that used the most CPU (the GIL
         # is theirs meanwhile). The turn's thread runs Python between them, so the GUI gets a turn.
         heavy = sorted((c for c in out["long_calls"] if c[2] != "MainThread" and c[4] >= 0), key=lambda c: c[4], reverse=True)[:10]
@@ -934,6 +971,15 @@ def section_latency(cfg: Config, data: Dataset, results: dict[str, Any], variant
         for _begun, took, thread, where, cpu in heavy:
             print(f"- {cpu * MS:.1f} / {took * MS:.1f} {thread}: {where}")
         kept["heaviest_c_calls"] = [{"cpu_ms": c[4] * MS, "wall_ms": c[1] * MS, "thread": c[2], "call": c[3]} for c in heavy]
+        calls = sorted(out["gui_calls"])
+        outer = [c for c in calls if not any(o is not c and o[0] <= c[0] and c[0] + c[1] <= o[0] + o[1] and o[2] < c[2] for o in calls)]
+        print("\nThe GUI thread's calls with the most CPU time (ms CPU / ms wall, at ms from the send; "
+              "the calls inside them over 15 ms):\n")
+        for begun, took, depth, call, cpu in sorted(outer, key=lambda c: c[4], reverse=True)[:12]:
+            print(f"- {cpu * MS:.0f} / {took * MS:.0f} at {(begun - out['started']) * MS:.0f}: {call}")
+            inner = [c for c in calls if c[0] >= begun and c[0] + c[1] <= begun + took and c[2] > depth]
+            for _b, t, d, name, c_cpu in inner[:8]:
+                print(f"  {'  ' * min(d - depth, 10)}{c_cpu * MS:.0f} / {t * MS:.0f} {name}")
         gen2 = [took for _, took, generation in out["collections"] if generation == 2]
         print(f"\n{len(out['collections'])} garbage collections, {len(gen2)} of generation 2 "
               f"(max {max(gen2, default=0) * MS:.0f} ms, total {sum(gen2) * MS:.0f} ms).")

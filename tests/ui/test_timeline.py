@@ -375,6 +375,7 @@ def _loaded_model(messages: tuple[TimelineMessage, ...]) -> TimelineModel:
 
 def test_the_end_of_a_stream_lays_the_answer_out_whole_once(qtbot: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     from crewagent.ui import markdown as markdown_module
+    from crewagent.ui.timeline import documents
 
     renders: list[str] = []
     real = markdown_module.render
@@ -412,12 +413,16 @@ def test_the_end_of_a_stream_lays_the_answer_out_whole_once(qtbot: Any, monkeypa
     model.append_text(text)
     settle()
     assert grown == [text] and renders == []  # streaming: block by block (render_growing)
+    built: list[float] = []
+    real_document = documents._document
+    monkeypatch.setattr(documents, "_document", lambda font, width: built.append(width) or real_document(font, width))
 
     model.end_stream()  # the stored form is rendered whole, once ...
     settle()
     model.add_message(assistant("m2", text))  # ... and the stored message replacing the row reuses it
     settle()
     assert renders == [text]
+    assert built == []  # the same HTML as the stream's last update: its document is laid out already
     assert view.visualRect(model.index_of_key("m2")).intersects(view.viewport().rect())
 
 
