@@ -15,8 +15,9 @@ pid, and asks the server (their parent) for their exit status.
         os.kill(pid, signal.SIGKILL)
         status = forker.wait(pid)  # as os.waitpid's status
 
-Closing the forker ends and reaps the server, so its CPU and its children's count as this
-process's children (RUSAGE_CHILDREN), as a direct fork's would.
+Closing the forker ends and reaps the server, which first kills and reaps any child not waited
+for (a test that failed before its kill leaves no appender running); so the server's CPU and its
+children's count as this process's children (RUSAGE_CHILDREN), as a direct fork's would.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -98,19 +100,25 @@ def _serve() -> None:  # pragma: no cover - runs in the server
     for name in sys.argv[3:]:
         importlib.import_module(name)
     sock.send(json.dumps({"ready": True}).encode())
+    running: set[int] = set()
     while True:
         message, fds, _flags, _address = socket.recv_fds(sock, _MAX, 1)
         if not message:
-            return  # the test closed its end
+            break  # the test closed its end
         request = json.loads(message)
         if "wait" in request:
             _, status = os.waitpid(request["wait"], 0)
+            running.discard(request["wait"])
             sock.send(json.dumps({"status": status}).encode())
             continue
         pid = os.fork()
         if pid == 0:
             sock.close()
             _run(request["fork"], fds[0], request["args"])
+        running.add(pid)
         for fd in fds:
             os.close(fd)
         sock.send(json.dumps({"pid": pid}).encode())
+    for pid in running:  # a test that failed before its kill: no child outlives the server
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
