@@ -3,7 +3,8 @@
 A forked child appends through RuntimeStore and writes each acknowledged message id to a pipe
 right after ``append_message`` returns. The parent kills it at a random moment and checks, with a
 fresh store, that the log kept every acknowledged append in order, at most the one in flight on
-top, and that every line of the file is either a loaded message or a reported problem.
+top, and that every line of the file is either a loaded message or a reported problem. The kill
+loop's children are forked from a lean server (tests/fakes/lean_fork.py), not from the test worker.
 """
 
 from __future__ import annotations
