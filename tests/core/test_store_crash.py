@@ -3,7 +3,8 @@
 A forked child appends through RuntimeStore and writes each acknowledged message id to a pipe
 right after ``append_message`` returns. The parent kills it at a random moment and checks, with a
 fresh store, that the log kept every acknowledged append in order, at most the one in flight on
-top, and that every line of the file is either a loaded message or a reported problem.
+top, and that every line of the file is either a loaded message or a reported problem. The kill
+loop's children are forked from a lean server (tests/fakes/lean_fork.py), not from the test worker.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import random
 import signal
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,8 @@ import pytest
 from crewagent.core.messages import ConversationMessage
 from crewagent.core.store import RuntimeStore
 from crewagent.core.store.log import QUARANTINE_NAME
+from tests.core.store_crash_child import append_messages, message_for
+from tests.fakes.lean_fork import LeanForker
 
 pytestmark = [
     pytest.mark.slow,
@@ -35,38 +38,6 @@ KILLS = 220
 # Every round reloads and re-parses the whole log: ten rounds per conversation keep that reload
 # (and so each round) short while every conversation still sees ten kills in a row.
 ROUNDS_PER_CONVERSATION = 10
-BIG_TOOL_BYTES = 50 * 1024
-
-
-def message_for(tag: str) -> ConversationMessage:
-    """The message with id ``tag``: the same in the child that appends it and the parent that checks it."""
-    rng = random.Random(tag)
-    kind = rng.random()
-    if kind < 0.25:
-        # Offloaded: a tool output over 50 KB that must come back in full.
-        size = rng.randint(BIG_TOOL_BYTES + 1, 3 * BIG_TOOL_BYTES)
-        chunk = f"{tag} ✓ output\n"
-        content = (chunk * (size // len(chunk) + 1))[:size]
-        return ConversationMessage(
-            id=tag, role="tool", createdAt="2026-01-01T00:00:00.000Z", content=content,
-            tool_call_id=f"call_{tag}", toolName="shell",
-        )
-    if kind < 0.35:
-        # A long inline line (user text is never offloaded): many pages per write, so a kill can
-        # land in the middle of writing it and leave a torn tail.
-        size = rng.randint(256 * 1024, 1024 * 1024)
-        return ConversationMessage(
-            id=tag, role="user", createdAt="2026-01-01T00:00:00.000Z", content=(tag + " ") * (size // (len(tag) + 1)),
-        )
-    if kind < 0.55:
-        return ConversationMessage(
-            id=tag, role="assistant", createdAt="2026-01-01T00:00:00.000Z", content=None,
-            tool_calls=[{"id": f"call_{tag}", "type": "function", "function": {"name": "ls", "arguments": '{"p": "."}'}}],
-        )
-    return ConversationMessage(
-        id=tag, role="user", createdAt="2026-01-01T00:00:00.000Z", content=f"message {tag}: héllo 🙂 中文",
-        extraField={"n": rng.randint(0, 10**6)},
-    )
 
 
 def _run_child(body: Callable[[int], None]) -> tuple[int, int]:
@@ -128,23 +99,15 @@ def _read_all(fd: int, head: bytes = b"") -> list[str]:
 def _appender(data_dir: Path, project_id: str, conversation_id: str, prefix: str, count: int | None = None,
               go_fd: int | None = None, ready: bool = False) -> Callable[[int], None]:
     def body(write_fd: int) -> None:
-        store = RuntimeStore(data_dir)
-        if ready:
-            os.write(write_fd, b"READY\n")
-        if go_fd is not None:
-            os.read(go_fd, 1)
-        number = 0
-        while count is None or number < count:
-            tag = f"{prefix}_{number}"
-            store.append_message(project_id, conversation_id, message_for(tag))
-            os.write(write_fd, f"{tag}\n".encode())  # acknowledged: append_message returned
-            number += 1
+        append_messages(write_fd, str(data_dir), project_id, conversation_id, prefix, count, go_fd, ready)
 
     return body
 
 
-def _check_every_line_accounted_for(log_path: Path, result) -> tuple[bool, int]:  # type: ignore[no-untyped-def]
-    """Each non-blank line is a loaded message or a reported problem; returns (torn tail?, bad lines)."""
+def _check_every_line_accounted_for(log_path: Path, result, parsed: dict[bytes, str | None]) -> tuple[bool, int]:  # type: ignore[no-untyped-def]
+    """Each non-blank line is a loaded message or a reported problem; returns (torn tail?, bad lines).
+    ``parsed``: the id each line parses to (None: it does not), kept between the rounds of one
+    log, which only grows: each line is parsed once, not once per round."""
     data = log_path.read_bytes()
     loaded_ids = [m.id for m in result.messages]
     parsed_ids: list[str] = []
@@ -152,10 +115,16 @@ def _check_every_line_accounted_for(log_path: Path, result) -> tuple[bool, int]:
     for number, raw in enumerate(data.split(b"\n"), start=1):
         if not raw.strip():
             continue
-        try:
-            parsed_ids.append(ConversationMessage.model_validate_json(raw).id)
-        except ValueError:
+        if raw not in parsed:
+            try:
+                parsed[raw] = ConversationMessage.model_validate_json(raw).id
+            except ValueError:
+                parsed[raw] = None
+        parsed_id = parsed[raw]
+        if parsed_id is None:
             bad_lines.append(number)
+        else:
+            parsed_ids.append(parsed_id)
     assert parsed_ids == loaded_ids
     assert result.skipped_lines == bad_lines, "a damaged line went unreported (or a good one was reported)"
     if bad_lines:
@@ -167,7 +136,15 @@ def _check_every_line_accounted_for(log_path: Path, result) -> tuple[bool, int]:
     return (bool(data) and not data.endswith(b"\n")), len(bad_lines)
 
 
-def test_sigkill_during_appends_loses_no_acknowledged_message(store, project) -> None:
+@pytest.fixture
+def lean_forker() -> Iterator[LeanForker]:
+    """Forks the kill loop's children from a process that imported only the store (tests/fakes/lean_fork.py):
+    forking the test worker itself costs its size in CPU, in the parent and again in every child."""
+    with LeanForker(["tests.core.store_crash_child"]) as forker:
+        yield forker
+
+
+def test_sigkill_during_appends_loses_no_acknowledged_message(store, project, lean_forker: LeanForker) -> None:
     rng = random.Random(20260101)
     data_dir = store.data_dir
     seen: dict[str, list[str]] = {}  # conversation id -> message ids loaded after the previous kill
@@ -180,8 +157,14 @@ def test_sigkill_during_appends_loses_no_acknowledged_message(store, project) ->
             conversation_id = store.create_conversation(project.id, title=f"crash {round_no}").id
             seen[conversation_id] = []
             torn_before[conversation_id] = False
+            parsed: dict[bytes, str | None] = {}
         prefix = f"r{round_no}"
-        pid, read_fd = _run_child(_appender(data_dir, project.id, conversation_id, prefix, ready=True))
+        read_fd, write_fd = os.pipe()
+        pid = lean_forker.fork(
+            "tests.core.store_crash_child:append_messages", write_fd, str(data_dir), project.id, conversation_id, prefix,
+            None, None, True,
+        )
+        os.close(write_fd)
         # The random delay starts once the child runs: on a loaded machine a fork can wait longer
         # than the whole delay to be scheduled, and a kill before the first append tests nothing.
         head = _wait_ready(read_fd)
@@ -191,7 +174,7 @@ def test_sigkill_during_appends_loses_no_acknowledged_message(store, project) ->
         head = _wait_acks(read_fd, head, rng.choice((0, 1, 2)))
         time.sleep(rng.uniform(0.0, 0.04))
         os.kill(pid, signal.SIGKILL)
-        _, status = os.waitpid(pid, 0)
+        status = lean_forker.wait(pid)
         lines = _read_all(read_fd, head)
         errors = [line for line in lines if line.startswith("ERROR")]
         assert not errors, errors
@@ -214,7 +197,7 @@ def test_sigkill_during_appends_loses_no_acknowledged_message(store, project) ->
             assert new[0] == f"{prefix}_0"
 
         log_path = fresh.log_path(project.id, conversation_id)
-        torn, bad = _check_every_line_accounted_for(log_path, result)
+        torn, bad = _check_every_line_accounted_for(log_path, result, parsed)
         torn_before[conversation_id] = torn
         stats["torn_tails"] += torn
         if round_no % ROUNDS_PER_CONVERSATION == ROUNDS_PER_CONVERSATION - 1:

@@ -6,6 +6,7 @@ import json
 import os
 import string
 import tempfile
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +77,7 @@ def _with(base: st.SearchStrategy[dict[str, Any]], optional: dict[str, st.Search
     return st.builds(lambda b, o, x: {**b, **o, **x}, base, st.fixed_dictionaries({}, optional=optional), extras)
 
 
+@cache  # built once: ``conversations`` draws from it for every message of every example
 def openai_message(large: bool) -> st.SearchStrategy[dict[str, Any]]:
     """A valid OpenAI chat message (with unknown extra keys); ``large`` allows > 50 KB tool outputs."""
     system = _with(st.fixed_dictionaries({"role": st.just("system"), "content": text}), {"name": safe_id})

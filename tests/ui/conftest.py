@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -14,6 +15,8 @@ from PySide6.QtCore import QEvent, QMimeData, QPointF, Qt
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication, QWidget
 
+from crewagent.core import turn_host
+from crewagent.core.llm.demo import start_demo_server
 from crewagent.ui.dialogs import ExportAnswer, NewProjectAnswer, UnsavedAnswer
 from crewagent.ui.mainwindow import MainWindow
 from crewagent.worker import WorkerThread
@@ -29,6 +32,17 @@ from tests.worker.gui_thread import wait_signal
 for _module in ("jsonschema", "keyring.backends.SecretService", "keyring.backends.libsecret", "keyring.backends.kwallet"):
     with contextlib.suppress(ImportError):
         importlib.import_module(_module)
+
+
+@pytest.fixture(autouse=True)
+def unpaced_demo(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The demo provider that a window's worker starts streams without the app's pause of 20 ms
+    per chunk: what a test waits for comes as soon as it is ready, and a streamed answer repaints
+    the window a few times instead of once per chunk (about a tenth of the UI tests' CPU, most of
+    it painting timeline rows). Tests that stop a turn mid-stream script their own pacing
+    (scripted_llm); the benchmarks' smoke tests keep the app's pacing."""
+    if not request.module.__name__.rpartition(".")[2].startswith("test_bench_"):
+        monkeypatch.setattr(turn_host, "start_demo_server", functools.partial(start_demo_server, chunk_delay=0.0))
 
 
 def _top_level_widgets() -> dict[int, QWidget]:
