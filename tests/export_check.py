@@ -48,7 +48,8 @@ def _logs(root: Path) -> Iterator[tuple[Path, Path, str]]:
             except OSError:
                 continue
             for log in found:
-                project_dir = log.parents[3] if log.name == "messages.jsonl" else log.parents[4]
+                # <data>/projects/<project>/conversations/<conversation>/[agents/]<log>
+                project_dir = log.parents[2] if log.name == "messages.jsonl" else log.parents[3]
                 yield project_dir.parent.parent, log, project_dir.name
 
 
