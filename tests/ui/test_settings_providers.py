@@ -72,12 +72,19 @@ def test_the_picker_lists_every_preset_and_shows_what_each_needs(
 
 
 def test_opening_settings_offers_a_local_server_that_answers_with_its_models(
-    qtbot: Any, main: MainWindow, isolated_dirs: dict[str, Path], monkeypatch: Any  # noqa: F811
+    qtbot: Any, worker_thread: WorkerThread, dialogs: ScriptedDialogs, monkeypatch: Any
 ) -> None:
     with ScriptedServer() as server:
-        server.script(models("qwen3:8b", "llama3.1:latest"))
+        # Two probes, both answered: the window's own at its first start on the demo provider, then
+        # the dialog's. The server is known before the window exists: a window made first would
+        # probe in the background at a moment the test does not control (it was flaky that way).
+        server.script(models("qwen3:8b", "llama3.1:latest"), models("qwen3:8b", "llama3.1:latest"))
         monkeypatch.setenv("CREWAGENT_LOCAL_SERVERS", f"ollama={server.base_url}")
         monkeypatch.setattr(discovery, "PROBE_TIMEOUT", 20.0)  # 1 s is for a real machine, not a loaded test run
+        main = MainWindow(worker_thread.worker, dialogs=dialogs)
+        qtbot.addWidget(main)
+        main.show()
+        qtbot.waitUntil(lambda: main.start_page.local_label.isVisible(), timeout=60_000)  # the window's probe answered
         dialog = open_settings(qtbot, main)
         offer = dialog.llm_page.local_offer
         qtbot.waitUntil(lambda: len(offer.buttons) == 1, timeout=60_000)  # 15 s ran out at load ~24
@@ -89,7 +96,9 @@ def test_opening_settings_offers_a_local_server_that_answers_with_its_models(
         assert page.current_provider() == "ollama" and page.base_url.text() == server.base_url
         assert [page.model.itemText(row) for row in range(page.model.count())] == ["llama3.1:latest", "qwen3:8b"]
         assert page.model.currentText() == "llama3.1:latest"
-        server.assert_all_used()
+        qtbot.waitUntil(server.assert_all_used, timeout=60_000)  # the dialog's own probe may still be on its way
+        dialog.close()
+        main.close()
 
 
 def test_a_first_start_on_the_demo_mentions_a_local_server_on_the_start_page(
