@@ -49,7 +49,7 @@ def row_detail(main: MainWindow, conversation_id: str) -> str:
 def test_a_streaming_conversation_row_shows_its_count_and_that_it_streams(
     qtbot: Any, scripted_llm: ScriptedServer, project: Any, make_window: Callable[[], MainWindow]
 ) -> None:
-    scripted_llm.script(slow_text(*[f"word{i} " for i in range(60)], interval=0.03))
+    scripted_llm.script(slow_text(*[f"word{i} " for i in range(100)], interval=0.03))  # 3 s: long enough to be seen at load 20
     main = make_window()
     open_conversation(qtbot, main, project.root)
     conversation = main.project_view.conversation
@@ -57,7 +57,9 @@ def test_a_streaming_conversation_row_shows_its_count_and_that_it_streams(
     assert row_detail(main, cid) == "No messages"
     say(qtbot, main, "tell me a story", wait=False)
     qtbot.waitUntil(lambda: conversation.model.streaming, timeout=10_000)
-    assert row_detail(main, cid) == "1 message · streaming…"
+    # The row hears of the stream through the works panel's own signal: it may show it a moment later.
+    qtbot.waitUntil(lambda: row_detail(main, cid) == "1 message · streaming…", timeout=2_500)
+    assert conversation.model.streaming
     qtbot.waitUntil(lambda: not conversation.busy, timeout=10_000)
     qtbot.waitUntil(lambda: row_detail(main, cid) == "2 messages", timeout=5_000)
 
