@@ -131,11 +131,11 @@ def lc_setup(
     return trim, back, to_lc
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="1,000 messages and few trials (smoke run)")
     parser.add_argument("--messages", type=int, default=10_000)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     n = 1_000 if args.quick else args.messages
     repeat = 3 if args.quick else 30
     trials = 5 if args.quick else 40

@@ -390,6 +390,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="a few rounds only (smoke run)")
     parser.add_argument("--rounds", type=int, default=None)
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    parser.add_argument("--json-file", type=Path, default=None, help="also write the JSON to this file (the tables still print)")
     parser.add_argument("--data-dir", type=Path, default=None, help="scratch folder (default: a temporary one)")
     args = parser.parse_args(argv)
     rounds = args.rounds or (5 if args.quick else 200)
@@ -398,10 +399,13 @@ def main(argv: list[str] | None = None) -> int:
         scratch = Path(tmp)
         result = asyncio.run(_run(rounds, warmup, scratch))
         machine = _machine(scratch)
+    data = {"machine": machine, "rounds": rounds, **result}
     if args.json:
-        print(json.dumps({"machine": machine, "rounds": rounds, **result}, indent=2))
+        print(json.dumps(data, indent=2))
     else:
         _print(result, machine, rounds)
+    if args.json_file:
+        args.json_file.write_text(json.dumps(data, indent=2), encoding="utf-8")
     return 0
 
 

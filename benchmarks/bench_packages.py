@@ -116,12 +116,12 @@ def machine() -> str:
     return f"{os.cpu_count()} CPUs, {model}, Python {platform.python_version()}, {platform.system()} {platform.release()}"
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--quick", action="store_true", help="20 steps, 2 runs")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     steps, runs = (20, 2) if args.quick else (args.steps, args.runs)
     with tempfile.TemporaryDirectory(prefix="bench-packages-") as scratch:
         tmp = Path(scratch)

@@ -859,6 +859,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes: a smoke run (figures meaningless)")
     parser.add_argument("--json", action="store_true", help="print the results as JSON instead of tables")
+    parser.add_argument("--json-file", type=Path, help="also write the results as JSON to this file (the tables still print)")
     parser.add_argument("--data-dir", help="where to create the scratch data (default: a temp dir); "
                         "its filesystem decides the fsync cost")
     parser.add_argument("--keep", action="store_true", help="keep the scratch data")
@@ -887,6 +888,8 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(to_json(cfg, args.quick, machine, s1, s2, s3), indent=2))
         else:
             print(report(cfg, args.quick, machine, s1, s2, s3))
+        if args.json_file:
+            args.json_file.write_text(json.dumps(to_json(cfg, args.quick, machine, s1, s2, s3), indent=2), encoding="utf-8")
         if args.profile:
             progress("profile ...")
             print("\n## Profile: appends into the long conversation\n", file=sys.stderr if args.json else sys.stdout)

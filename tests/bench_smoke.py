@@ -1,27 +1,48 @@
-"""A benchmark script's ``main()`` run inside the test process, for the second smoke run of a script.
+"""A benchmark script's ``main()`` run inside the test process.
 
-Each benchmark's first smoke test starts the script as a program (a fresh interpreter: proof that
-it runs on its own); a second run of the same script (``--json``) needs no second interpreter,
-which would import the app again (~1.5 CPU-s).
+A smoke test proves that a script runs end to end and prints its tables; a fresh interpreter per
+script proves nothing more, and imports the app again (~1.5 CPU-s, ~2.5 with Qt). One script,
+bench_context.py, is still started as a program (tests/core/test_context_bench.py): proof that a
+benchmark runs on its own with one command. Two tests of the same script (its tables, its JSON)
+share one run through a module fixture (``run_once``); such a module is one xdist group, so
+that the run is made once, on one worker.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import io
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 
-def run_main(script: Path, argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> str:
-    """``script``'s ``main(argv)`` in this process (its folder on sys.path, as when it runs); its stdout."""
+def _load(script: Path, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
     monkeypatch.syspath_prepend(str(script.parent))  # the benchmarks import their helpers (_timing)
     spec = importlib.util.spec_from_file_location(f"_smoke_{script.stem}", script)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(sys.modules, spec.name, module)  # dataclasses look their module up there
     spec.loader.exec_module(module)
+    return module
+
+
+def run_main(script: Path, argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> str:
+    """``script``'s ``main(argv)`` in this process (its folder on sys.path, as when it runs); its stdout."""
+    module = _load(script, monkeypatch)
     capsys.readouterr()
     assert module.main(argv) == 0
     return capsys.readouterr().out
+
+
+def run_once(script: Path, argv: list[str]) -> str:
+    """``run_main`` for a module-scoped fixture (no test's monkeypatch or capsys): its stdout."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        module = _load(script, monkeypatch)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            assert module.main(argv) == 0
+    return out.getvalue()

@@ -5,33 +5,28 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.bench_smoke import run_main
+from tests.bench_smoke import run_once
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_store.py"
 
-pytestmark = pytest.mark.slow  # a benchmark in a subprocess: started first under xdist
+# One run in the test process (its tables and its JSON file) for both tests: one worker makes it.
+pytestmark = pytest.mark.xdist_group("bench_store_smoke")
 
 
-def _run(tmp_path: Path, *extra: str) -> str:
-    proc = subprocess.run(
-        [sys.executable, str(BENCH), "--quick", "--data-dir", str(tmp_path / "bench"), *extra],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, Any], Path]:
+    tmp_path = tmp_path_factory.mktemp("bench_store")
+    out = run_once(BENCH, ["--quick", "--data-dir", str(tmp_path / "bench"), "--json-file", str(tmp_path / "results.json")])
+    return out, json.loads((tmp_path / "results.json").read_text(encoding="utf-8")), tmp_path
 
 
-def test_quick_run_prints_every_table_row(tmp_path: Path) -> None:
-    out = _run(tmp_path)
+def test_quick_run_prints_every_table_row(quick_run: tuple[str, dict[str, Any], Path]) -> None:
+    out, _data, tmp_path = quick_run
     for heading in ("## 1. Append latency", "## 2. Side by side", "## 3. Load"):
         assert heading in out
     rows = [line for line in out.splitlines() if line.startswith("| ")]
@@ -51,8 +46,8 @@ def test_quick_run_prints_every_table_row(tmp_path: Path) -> None:
     assert not any((tmp_path / "bench").iterdir())
 
 
-def test_quick_run_json(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    data = json.loads(run_main(BENCH, ["--quick", "--json", "--data-dir", str(tmp_path / "bench")], monkeypatch, capsys))
+def test_quick_run_json(quick_run: tuple[str, dict[str, Any], Path]) -> None:
+    _out, data, _tmp_path = quick_run
     assert data["quick"] is True
     scaling = data["append_scaling"]["rows"]
     assert [row["existing"] for row in scaling] == [10, 200]

@@ -3,27 +3,28 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.bench_smoke import run_main
+from tests.bench_smoke import run_once
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_llm.py"
 
-pytestmark = pytest.mark.slow  # a benchmark in a subprocess: started first under xdist
+# One run in the test process (its tables and its JSON file) for both tests: one worker makes it.
+pytestmark = pytest.mark.xdist_group("bench_llm_smoke")
 
 
-def _run(*extra: str) -> str:
-    proc = subprocess.run([sys.executable, "-W", "error", str(BENCH), "--quick", *extra], capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, Any]]:
+    results = tmp_path_factory.mktemp("bench_llm") / "results.json"
+    out = run_once(BENCH, ["--quick", "--rounds", "3", "--json-file", str(results)])
+    return out, json.loads(results.read_text(encoding="utf-8"))
 
 
-def test_quick_run_prints_both_tables() -> None:
-    out = _run()
+def test_quick_run_prints_both_tables(quick_run: tuple[str, dict[str, Any]]) -> None:
+    out, _data = quick_run
     assert "## 1. First byte -> first TextDelta" in out and "## 2. Per-turn time" in out
     names = [line.split("|")[1].strip() for line in out.splitlines() if line.startswith("| ")]
     assert "adapter: first byte -> first TextDelta" in names
@@ -34,8 +35,8 @@ def test_quick_run_prints_both_tables() -> None:
     assert "Goal first byte -> first TextDelta < 2 ms" in out and "Goal per-turn overhead < 5 ms" in out
 
 
-def test_json_output(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    data = json.loads(run_main(BENCH, ["--quick", "--json", "--rounds", "3"], monkeypatch, capsys))
+def test_json_output(quick_run: tuple[str, dict[str, Any]]) -> None:
+    _out, data = quick_run
     assert data["rounds"] == 3
     assert data["first_byte"][0]["n"] == 3
     assert set(data["turns"]) == {"text", "tools"}

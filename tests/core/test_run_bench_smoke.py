@@ -3,21 +3,17 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.bench_smoke import run_main
+
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_run.py"
 
-pytestmark = pytest.mark.slow  # a benchmark in a subprocess: started first under xdist
 
-
-def test_quick_run_prints_the_side_by_side_table() -> None:
-    proc = subprocess.run([sys.executable, "-W", "error", str(BENCH), "--quick", "--json"], capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    data = json.loads(proc.stdout)
+def test_quick_run_prints_the_side_by_side_table(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    data = json.loads(run_main(BENCH, ["--quick", "--json"], monkeypatch, capsys))
     assert set(data["turns"]) == {"text", "state write"}
     for per_turn in data["turns"].values():
         assert set(per_turn) == {"first", "next"}

@@ -2,22 +2,19 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
+
+import pytest
+
+from tests.bench_smoke import run_main
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_search.py"
 
 
-def test_quick_run_compares_the_scan_and_the_index(tmp_path: Path) -> None:
-    proc = subprocess.run(
-        [sys.executable, str(BENCH), "--quick", "--data-dir", str(tmp_path / "bench")],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert proc.returncode == 0, proc.stderr
-    out = proc.stdout
+def test_quick_run_compares_the_scan_and_the_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = run_main(BENCH, ["--quick", "--data-dir", str(tmp_path / "bench")], monkeypatch, capsys)
     assert "| machine |" in out and "| sqlite |" in out
     assert "index: first build" in out and "index: size on disk" in out
     rows = [line for line in out.splitlines() if line.startswith("| 2 MB |")]
