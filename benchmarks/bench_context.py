@@ -134,9 +134,9 @@ def lc_setup(
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="1,000 messages and few trials (smoke run)")
-    parser.add_argument("--messages", type=int, default=10_000)
+    parser.add_argument("--messages", type=int, default=None, help="default 10,000 (--quick: 1,000)")
     args = parser.parse_args(argv)
-    n = 1_000 if args.quick else args.messages
+    n = args.messages or (1_000 if args.quick else 10_000)
     repeat = 3 if args.quick else 30
     trials = 5 if args.quick else 40
     counter = default_counter()

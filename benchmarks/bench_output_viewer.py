@@ -139,11 +139,11 @@ def set_at_once(app: QApplication, text: str) -> dict[str, float]:
     return {"first": (finished - started) * 1000, "total": finished - started, "stall": meter.worst_ms, "search": float("nan")}
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="3 MB instead of 30 MB")
     parser.add_argument("--megabytes", type=float, default=None)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     size = args.megabytes or (3.0 if args.quick else 30.0)
     app = QApplication.instance() or QApplication(sys.argv[:1])
     assert isinstance(app, QApplication)

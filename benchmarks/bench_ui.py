@@ -3,6 +3,7 @@
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/bench_ui.py           # full run, a few minutes
     QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/bench_ui.py --quick   # small sizes: a smoke run
+    ... bench_ui.py --smoke                                                     # tiniest sizes, one process: the smoke test
     ... bench_ui.py --json                                                      # machine-readable results
 
 Every measurement runs the real app: the MainWindow, the Worker in its QThread, the TurnWorker's
@@ -114,6 +115,25 @@ QUICK = Config(
     cold_runs=1,
     quick=True,
 )
+
+#: ``--smoke`` (tests/ui/test_bench_ui_smoke.py): the smallest sizes that still take every code
+#: path and print every row, and every section's child run inside this process (one interpreter
+#: and one app import instead of five; section 3 still starts a real ``crewagent gui``). Its
+#: figures mean nothing: it only proves that the benchmark runs end to end.
+SMOKE = Config(
+    messages=160,  # above a first page (150 messages) and the rows a window shows (120): both paths run
+    tool_parts=2,
+    opens=2,
+    wheel_steps=2,
+    stream_before_tool_s=0.1,
+    stream_after_tool_s=0.1,
+    write_bytes=64 * 1024,
+    conversations=3,
+    cold_runs=1,
+    quick=True,
+)
+#: Set by ``--smoke``: ``run_child`` calls the child in this process instead of starting one.
+_CHILDREN_HERE = False
 
 
 # -- helpers --------------------------------------------------------------------------------------
@@ -296,6 +316,8 @@ def prepare_cold_data(cfg: Config, scratch: Path) -> tuple[str, str, str]:
 
 
 def run_child(kind: str, payload: dict[str, Any], env: dict[str, str], timeout: float) -> dict[str, Any]:
+    if _CHILDREN_HERE:
+        return _child_here(kind, payload, env)
     proc = subprocess.run(
         [sys.executable, __file__, "--_child", kind, json.dumps(payload)],
         capture_output=True, text=True, timeout=timeout, env=env,
@@ -303,6 +325,26 @@ def run_child(kind: str, payload: dict[str, Any], env: dict[str, str], timeout: 
     if proc.returncode != 0:
         raise SystemExit(f"the {kind} child failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _child_here(kind: str, payload: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
+    """``--smoke``: the child's work in this process, under the child's environment; its result as
+    the parent would read it from a child's stdout (through JSON)."""
+    saved = dict(os.environ)
+    os.environ.update(env)
+    try:
+        return json.loads(json.dumps(child_result(kind, payload)))
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def child_result(kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """What a child of ``kind`` measures (in a child process, or in this one with ``--smoke``)."""
+    if kind == "run":
+        result: dict[str, Any] = _bench_run_ui.child(payload, _Gui, PROBE_INTERVAL_MS)
+        return result
+    return {"open": child_open, "latency": child_latency}[kind](payload)
 
 
 def child_env(config_dir: str, data_dir: str) -> dict[str, str]:
@@ -329,11 +371,14 @@ class _Gui:
 
         from crewagent.ui.app import setup_application
 
-        self.app = QApplication([sys.argv[0]])
         from crewagent.core import tuning
 
-        tuning.tune_gui_process()  # as run_gui does
-        setup_application(self.app)
+        app = QApplication.instance()
+        if app is None:  # --smoke runs every section's child in one process: the first one made the app
+            app = QApplication([sys.argv[0]])
+            tuning.tune_gui_process()  # as run_gui does
+            setup_application(app)
+        self.app = app
         from crewagent.ui.mainwindow import MainWindow
         from crewagent.worker import Worker, WorkerThread
 
@@ -365,8 +410,14 @@ class _Gui:
         self.spin_until(lambda: self.window.project_view.loaded, 30)
 
     def close(self) -> None:
+        from PySide6.QtCore import QCoreApplication, QEvent
+
+        self._heartbeat.stop()
         self.window.close()
         self.host.stop()
+        # Gone, not only hidden: with --smoke the next section's window shares this process.
+        self.window.deleteLater()
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
 
 
 class _PaintProbe:
@@ -1031,6 +1082,8 @@ def section_cold(cfg: Config, scratch: Path, results: dict[str, Any]) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="small sizes, a smoke run")
+    parser.add_argument("--smoke", action="store_true",
+                        help="the smallest sizes, every child in this process: proves the benchmark runs (its tests)")
     parser.add_argument("--json", action="store_true", help="also print the raw results as JSON at the end")
     parser.add_argument("--only", choices=("open", "latency", "cold", "run"), action="append", help="run only these sections")
     parser.add_argument("--variant", choices=tuple(VARIANTS), action="append",
@@ -1046,16 +1099,14 @@ def main(argv: list[str] | None = None) -> int:
         if kind == "serve_run":
             _bench_run_ui.serve(payload)
             return 0
-        if kind == "run":
-            print(json.dumps(_bench_run_ui.child(payload, _Gui, PROBE_INTERVAL_MS)))
-            return 0
-        result = {"open": child_open, "latency": child_latency}[kind](payload)
-        print(json.dumps(result))
+        print(json.dumps(child_result(kind, payload)))
         return 0
 
-    cfg = QUICK if args.quick else Config()
+    global _CHILDREN_HERE
+    _CHILDREN_HERE = args.smoke
+    cfg = SMOKE if args.smoke else QUICK if args.quick else Config()
     sections = args.only or ["open", "latency", "cold", "run"]
-    print("# Desktop UI benchmark" + (" (--quick)" if args.quick else ""))
+    print("# Desktop UI benchmark" + (" (--smoke)" if args.smoke else " (--quick)" if args.quick else ""))
     print()
     print(table(["machine", ""], [[k, v] for k, v in machine()]))
     results: dict[str, Any] = {"config": asdict(cfg)}

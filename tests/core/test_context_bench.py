@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.bench_smoke import run_main
+
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_context.py"
 
-pytestmark = pytest.mark.slow  # a benchmark in a subprocess: started first under xdist
 
-
-def test_quick_run_prints_the_tables_and_our_builds_never_fail() -> None:
-    proc = subprocess.run([sys.executable, str(BENCH), "--quick"], capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    out = proc.stdout
+def test_quick_run_prints_the_tables_and_our_builds_never_fail(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    out = run_main(BENCH, ["--quick", "--messages", "300"], monkeypatch, capsys)
     assert "## 1. Build the context" in out and "## 2. Side by side" in out
     rows = [line.split("|") for line in out.splitlines() if line.startswith("| defaults")]
     assert len(rows) == 4 and all(row[-2].strip() == "yes" for row in rows)
