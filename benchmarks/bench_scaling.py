@@ -81,6 +81,9 @@ class Config:
 
 FULL = Config(sizes=(100, 1_000, 10_000, 100_000), appends=60, loads=3, builds=3, opens=3, searches=10, scans=2)
 QUICK = Config(sizes=(100, 1_000), appends=5, loads=1, builds=1, opens=1, searches=2, scans=1)
+#: ``--smoke`` (tests/ui/test_bench_scaling_smoke.py): two sizes, the larger above a first page (150
+#: messages), and the window in this process (the tests' QApplication) instead of a child process.
+SMOKE = Config(sizes=(20, 200), appends=2, loads=1, builds=1, opens=1, searches=1, scans=1)
 
 
 # -- the logs ---------------------------------------------------------------------------------
@@ -225,20 +228,34 @@ def measure_appends(cfg: Config, data: Path, subjects: list[Subject]) -> dict[in
 
 def child_window(payload: dict[str, Any]) -> dict[str, Any]:
     """Open each size's conversation in a real MainWindow; time the last page's paint, read the memory."""
-    from bench_ui import _Gui, _PaintProbe, proc_status_mb
-    from PySide6.QtCore import QEventLoop
-
-    from crewagent.ui.conversation_view import ConversationView
+    from bench_ui import _Gui
+    from PySide6.QtCore import QObject, Slot
 
     loads: list[tuple[float, str, bool]] = []  # (end of the model fill, conversation, complete?)
-    on_loaded = ConversationView.on_loaded
 
-    def timed_on_loaded(self: ConversationView, loaded: Any) -> None:
-        on_loaded(self, loaded)
-        loads.append((time.perf_counter(), loaded.conversation_id, loaded.complete))
+    class Loads(QObject):
+        """Notes each load once the view has it: connected after the view's own slot, on the same
+        (GUI) thread, so it runs right after ``ConversationView.on_loaded``. Wrapping that method
+        instead would not do: a plain function is not a slot, and PySide6 would call it on the
+        worker's thread."""
 
-    ConversationView.on_loaded = timed_on_loaded  # type: ignore[method-assign]  # before the window connects it
+        @Slot(object)
+        def note(self, loaded: Any) -> None:
+            loads.append((time.perf_counter(), loaded.conversation_id, loaded.complete))
+
     gui = _Gui(payload["data_dir"])
+    noted = Loads()
+    gui.host.worker.turns.conversation_loaded.connect(noted.note)
+    try:
+        return _open_each(payload, gui, loads)
+    finally:
+        gui.close()
+
+
+def _open_each(payload: dict[str, Any], gui: Any, loads: list[tuple[float, str, bool]]) -> dict[str, Any]:
+    from bench_ui import _PaintProbe, proc_status_mb
+    from PySide6.QtCore import QEventLoop
+
     results: dict[str, Any] = {}
     for subject in payload["subjects"]:
         gui.open_project(subject["root"])
@@ -283,18 +300,19 @@ def child_window(payload: dict[str, Any]) -> dict[str, Any]:
             "rss_mb": first.get("VmRSS", 0.0), "hwm_mb": first.get("VmHWM", 0.0),  # after the first open
             "rss_after_opens_mb": memory.get("VmRSS", 0.0), "hwm_after_opens_mb": memory.get("VmHWM", 0.0),
         }
-    gui.close()
     return results
 
 
-def measure_window(cfg: Config, data: Path, subjects: list[Subject], scratch: Path) -> dict[int, dict[str, Any]]:
-    from bench_ui import child_env
+def measure_window(cfg: Config, data: Path, subjects: list[Subject], scratch: Path, here: bool = False) -> dict[int, dict[str, Any]]:
+    from bench_ui import child_env, run_here
 
     config = scratch / "config"
     config.mkdir(exist_ok=True)
     payload = {"data_dir": str(data), "opens": cfg.opens, "subjects": [s.__dict__ for s in subjects]}
     env = child_env(str(config), str(data))
     env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parent), env.get("PYTHONPATH", "")])
+    if here:  # --smoke: in this process (its QApplication, if it has one)
+        return {int(size): value for size, value in run_here(child_window, payload, env).items()}
     proc = subprocess.run([sys.executable, __file__, "--_window", json.dumps(payload)], capture_output=True, text=True,
                           timeout=1800, env=env)
     if proc.returncode != 0:
@@ -381,6 +399,7 @@ def report(cfg: Config, quick: bool, machine: dict[str, str], rows: dict[int, di
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="10^2 and 10^3 messages only: a smoke run")
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes, the window in this process: its smoke test")
     parser.add_argument("--json", action="store_true", help="also print the raw results as JSON at the end")
     parser.add_argument("--data-dir", type=Path, help="where to make the scratch folder (default: the temp dir)")
     parser.add_argument("--_window", help=argparse.SUPPRESS)
@@ -388,7 +407,8 @@ def main(argv: list[str] | None = None) -> int:
     if args._window:
         print(json.dumps(child_window(json.loads(args._window))))
         return 0
-    cfg = QUICK if args.quick else FULL
+    cfg = SMOKE if args.smoke else QUICK if args.quick else FULL
+    quick = args.quick or args.smoke
     if args.data_dir:
         args.data_dir.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix="crewagent-bench-scaling-", dir=args.data_dir))
@@ -405,17 +425,17 @@ def main(argv: list[str] | None = None) -> int:
             progress(f"{subject.size:,} messages: load, context, search ...")
             rows[subject.size] = {"file_bytes": subject.file_bytes, **measure_core(cfg, data, subject)}
         progress("the window ...")
-        for size, value in measure_window(cfg, data, subjects, scratch).items():
+        for size, value in measure_window(cfg, data, subjects, scratch, here=args.smoke).items():
             rows[size].update(open_s=statistics.median(value["open_ms"]) / MS, open_ms=value["open_ms"],
                               **{k: v for k, v in value.items() if k != "open_ms"})
         progress("appends ...")
         for size, p50 in measure_appends(cfg, data, subjects).items():
             rows[size]["append_s"] = p50
         machine["load average (end)"] = " ".join(f"{x:.1f}" for x in os.getloadavg())
-        text, _ = report(cfg, args.quick, machine, rows)
+        text, _ = report(cfg, quick, machine, rows)
         print(text)
         if args.json:
-            print(json.dumps({"quick": args.quick, "machine": machine, "rows": {str(k): v for k, v in rows.items()}}))
+            print(json.dumps({"quick": quick, "machine": machine, "rows": {str(k): v for k, v in rows.items()}}))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return 0

@@ -317,7 +317,7 @@ def prepare_cold_data(cfg: Config, scratch: Path) -> tuple[str, str, str]:
 
 def run_child(kind: str, payload: dict[str, Any], env: dict[str, str], timeout: float) -> dict[str, Any]:
     if _CHILDREN_HERE:
-        return _child_here(kind, payload, env)
+        return run_here(lambda data: child_result(kind, data), payload, env)
     proc = subprocess.run(
         [sys.executable, __file__, "--_child", kind, json.dumps(payload)],
         capture_output=True, text=True, timeout=timeout, env=env,
@@ -327,13 +327,14 @@ def run_child(kind: str, payload: dict[str, Any], env: dict[str, str], timeout: 
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def _child_here(kind: str, payload: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
-    """``--smoke``: the child's work in this process, under the child's environment; its result as
-    the parent would read it from a child's stdout (through JSON)."""
+def run_here(child: Callable[[dict[str, Any]], dict[str, Any]], payload: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
+    """``--smoke``: a child's work in this process, under the child's environment; its result as
+    the parent would read it from a child's stdout (through JSON). Also used by bench_scaling.py."""
     saved = dict(os.environ)
     os.environ.update(env)
     try:
-        return json.loads(json.dumps(child_result(kind, payload)))
+        result: dict[str, Any] = json.loads(json.dumps(child(payload)))
+        return result
     finally:
         os.environ.clear()
         os.environ.update(saved)
