@@ -118,8 +118,8 @@ QUICK = Config(
 
 #: ``--smoke`` (tests/ui/test_bench_ui_smoke.py): the smallest sizes that still take every code
 #: path and print every row, and every section's child run inside this process (one interpreter
-#: and one app import instead of five; section 3 still starts a real ``crewagent gui``). Its
-#: figures mean nothing: it only proves that the benchmark runs end to end.
+#: and one app import instead of five); section 3's ``crewagent gui`` is a fork of this process,
+#: made before any QApplication. Its figures mean nothing: it only proves that the benchmark runs.
 SMOKE = Config(
     messages=160,  # above a first page (150 messages) and the rows a window shows (120): both paths run
     tool_parts=2,
@@ -1047,25 +1047,66 @@ def section_latency(cfg: Config, data: Dataset, results: dict[str, Any], variant
               f"(load average {' '.join(f'{x:.1f}' for x in os.getloadavg())})")
 
 
-def section_cold(cfg: Config, scratch: Path, results: dict[str, Any]) -> None:
+def _gui_forked(argv: list[str], env: dict[str, str]) -> tuple[int, str]:
+    """``--smoke``: ``crewagent <argv>`` in a fork of this process (the app already imported, no
+    QApplication made yet), not a new interpreter; its exit code and stderr."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child
+        code = 1
+        try:
+            import gc
+
+            gc.freeze()  # the parent's objects: collections skip them (as tests/fakes/zygote.py does)
+            os.close(read)
+            os.dup2(write, 2)
+            os.environ.clear()
+            os.environ.update(env)
+            from crewagent.cli import main as crewagent_main
+
+            code = crewagent_main(argv)
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+        except BaseException:
+            import traceback
+
+            traceback.print_exc()
+        finally:
+            sys.stderr.flush()
+            os._exit(code)
+    os.close(write)
+    with os.fdopen(read, encoding="utf-8", errors="replace") as stream:
+        stderr = stream.read()
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), stderr
+
+
+def measure_cold(cfg: Config, scratch: Path, fork: bool = False) -> list[dict[str, float]]:
     data_dir, config_dir, root = prepare_cold_data(cfg, scratch)
     env = child_env(config_dir, data_dir)
     env["CREWAGENT_STARTUP_PROBE"] = "1"
     runs: list[dict[str, float]] = []
     for _ in range(cfg.cold_runs):
+        argv = ["gui", "--data-dir", data_dir, "--project", root]
         start = time.monotonic()
-        proc = subprocess.run([sys.executable, "-m", "crewagent", "gui", "--data-dir", data_dir, "--project", root],
-                              capture_output=True, text=True, timeout=120, env=env)
+        if fork:
+            code, stderr = _gui_forked(argv, env)
+        else:
+            proc = subprocess.run([sys.executable, "-m", "crewagent", *argv], capture_output=True, text=True, timeout=120, env=env)
+            code, stderr = proc.returncode, proc.stderr
         marks: dict[str, float] = {}
-        for line in proc.stderr.splitlines():
+        for line in stderr.splitlines():
             if line.startswith("crewagent-startup "):
                 _, name, stamp, *rest = line.split()
                 marks[name] = (float(stamp) - start) * MS
                 if rest:
                     marks[f"{name}_rows"] = float(rest[0])
-        if proc.returncode != 0 or "works" not in marks:
-            raise SystemExit(f"cold start run failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+        if code != 0 or "works" not in marks:
+            raise SystemExit(f"cold start run failed ({code}):\n{stderr[-3000:]}")
         runs.append(marks)
+    return runs
+
+
+def section_cold(cfg: Config, runs: list[dict[str, float]], results: dict[str, Any]) -> None:
     results["cold"] = runs
     print(f"\n## 3. Cold start: `python -m crewagent gui --project P`, {cfg.conversations:,} conversations\n")
     print(f"From the process start (parent's clock before spawning) to each first paint; {len(runs)} runs, ms.\n")
@@ -1113,6 +1154,13 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, Any] = {"config": asdict(cfg)}
     scratch = Path(tempfile.mkdtemp(prefix="crewagent-bench-ui-"))
     try:
+        cold: list[dict[str, float]] | None = None
+        if args.smoke and "cold" in sections:
+            # Forked from this process, which has imported the app but made no QApplication yet
+            # (the other sections' children run here, and a fork of a running Qt app is unsafe).
+            import crewagent.ui.mainwindow  # noqa: F401  (what the fork would import)
+
+            cold = measure_cold(cfg, scratch / "cold", fork=True)
         if "open" in sections or "latency" in sections:
             started = time.perf_counter()
             data = prepare_open_data(cfg, scratch / "open")
@@ -1123,7 +1171,7 @@ def main(argv: list[str] | None = None) -> int:
                 for variant in args.variant or VARIANTS:
                     section_latency(cfg, data, results, variant, args.diagnose)
         if "cold" in sections:
-            section_cold(cfg, scratch / "cold", results)
+            section_cold(cfg, cold if cold is not None else measure_cold(cfg, scratch / "cold"), results)
         if "run" in sections:
             _bench_run_ui.section(scratch, results, quick=cfg.quick, env_of=child_env, run_child=run_child, table=table,
                                   percentile=percentile, script=__file__, probe_ms=PROBE_INTERVAL_MS)

@@ -1,7 +1,7 @@
 """The desktop UI benchmark runs end to end (--smoke) and prints its tables; no timing is asserted.
 
---smoke only proves each section runs: the smallest sizes, no baseline app in section 4, and every
-section's child in the script's own process (section 3 still starts a real `crewagent gui`). It
+--smoke only proves each section runs: the smallest sizes, no baseline app in section 4, every
+section's child in the script's own process, and section 3's `crewagent gui` forked from it. It
 is the one benchmark the suite starts as a program (`python benchmarks/bench_ui.py`): the proof
 that a benchmark runs on its own with one command; the others run their main() in the test process.
 """
