@@ -10,6 +10,8 @@ from tests.bench_smoke import run_main
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_packages.py"
 
+pytestmark = pytest.mark.slow  # ~2 CPU-s, most of it two `crewagent packages import` processes
+
 
 def test_smoke_run_prints_every_row(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     # A small package, one timed run per case (after the warm-up): its command-line case still

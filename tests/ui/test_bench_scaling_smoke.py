@@ -12,6 +12,8 @@ from tests.bench_smoke import run_main
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_scaling.py"
 
+pytestmark = pytest.mark.slow  # ~3-4 CPU-s (a window, two search indexes): started first under xdist
+
 
 def test_smoke_run_prints_the_table_its_growth_and_the_verdict(
     qapp: QApplication, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
