@@ -283,8 +283,10 @@ class TurnHost(Generic[M]):
             first = await asyncio.to_thread(self._first_page, store, project.id, conversation_id)
             if first:
                 yield Opened(first, complete=False)
-            # The settings and the window of the context meter, read while the first page is painted.
-            window, _ = await asyncio.gather(self._usage_window(), asyncio.sleep(FIRST_PAGE_HEAD_START_S if first else 0))
+                await asyncio.sleep(FIRST_PAGE_HEAD_START_S)
+            # The settings and the window of the context meter (after the head start: starting the
+            # demo provider holds the GIL a while, and the first page's paint comes first).
+            window = await self._usage_window()
         loaded, problems, usage = await asyncio.to_thread(self._recovered, store, project, conversation_id, window)
         metas = await asyncio.to_thread(_child_metas, store, project.id, conversation_id, conversation_id)
         self._conversation_projects[conversation_id] = project_id
