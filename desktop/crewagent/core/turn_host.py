@@ -317,7 +317,7 @@ class TurnHost(Generic[M]):
         if window is not None:
             try:
                 usage = next_call_usage(store, project, conversation_id, settings=window[0], window=window[1], messages=messages)
-            except CrewAgentError as exc:
+            except (CrewAgentError, OSError) as exc:  # the meter stays as it was; the conversation shows
                 log.info("no context usage for %s on open: %s", conversation_id, exc)
         return self._present_all(messages), problems, usage
 
