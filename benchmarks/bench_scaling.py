@@ -4,6 +4,8 @@
     QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/bench_scaling.py          # 10^2 .. 10^5 (~100 MB log)
     QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/bench_scaling.py --quick  # 10^2 and 10^3: a smoke run
     ... bench_scaling.py --json                                                     # also the raw results as JSON
+    ... bench_scaling.py --window-only --sizes 100000 [--baseline SRC] [--rounds 2]  # only the window at 10^5
+                                                    # (SRC: a checkout of older code, e.g. `git archive`; opened alternately)
 
 One data folder (a temporary one, removed afterwards) holds one project per size, each with one
 conversation of that many messages (~1 KB a line: user text, an assistant tool call, its tool
@@ -42,7 +44,7 @@ import tempfile
 import time
 import tracemalloc
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -303,14 +305,18 @@ def _open_each(payload: dict[str, Any], gui: Any, loads: list[tuple[float, str, 
     return results
 
 
-def measure_window(cfg: Config, data: Path, subjects: list[Subject], scratch: Path, here: bool = False) -> dict[int, dict[str, Any]]:
+def measure_window(
+    cfg: Config, data: Path, subjects: list[Subject], scratch: Path, here: bool = False, source: Path | None = None
+) -> dict[int, dict[str, Any]]:
+    """The window child's results per size; ``source``: a checkout whose ``desktop/crewagent`` the child runs instead."""
     from bench_ui import child_env, run_here
 
     config = scratch / "config"
     config.mkdir(exist_ok=True)
     payload = {"data_dir": str(data), "opens": cfg.opens, "subjects": [s.__dict__ for s in subjects]}
     env = child_env(str(config), str(data))
-    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parent), env.get("PYTHONPATH", "")])
+    code = [str(source / "desktop")] if source is not None else []
+    env["PYTHONPATH"] = os.pathsep.join([*code, str(Path(__file__).resolve().parent), env.get("PYTHONPATH", "")])
     if here:  # --smoke: in this process (its QApplication, if it has one)
         return {int(size): value for size, value in run_here(child_window, payload, env).items()}
     proc = subprocess.run([sys.executable, __file__, "--_window", json.dumps(payload)], capture_output=True, text=True,
@@ -396,12 +402,38 @@ def report(cfg: Config, quick: bool, machine: dict[str, str], rows: dict[int, di
     return "\n".join(out), held
 
 
+def window_only(cfg: Config, data: Path, subjects: list[Subject], scratch: Path, baseline: Path | None, rounds: int,
+                machine: dict[str, str]) -> str:
+    """The window's columns alone (the full run takes long at 10^5), this code and ``baseline`` alternately."""
+    codes: list[tuple[str, Path | None]] = [("this code", None)] + ([(f"baseline ({baseline})", baseline)] if baseline else [])
+    body = []
+    for round_ in range(rounds):
+        for name, source in codes:
+            load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+            for size, value in measure_window(cfg, data, subjects, scratch, source=source).items():
+                opens = value["open_ms"]
+                body.append([f"{round_ + 1}", name, f"{size:,}", f"{statistics.median(opens):,.0f} ({', '.join(f'{o:,.0f}' for o in opens)})",
+                             f"{value['rss_at_last_page_mb']:.0f}", f"{value['rss_mb']:.0f} ({value['hwm_mb']:.0f})",
+                             f"{value['rss_after_opens_mb']:.0f} ({value['hwm_after_opens_mb']:.0f})", load])
+                print(f"round {round_ + 1}, {name}, {size:,}: {body[-1]}", file=sys.stderr, flush=True)
+    header = ["round", "code", "messages", f"last page ms, median ({cfg.opens} opens)", "RSS at last page MB",
+              "RSS MB (peak) after 1st open", f"after {cfg.opens} opens", "load average at start"]
+    lines = [f"# The window alone (goal at 10^5: last page < {GOAL_OPEN_MS:.0f} ms, peak RSS < {GOAL_RSS_MB:.0f} MB)", "",
+             table(["machine", ""], [[k, v] for k, v in machine.items()]), "", table(header, body)]
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="10^2 and 10^3 messages only: a smoke run")
     parser.add_argument("--smoke", action="store_true", help="tiny sizes, the window in this process: its smoke test")
     parser.add_argument("--json", action="store_true", help="also print the raw results as JSON at the end")
     parser.add_argument("--data-dir", type=Path, help="where to make the scratch folder (default: the temp dir)")
+    parser.add_argument("--sizes", help="comma-separated message counts instead of the default ones (e.g. 100000)")
+    parser.add_argument("--window-only", action="store_true", help="measure only the window (last page, RSS)")
+    parser.add_argument("--baseline", type=Path, help="with --window-only: also run the window on this checkout's code")
+    parser.add_argument("--rounds", type=int, default=1, help="with --window-only: rounds of (this code, baseline)")
+    parser.add_argument("--opens", type=int, help="window opens per size")
     parser.add_argument("--_window", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args._window:
@@ -409,6 +441,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     cfg = SMOKE if args.smoke else QUICK if args.quick else FULL
     quick = args.quick or args.smoke
+    if args.sizes:
+        cfg = replace(cfg, sizes=tuple(int(size) for size in args.sizes.split(",")))
+    if args.opens:
+        cfg = replace(cfg, opens=args.opens)
     if args.data_dir:
         args.data_dir.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix="crewagent-bench-scaling-", dir=args.data_dir))
@@ -420,6 +456,11 @@ def main(argv: list[str] | None = None) -> int:
         started = time.perf_counter()
         data, subjects = generate(cfg, scratch)
         progress(f"generated {sum(s.file_bytes for s in subjects) / 1e6:.0f} MB of logs in {time.perf_counter() - started:.1f} s")
+        if args.window_only:
+            text = window_only(cfg, data, subjects, scratch, args.baseline, args.rounds, machine)
+            machine["load average (end)"] = " ".join(f"{x:.1f}" for x in os.getloadavg())
+            print(text + f"\n\nload average at the end: {machine['load average (end)']}")
+            return 0
         rows: dict[int, dict[str, Any]] = {}
         for subject in subjects:
             progress(f"{subject.size:,} messages: load, context, search ...")

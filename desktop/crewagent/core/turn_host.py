@@ -36,6 +36,7 @@ from crewagent.core.loop import (
     TurnFinished,
     TurnStarted,
 )
+from crewagent.core.context.window import ContextWindow
 from crewagent.core.loop.factory import context_window, provider_config, settings_window
 from crewagent.core.loop.session import recover_and_load
 from crewagent.core.mcp import McpManager
@@ -99,6 +100,10 @@ class Opened(Generic[M]):
     streaming_reasoning: str = ""
     #: The children it started, as their live run (or their file) says now.
     subagents: tuple[SidechainMeta, ...] = ()
+    #: The debug (``usage`` and the rest) of the context its next call would carry, built from this
+    #: same load (a second load of a long log would double the memory the open needs); None on a
+    #: first page, while a turn runs, or when the settings cannot be read.
+    usage: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -270,19 +275,25 @@ class TurnHost(Generic[M]):
     # -- opening ----------------------------------------------------------------------------------
 
     async def open(self, project_id: str, conversation_id: str) -> AsyncGenerator[Opened[M], None]:
-        """A long conversation's newest page (when no turn runs in it), then the whole of it, recovered."""
+        """A long conversation's newest page (when no turn runs in it), then the whole of it, recovered,
+        with the context its next call would carry (``Opened.usage``: when no turn runs)."""
         store, project = self._store_of(), self.project(project_id)
+        window: tuple[Settings, ContextWindow] | None = None
         if conversation_id not in self._turns:
             first = await asyncio.to_thread(self._first_page, store, project.id, conversation_id)
             if first:
                 yield Opened(first, complete=False)
                 await asyncio.sleep(FIRST_PAGE_HEAD_START_S)
-        loaded, problems = await asyncio.to_thread(self._recovered, store, project, conversation_id)
+            # The settings and the window of the context meter (after the head start: starting the
+            # demo provider holds the GIL a while, and the first page's paint comes first).
+            window = await self._usage_window()
+        loaded, problems, usage = await asyncio.to_thread(self._recovered, store, project, conversation_id, window)
         metas = await asyncio.to_thread(_child_metas, store, project.id, conversation_id, conversation_id)
         self._conversation_projects[conversation_id] = project_id
         # Merge with a turn running here: nothing happens on the loop between these lines and the
         # caller's report of this item, so every event after it reaches the caller after the snapshot.
-        yield self._snapshot(loaded, problems, self._turns.get(conversation_id), metas)
+        turn = self._turns.get(conversation_id)
+        yield self._snapshot(loaded, problems, turn, metas, usage if turn is None else None)
 
     def _first_page(self, store: RuntimeStore, project_id: str, conversation_id: str) -> tuple[M, ...]:
         newest = store.load_newest(project_id, conversation_id, FIRST_PAGE)
@@ -293,12 +304,37 @@ class TurnHost(Generic[M]):
         start = next((n for n, message in enumerate(newest) if message.role != "tool"), len(newest))
         return tuple(self._present(message) for message in newest[start:])
 
-    def _recovered(self, store: RuntimeStore, project: ProjectInfo, conversation_id: str) -> tuple[list[M], list[str]]:
+    def _recovered(
+        self, store: RuntimeStore, project: ProjectInfo, conversation_id: str, window: tuple[Settings, ContextWindow] | None
+    ) -> tuple[list[M], list[str], dict[str, Any] | None]:
+        """The conversation recovered and presented, and (with ``window``) its next call's context
+        debug, from one load: at 10^5 messages a second load for the context meter, made while the
+        timeline held the first, took the window's process from ~450 to ~730 MB (docs/benchmarks.md)."""
         result = recover_and_load(store, project, conversation_id)
         problems = [f"line {problem.line}: {problem.reason}" for problem in result.problems]
-        return [self._present(message) for message in current_branch(result.messages)], problems
+        messages, usage = result.messages, None
+        del result
+        if window is not None:
+            try:
+                usage = next_call_usage(store, project, conversation_id, settings=window[0], window=window[1], messages=messages)
+            except (CrewAgentError, OSError) as exc:  # the meter stays as it was; the conversation shows
+                log.info("no context usage for %s on open: %s", conversation_id, exc)
+        return self._present_all(messages), problems, usage
 
-    def _snapshot(self, messages: list[M], problems: list[str], turn: _Turn[M] | None, metas: list[SidechainMeta]) -> Opened[M]:
+    def _present_all(self, messages: list[ConversationMessage]) -> list[M]:
+        """The current branch of ``messages`` presented, each message let go as soon as its presented
+        form exists (``messages`` is emptied): the two forms of a long conversation are never both
+        whole in memory, and the presented one shares the stored one's texts."""
+        shown: list[Any] = current_branch(messages)
+        messages.clear()
+        present = self._present
+        for index, message in enumerate(shown):
+            shown[index] = present(message)
+        return shown
+
+    def _snapshot(
+        self, messages: list[M], problems: list[str], turn: _Turn[M] | None, metas: list[SidechainMeta], usage: Mapping[str, Any] | None = None
+    ) -> Opened[M]:
         if turn is not None:
             known = {getattr(message, "id", None) for message in messages}
             messages = messages + [m for m in turn.persisted if getattr(m, "id", None) not in known]
@@ -310,6 +346,7 @@ class TurnHost(Generic[M]):
             streaming_text="".join(turn.text) if turn is not None else "",
             streaming_reasoning="".join(turn.reasoning) if turn is not None else "",
             subagents=self._live_metas(metas),
+            usage=usage,
         )
 
     # -- turns --------------------------------------------------------------------------------------
@@ -546,6 +583,11 @@ class TurnHost(Generic[M]):
     async def context_usage(self, project_id: str, conversation_id: str) -> dict[str, Any]:
         """The debug (``usage`` and the rest) of the context the conversation's next call would carry."""
         store, project = self._store_of(), self.project(project_id)
+        settings, window = await self._window()
+        return await asyncio.to_thread(next_call_usage, store, project, conversation_id, settings=settings, window=window)
+
+    async def _window(self) -> tuple[Settings, ContextWindow]:
+        """The settings and the context window the next call would use (CrewAgentError: the settings cannot be read)."""
         settings_store = self._settings_store()
         settings = await asyncio.to_thread(settings_store.load)
         try:
@@ -553,7 +595,15 @@ class TurnHost(Generic[M]):
             window = await asyncio.to_thread(context_window, settings, config, config_dir=settings_store.dir)
         except CrewAgentError:
             window = await asyncio.to_thread(settings_window, settings, config_dir=settings_store.dir)
-        return await asyncio.to_thread(next_call_usage, store, project, conversation_id, settings=settings, window=window)
+        return settings, window
+
+    async def _usage_window(self) -> tuple[Settings, ContextWindow] | None:
+        """:meth:`_window` for the context meter of an open: None (logged) when it cannot be read."""
+        try:
+            return await self._window()
+        except CrewAgentError as exc:
+            log.info("no context window for the meter: %s", exc)
+            return None
 
     async def describe_provider(self) -> ProviderChanged:
         """The provider the next turn uses (CrewAgentError when the settings cannot be read)."""

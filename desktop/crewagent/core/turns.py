@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import threading
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +30,7 @@ from crewagent.core.loop import ConversationSession, LoopEvent
 from crewagent.core.context.window import ContextWindow
 from crewagent.core.loop.factory import context_window, tool_context, turn_settings
 from crewagent.core.mcp import McpManager, mcp_prompt_block
-from crewagent.core.messages import ConversationMeta, Mode
+from crewagent.core.messages import ConversationMessage, ConversationMeta, Mode
 from crewagent.core.packages import PackageStore
 from crewagent.core.runs import RunDriver, RunSetupError
 from crewagent.core.runs.service import active_run, load_driver
@@ -195,12 +195,19 @@ def next_call_extras(
 
 
 def next_call_usage(
-    store: RuntimeStore, project: ProjectInfo, conversation_id: str, *, settings: Settings, window: ContextWindow
+    store: RuntimeStore,
+    project: ProjectInfo,
+    conversation_id: str,
+    *,
+    settings: Settings,
+    window: ContextWindow,
+    messages: Sequence[ConversationMessage] | None = None,
 ) -> dict[str, Any]:
     """The debug of the context the next call would carry, built from the log (blocking; changes nothing).
 
     For the context meter when a conversation is opened: the turn's own build (``ContextBuilt``)
-    reports the same, once it starts; a summary it would write is not written here.
+    reports the same, once it starts; a summary it would write is not written here. ``messages``:
+    the log as the caller has just loaded (and recovered) it, not loaded again.
     """
     from crewagent.core.context import build_llm_messages
 
@@ -208,9 +215,10 @@ def next_call_usage(
     mode = meta.activeType
     persona, run_context = next_call_extras(store, project, conversation_id, mode)
     per_turn = turn_settings(settings, mode, window=window)
-    loaded = store.load_messages(project.id, conversation_id)
+    if messages is None:
+        messages = store.load_messages(project.id, conversation_id).messages
     result = build_llm_messages(
-        loaded.messages,
+        messages,
         mode=mode,
         budget=per_turn.budget,
         persona=persona,

@@ -17,7 +17,7 @@ import collections
 import functools
 import logging
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from contextlib import aclosing
 from typing import Any, TypeVar
 
@@ -147,9 +147,12 @@ class TurnWorker(TurnSignals):
     @on_own_thread
     def open_conversation(self, project_id: str, conversation_id: str) -> None:
         async def work() -> None:
+            before = self._turns_begun[conversation_id]
+            usage: Mapping[str, Any] | None = None
             async with aclosing(self._host.open(project_id, conversation_id)) as pages:
                 async for opened in pages:
                     self.conversation_loaded.emit(to.loaded(project_id, conversation_id, opened))
+                    usage = opened.usage
             # Loading reconciled the index with the log (a kill can leave its count behind, and
             # recovery may have added the interrupted answer): the Works row shows what the log holds.
             # Both reports are read off this thread while a turn may start here (the user sends as
@@ -158,22 +161,13 @@ class TurnWorker(TurnSignals):
             meta = await asyncio.to_thread(self._store().get_conversation, project_id, conversation_id)
             if self._turns_begun[conversation_id] == begun:
                 self.conversation_counted.emit(project_id, ConversationSummary.from_meta(meta))
-            if conversation_id not in self._host.running:
-                await self._usage_on_open(project_id, conversation_id, begun)
+            # The context meter, measured by the open on the same load; a turn begun since reports its own.
+            if usage is not None and self._turns_begun[conversation_id] == before:
+                self.context_usage.emit(conversation_id, ContextUsage.from_debug(usage))
             await asyncio.to_thread(tuning.warm_up_once)
             await asyncio.to_thread(tuning.release_free_memory)  # the previous conversation's pages
 
         self._start(TurnRequest.OPEN_CONVERSATION, conversation_id, work)
-
-    async def _usage_on_open(self, project_id: str, conversation_id: str, begun: int) -> None:
-        """The context meter of an opened conversation, before its next send (computed off the GUI thread)."""
-        try:
-            debug = await self._host.context_usage(project_id, conversation_id)
-        except CrewAgentError as exc:
-            log.info("no context usage for %s on open: %s", conversation_id, exc)
-            return
-        if self._turns_begun[conversation_id] == begun:
-            self.context_usage.emit(conversation_id, ContextUsage.from_debug(debug))
 
     @Slot(str, str, str, str)
     @on_own_thread

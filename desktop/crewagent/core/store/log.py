@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from crewagent.core import bigjson
 from crewagent.core.jsonparse import parse_json
-from crewagent.core.messages import ConversationMessage, new_message_id, utc_now_iso
+from crewagent.core.messages import ConversationMessage, new_message_id, share_fields_set, utc_now_iso
 from crewagent.core.store._fsutil import append_line, append_records_span, atomic_write_bytes
 from crewagent.core.store.gcpause import gc_paused
 
@@ -72,8 +72,8 @@ def _validate(body: bytes) -> ConversationMessage:
     """One log line as a message; a line of megabytes (the arguments of an fs.write of a big file)
     is decoded and parsed in slices (bigjson.py), not in one call that holds the GIL throughout."""
     if len(body) > bigjson.LARGE_CHARS:
-        return ConversationMessage.model_validate(bigjson.loads(bigjson.decode_utf8(body)))
-    return ConversationMessage.model_validate_json(body)
+        return share_fields_set(ConversationMessage.model_validate(bigjson.loads(bigjson.decode_utf8(body))))
+    return share_fields_set(ConversationMessage.model_validate_json(body))
 
 
 def append_message_line(log_path: Path, message: ConversationMessage) -> int:
