@@ -25,7 +25,8 @@ from crewagent.core import paths
 from crewagent.core.errors import CrewAgentError
 from crewagent.core.jsonparse import parse_json
 from crewagent.core.messages import utc_now_iso
-from crewagent.core.store._fsutil import atomic_write_bytes, read_json
+from crewagent.core.store._fsutil import read_json
+from crewagent.core.store._graveyard import replace_unsynced
 from crewagent.core.store._lock import READS_NEED_NO_LOCK, process_lock
 
 RunPhase = Literal["idle", "running", "waiting-user", "completed", "failed"]
@@ -147,7 +148,9 @@ class RunIndex:
         # One run per line: json's C encoder does each line (``indent`` would switch it to the
         # pure-Python one, about 1 ms for 40 runs), and the file stays readable and diffable.
         lines = ",\n".join(json.dumps(entry, ensure_ascii=False) for entry in entries)
-        atomic_write_bytes(self.path, f"[\n{lines}\n]\n".encode() if entries else b"[]\n", sync=False)
+        # The old index is unlinked on a thread of its own: freeing its blocks inside the rename
+        # was most of a run's first turn's end on a disk with synchronous discards (_graveyard.py).
+        replace_unsynced(self.path, f"[\n{lines}\n]\n".encode() if entries else b"[]\n")
 
     def _raw(self) -> builtins.list[Any]:
         try:
