@@ -25,7 +25,7 @@ from crewagent.core import paths
 from crewagent.core.errors import CrewAgentError
 from crewagent.core.jsonparse import parse_json
 from crewagent.core.messages import utc_now_iso
-from crewagent.core.store._graveyard import replace_unsynced
+from crewagent.core.store._fsutil import atomic_write_bytes
 from crewagent.core.store._lock import READS_NEED_NO_LOCK, process_lock
 
 RunPhase = Literal["idle", "running", "waiting-user", "completed", "failed"]
@@ -148,9 +148,7 @@ class RunIndex:
         # pure-Python one, about 1 ms for 40 runs), and the file stays readable and diffable.
         lines = ",\n".join(json.dumps(entry, ensure_ascii=False) for entry in entries)
         data = f"[\n{lines}\n]\n".encode() if entries else b"[]\n"
-        # The old index is unlinked on a thread of its own: freeing its blocks inside the rename
-        # was most of a run's first turn's end on a disk with synchronous discards (_graveyard.py).
-        replace_unsynced(self.path, data)
+        atomic_write_bytes(self.path, data, sync=False)
         _remember(self.path, data, entries)  # what this process wrote is what it would parse
 
     def _entries(self) -> builtins.list[Any]:
