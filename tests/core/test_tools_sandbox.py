@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -262,9 +263,9 @@ def test_a_deep_state_path_is_resolved_below_its_root_only(roots: Roots, monkeyp
     looked_at: list[str] = []
     real_lstat = os.lstat
 
-    def counting(path: object, *args: object, **kwargs: object) -> os.stat_result:
-        looked_at.append(os.fspath(path))  # type: ignore[arg-type]
-        return real_lstat(path, *args, **kwargs)  # type: ignore[arg-type]
+    def counting(path: str, *args: Any, **kwargs: Any) -> os.stat_result:
+        looked_at.append(os.fspath(path))
+        return real_lstat(path, *args, **kwargs)
 
     monkeypatch.setattr(os, "lstat", counting)
     resolved = roots.sandbox.resolve("@state/runs/r1/workflow.md", write=True)
