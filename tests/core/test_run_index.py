@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -151,3 +152,42 @@ def test_the_lock_is_reentrant_in_a_thread(tmp_path: Path) -> None:
     with index._locked(), index._locked():
         index.add(_run("run_a"))
     assert [run.runId for run in index.list()] == ["run_a"]
+
+
+
+def test_a_lookup_parses_the_index_again_only_when_its_bytes_changed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from crewagent.core.runs import index as index_module
+
+    index = RunIndex(tmp_path)
+    for name in ("run_a", "run_b"):
+        index.add(_run(name))
+    parses: list[bytes] = []
+    real_parse = index_module.parse_json
+
+    def counting(raw: bytes) -> object:
+        parses.append(raw)
+        return real_parse(raw)
+
+    monkeypatch.setattr(index_module, "parse_json", counting)
+    assert index.get("run_a").conversationId == "conv_1"
+    assert RunIndex(tmp_path).get("run_b").conversationId == "conv_1"  # another RunIndex of the folder
+    assert [run.runId for run in index.list()] == ["run_a", "run_b"]
+    assert parses == []  # the index this process wrote: its entries are known
+
+    index.path.write_bytes(index.path.read_bytes())  # the same bytes, rewritten by someone else
+    assert index.get("run_a").conversationId == "conv_1"
+    assert parses == []
+
+    # Other bytes of the same size and the same times (a rewrite within one tick of a coarse
+    # clock): the lookup sees them, as it compares the bytes, not the file's size or times.
+    info = index.path.stat()
+    text = index.path.read_text(encoding="utf-8")
+    replacement = index.path.with_name("replacement.json")
+    replacement.write_text(text.replace('"conv_1"', '"conv_2"', 1), encoding="utf-8")
+    os.utime(replacement, ns=(info.st_atime_ns, info.st_mtime_ns))
+    os.replace(replacement, index.path)
+    assert (index.path.stat().st_size, index.path.stat().st_mtime_ns) == (info.st_size, info.st_mtime_ns)
+    assert index.get("run_a").conversationId == "conv_2"
+    assert len(parses) == 1
+    index.update("run_b", phase="waiting-user")  # a change made here reads the index it parsed
+    assert len(parses) == 1 and [run.phase for run in RunIndex(tmp_path).list()] == ["idle", "waiting-user"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -250,3 +251,27 @@ def test_no_generated_path_resolves_outside_the_roots(roots: Roots, raw: str, wr
         assert not is_within(real, Path(os.path.realpath(roots.outside))), raw
         if write:
             assert not is_within(real, Path(os.path.realpath(roots.pkg))), raw
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX: elsewhere the whole path goes through realpath")
+def test_a_deep_state_path_is_resolved_below_its_root_only(roots: Roots, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run's state file sits many folders deep: only the names below @state are looked at
+    (realpath re-checked every folder from / down, twice a resolve), and a symlink among them is
+    still followed and checked."""
+    (roots.state / "runs" / "r1" / "workflow.md").write_text("---\n---\n")
+    expected = roots.state.resolve() / "runs" / "r1" / "workflow.md"
+    looked_at: list[str] = []
+    real_lstat = os.lstat
+
+    def counting(path: str, *args: Any, **kwargs: Any) -> os.stat_result:
+        looked_at.append(os.fspath(path))
+        return real_lstat(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "lstat", counting)
+    resolved = roots.sandbox.resolve("@state/runs/r1/workflow.md", write=True)
+    assert resolved.real == expected
+    below = [path for path in looked_at if path.startswith(str(roots.sandbox.root("state")) + os.sep)]
+    assert len(looked_at) == len(below) == 3
+
+    with pytest.raises(SandboxViolation):
+        roots.sandbox.resolve("@state/escape_conv/conv_1/messages.jsonl")

@@ -157,7 +157,7 @@ def _without_nones(value: Any) -> Any:
 def render(document: Document, data: dict[str, Any]) -> str:
     """The file with ``data`` as its frontmatter and the original body, newline style and BOM."""
     try:
-        dumped = yaml.dump(data, Dumper=_DUMPER, sort_keys=False, allow_unicode=True, default_flow_style=False, width=4096)
+        dumped = _dump_mapping(data)
     except yaml.YAMLError as exc:
         raise FrontmatterError(f"The new frontmatter cannot be written as YAML: {exc}") from None
     if data and load_mapping(dumped) != data:
@@ -168,6 +168,45 @@ def render(document: Document, data: dict[str, Any]) -> str:
     if not document.had_frontmatter and document.body and not document.body.startswith(("\n", "\r\n")):
         text += nl  # keep a blank line between a new frontmatter and existing text
     return ("\ufeff" if document.bom else "") + text + document.body
+
+
+def _dump(data: dict[str, Any]) -> str:
+    return yaml.dump(data, Dumper=_DUMPER, sort_keys=False, allow_unicode=True, default_flow_style=False, width=4096)
+
+
+#: The YAML of one top-level ``key: value`` entry, by the key and the value's ``repr``.
+_ENTRIES: dict[tuple[str, str], str] = {}
+_ENTRIES_MAX = 512
+#: Values whose ``repr`` is longer are dumped every time (a long list is not kept twice).
+_ENTRY_MAX_CHARS = 2048
+
+
+def _dump_mapping(data: dict[str, Any]) -> str:
+    """``yaml.dump(data)`` in block style, made from the YAML of each top-level entry.
+
+    A block mapping's top-level entries are dumped independently of each other (the whole dump is
+    the entries' dumps one after the other: tests/core/test_frontmatter_dump.py checks it for any
+    mapping), so an entry whose key and value were dumped before is not dumped again: a state
+    write changes two or three keys of a dozen, and PyYAML's representer and emitter cost about
+    0.4 ms for a run's state. The ``repr`` of a value tells apart what YAML writes differently
+    (``1``, ``1.0``, ``True`` and ``'1'``; the order of a mapping's keys).
+    """
+    if not all(type(key) is str for key in data):
+        return _dump(data)
+    chunks = []
+    for key, value in data.items():
+        marker = repr(value)
+        if len(marker) > _ENTRY_MAX_CHARS:
+            chunks.append(_dump({key: value}))
+            continue
+        chunk = _ENTRIES.get((key, marker))
+        if chunk is None:
+            chunk = _dump({key: value})
+            if len(_ENTRIES) >= _ENTRIES_MAX:
+                _ENTRIES.clear()
+            _ENTRIES[(key, marker)] = chunk
+        chunks.append(chunk)
+    return "".join(chunks)
 
 
 def jsonable(value: Any) -> Any:

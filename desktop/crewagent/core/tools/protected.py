@@ -39,6 +39,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from crewagent.core import paths
@@ -66,10 +67,22 @@ def real_path(path: Path | str) -> Path:
     return Path(os.path.realpath(path))
 
 
+@lru_cache(maxsize=4096)
 def path_key(path: Path | str) -> str:
-    """The comparable form of a path (case-folded where the file system ignores case)."""
+    """The comparable form of a path (case-folded where the file system ignores case).
+
+    Remembered: every file tool call compares its path with the same few roots and protected
+    folders, a dozen keys a call (a pure function of the path's text).
+    """
     text = os.path.normpath(str(path))
     return text.casefold() if _CASE_INSENSITIVE else text
+
+
+def parts_below(real: Path, root: Path) -> tuple[str, ...]:
+    """The names leading from ``root`` down to ``real`` (both real paths, ``real`` within ``root``),
+    as path keys: what ``Path(os.path.relpath(real, root)).parts`` gives, without its work."""
+    inner, outer = path_key(real), path_key(root).rstrip(os.sep)
+    return tuple(inner[len(outer) + 1 :].split(os.sep)) if len(inner) > len(outer) else ()
 
 
 def is_within(path: Path, root: Path) -> bool:
@@ -159,7 +172,7 @@ class ProtectedAreas:
         for root in self.data_roots:
             if not is_within(real, root):
                 continue
-            parts = Path(os.path.relpath(real, root)).parts
+            parts = parts_below(real, root)
             if len(parts) >= 3 and parts[0] == "projects" and parts[2] in _LOG_FOLDERS:
                 return LOGS
             if any(is_within(real, item) for item in allowed):

@@ -44,12 +44,13 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from crewagent.core import paths, texts
-from crewagent.core.tools.protected import ProtectedAreas, is_within, path_key, real_path
+from crewagent.core.tools.protected import ProtectedAreas, is_within, parts_below, path_key, real_path
 from crewagent.core.tools.results import ErrorCode, ToolFailure
 
 __all__ = ["ALIASES", "PROJECT_FILE", "ProtectedAreas", "ResolvedPath", "Sandbox", "SandboxViolation", "is_within"]
@@ -138,7 +139,7 @@ class Sandbox:
         if root is None:
             what = "no package is active" if alias == "pkg" else "this conversation has no state folder"
             raise ToolFailure(ErrorCode.ENOENT, f"@{alias} is not available: {what}.")
-        real = real_path(root.joinpath(*parts)) if parts else root
+        real = _real_below(root, parts) if parts else root
         if not is_within(real, root):
             raise SandboxViolation(texts.SANDBOX_SYMLINK.format(path=raw, alias=alias))
         resolved = ResolvedPath(real=real, alias=alias, relative="/".join(parts), read_only=alias == "pkg")
@@ -149,7 +150,7 @@ class Sandbox:
         """The checks that hold for every real path, also applied to entries found while walking."""
         if not any(is_within(real, root) for root in self._roots.values()):
             raise SandboxViolation(texts.SANDBOX_OUTSIDE.format(path=shown))
-        self.refuse_protected(real, shown=shown)
+        self._refuse_protected_real(real, shown)
         if not write:
             return
         pkg = self._roots.get("pkg")
@@ -180,10 +181,13 @@ class Sandbox:
         For tools that take paths outside the aliases (an MCP server's arguments, a command's
         working folder): the roots do not apply to them, the protected areas do.
         """
-        area = self.protected_area(real_path(path))
+        self._refuse_protected_real(real_path(path), shown or str(path))
+
+    def _refuse_protected_real(self, real: Path, shown: str) -> None:
+        area = self.protected_area(real)  # ``real`` is a real path already: not resolved twice
         if area is not None:
             raise SandboxViolation(
-                f"{shown or path} is protected: it is part of {area}. Tools may not read or change the app's own files."
+                f"{shown} is protected: it is part of {area}. Tools may not read or change the app's own files."
             )
 
     def hides(self, entry: os.DirEntry[str]) -> bool:
@@ -210,8 +214,32 @@ class Sandbox:
         return f"@{best[0]}" if relative == "." else f"@{best[0]}/{relative}"
 
 
+def _real_below(root: Path, parts: list[str]) -> Path:
+    """``os.path.realpath(root/parts...)`` for a ``root`` that is a real path already.
+
+    Only the components below the root are looked at (``lstat``), not the root's own: a run's
+    state file sits ten folders deep, and ``realpath`` re-checked every one of them, twice a call
+    (preflight and call). ``parts`` are clean (no ``.``, ``..`` or empty parts: see ``_split``).
+    Where a component is a symlink, the whole path goes through ``realpath``. A missing or
+    unreadable component is kept as it is, as ``realpath`` keeps it. POSIX only: on Windows
+    ``realpath`` also follows junctions and fixes the case of each name, which ``lstat`` does not.
+    """
+    if os.name != "posix":
+        return real_path(root.joinpath(*parts))
+    path = str(root)
+    for part in parts:
+        path = os.path.join(path, part)
+        try:
+            is_link = stat.S_ISLNK(os.lstat(path).st_mode)
+        except OSError:
+            is_link = False
+        if is_link:
+            return real_path(root.joinpath(*parts))
+    return Path(path)
+
+
 def _is_state_log(real: Path, state: Path) -> bool:
-    parts = Path(os.path.relpath(real, state)).parts
+    parts = parts_below(real, state)
     if parts[:1] == ("logs",):
         return True
     return len(parts) >= 3 and parts[0] == "runs" and parts[2] == "logs"
