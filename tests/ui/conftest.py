@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QApplication, QWidget
 
 from crewagent.core import turn_host
 from crewagent.core.llm.demo import start_demo_server
+from crewagent.ui import markdown
 from crewagent.ui.dialogs import ExportAnswer, NewProjectAnswer, UnsavedAnswer
 from crewagent.ui.mainwindow import MainWindow
 from crewagent.worker import WorkerThread
@@ -43,6 +44,16 @@ def unpaced_demo(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
     (scripted_llm); the benchmarks' smoke tests keep the app's pacing."""
     if not request.module.__name__.rpartition(".")[2].startswith("test_bench_"):
         monkeypatch.setattr(turn_host, "start_demo_server", functools.partial(start_demo_server, chunk_delay=0.0))
+
+
+@pytest.fixture(autouse=True)
+def no_lexer_warm_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first Markdown a window lays out schedules the compiling of 13 Pygments lexers a second
+    later (markdown.warm_up_later), on a thread of its own: ~0.2 CPU-s in every xdist worker
+    process, charged to whichever test runs then, for lexers that hardly any test uses (a test's
+    code block compiles its own lexer when it is rendered). Marked as already scheduled here;
+    tests/ui/test_markdown_blocks.py resets the mark and checks the warm-up itself."""
+    monkeypatch.setattr(markdown, "_warm_up_scheduled", True)
 
 
 def _top_level_widgets() -> dict[int, QWidget]:
