@@ -37,6 +37,7 @@ from tests.fakes.zygote import ZYGOTE_GROUP, Zygote, ZygoteProcess
 KILLS_PER_LANE = 16  # two lanes: 32 kills
 LANES = 2
 PATH = ["gather-goals", "draft-brief", "review", "end"]
+REQUESTS_PER_STEP = 4  # a full run of the workflow sends 16 requests to the model
 SEED = int(os.environ.get("CREWAGENT_CRASH_SEED", str(time.time_ns() % 2**32)))
 
 
@@ -56,11 +57,11 @@ class RecordingDemo(DemoResponder):
             self.cond.notify_all()
         return super().chat_completion(request)
 
-    def wait_for(self, name: str, proc: ZygoteProcess, timeout: float = 60) -> None:
-        """Until the process whose model name is ``name`` sent its first request (or ended)."""
+    def wait_for(self, name: str, proc: ZygoteProcess, requests: int = 1, timeout: float = 60) -> None:
+        """Until the process whose model name is ``name`` sent ``requests`` requests (or ended)."""
         deadline = time.monotonic() + timeout
         with self.cond:
-            while not self.bodies.get(name):
+            while len(self.bodies.get(name, ())) < requests:
                 if proc.poll() is not None or time.monotonic() > deadline:
                     return
                 self.cond.wait(0.02)
@@ -90,7 +91,13 @@ def _lane(lane: int, demo: RecordingDemo, base_url: str, tmp: Path, zygote: Zygo
                 directive = next(m["content"] for m in first if m["role"] == "user" and m["content"].startswith("RUN_DIRECTIVE"))
                 assert "- intent: resume" in directive, directive
                 resumed += 1
-            time.sleep(rng.uniform(0.0, 2.0))
+            # The kill lands after a random request of the run's remaining ones, a random moment
+            # into what follows it (the answer streaming, its tool running, a state write). Drawn
+            # from requests, not seconds: a delay drawn in seconds let 60 % of the processes
+            # finish their run before the kill (0.26 CPU-s each, the crash test's largest cost).
+            left = len(PATH) - (list(progress.values())[-1] if killed_last and progress else 0)
+            demo.wait_for(name, proc, requests=rng.randint(1, REQUESTS_PER_STEP * left))
+            time.sleep(rng.uniform(0.0, 0.05))
             if proc.poll() is None:
                 proc.send_signal(signal.SIGKILL)
                 kills += 1
@@ -145,4 +152,5 @@ def test_kill_9_at_random_points_then_the_next_run_completes(tmp_path: Path, cre
                 reports = list(pool.map(lambda n: _lane(n, demo, server.base_url, tmp_path, crewagent_zygote), range(LANES)))
         except AssertionError as exc:
             raise AssertionError(f"{exc}\n(seed {SEED}; rerun with CREWAGENT_CRASH_SEED={SEED})") from exc
+    print(f"seed={SEED} {reports}")
     assert sum(r["kills"] for r in reports) >= 30, reports

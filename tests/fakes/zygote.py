@@ -81,6 +81,8 @@ class ZygoteProcess:
         self._zygote = zygote
         self.pid = pid
         self.returncode: int | None = None
+        #: The CPU-s (user + system) the process used, from ``wait4`` once the zygote reaped it.
+        self.cpu: float | None = None
 
     def poll(self) -> int | None:
         return self.returncode
@@ -204,7 +206,9 @@ class Zygote:
                 self._spawned.put(child)
             elif "exited" in reply:
                 with self.cond:
-                    self._children.pop(reply["exited"]).returncode = reply["code"]
+                    child = self._children.pop(reply["exited"])
+                    child.cpu = reply.get("cpu")
+                    child.returncode = reply["code"]
                     self.cond.notify_all()
             else:
                 self._spawned.put(RuntimeError(f"the zygote failed: {reply}"))
@@ -316,11 +320,11 @@ def _serve() -> None:
 
     def reap() -> None:
         while children:
-            pid, status = os.waitpid(-1, os.WNOHANG)
+            pid, status, usage = os.wait4(-1, os.WNOHANG)
             if pid == 0:
                 return
             children.discard(pid)
-            reply({"exited": pid, "code": _returncode(status)})
+            reply({"exited": pid, "code": _returncode(status), "cpu": usage.ru_utime + usage.ru_stime})
 
     os.write(1, b"ready\n")
     while open_input or children:
