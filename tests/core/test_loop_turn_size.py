@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import random
+from functools import cache
 from typing import Any
 
 import pytest
@@ -31,13 +32,15 @@ WORDS = "the agent reads files writes notes and reports what it found in each fo
 MODELS = ["scripted-model", "gpt-4o"]
 
 
+@cache
 def prose(size: int, seed: int) -> str:
-    """About ``size`` bytes of word salad in lines: tokenizes like ordinary text (~5 chars a token)."""
+    """About ``size`` bytes of word salad in lines: tokenizes like ordinary text (~5 chars a token).
+    Cached: the tests write a text and then compare what came back with it (the 2 MB one twice)."""
     rng = random.Random(seed)
     lines: list[str] = []
     used = 0
     while used < size:
-        line = " ".join(rng.choice(WORDS) for _ in range(12)) + f" {rng.randrange(10**6)}"
+        line = " ".join(rng.choices(WORDS, k=12)) + f" {rng.randrange(10**6)}"
         lines.append(line)
         used += len(line) + 1
     return "\n".join(lines)[:size]

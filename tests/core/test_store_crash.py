@@ -16,6 +16,7 @@ import signal
 import time
 import traceback
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -104,27 +105,41 @@ def _appender(data_dir: Path, project_id: str, conversation_id: str, prefix: str
     return body
 
 
-def _check_every_line_accounted_for(log_path: Path, result, parsed: dict[bytes, str | None]) -> tuple[bool, int]:  # type: ignore[no-untyped-def]
+@dataclass
+class _SeenLines:
+    """What the checks know of one log between its rounds. The log only grows, so its complete
+    lines of the previous rounds are compared as bytes (a prefix), not split, hashed and parsed again."""
+
+    complete: bytes = b""  # the log up to and including its last newline, as last read
+    lines: list[tuple[int, str | None]] = field(default_factory=list)  # (number, id or None: not a message) of its non-blank lines
+    count: int = 0  # the lines in ``complete``
+
+
+def _parsed_id(raw: bytes) -> str | None:
+    try:
+        return ConversationMessage.model_validate_json(raw).id
+    except ValueError:
+        return None
+
+
+def _check_every_line_accounted_for(log_path: Path, result, seen: _SeenLines) -> tuple[bool, int]:  # type: ignore[no-untyped-def]
     """Each non-blank line is a loaded message or a reported problem; returns (torn tail?, bad lines).
-    ``parsed``: the id each line parses to (None: it does not), kept between the rounds of one
-    log, which only grows: each line is parsed once, not once per round."""
+    ``seen``: the log's complete lines as the previous round of this log found them."""
     data = log_path.read_bytes()
+    assert data.startswith(seen.complete), "a line written before the kill changed"
+    end = data.rfind(b"\n") + 1
+    for number, raw in enumerate(data[len(seen.complete) : end].split(b"\n")[:-1], start=seen.count + 1):
+        seen.count = number
+        if raw.strip():
+            seen.lines.append((number, _parsed_id(raw)))
+    seen.complete = data[:end]
+    lines = list(seen.lines)
+    tail = data[end:]  # a line without its newline (a torn write, or one being written)
+    if tail.strip():
+        lines.append((seen.count + 1, _parsed_id(tail)))
     loaded_ids = [m.id for m in result.messages]
-    parsed_ids: list[str] = []
-    bad_lines: list[int] = []
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        if not raw.strip():
-            continue
-        if raw not in parsed:
-            try:
-                parsed[raw] = ConversationMessage.model_validate_json(raw).id
-            except ValueError:
-                parsed[raw] = None
-        parsed_id = parsed[raw]
-        if parsed_id is None:
-            bad_lines.append(number)
-        else:
-            parsed_ids.append(parsed_id)
+    parsed_ids = [parsed_id for _, parsed_id in lines if parsed_id is not None]
+    bad_lines = [number for number, parsed_id in lines if parsed_id is None]
     assert parsed_ids == loaded_ids
     assert result.skipped_lines == bad_lines, "a damaged line went unreported (or a good one was reported)"
     if bad_lines:
@@ -157,7 +172,7 @@ def test_sigkill_during_appends_loses_no_acknowledged_message(store, project, le
             conversation_id = store.create_conversation(project.id, title=f"crash {round_no}").id
             seen[conversation_id] = []
             torn_before[conversation_id] = False
-            parsed: dict[bytes, str | None] = {}
+            seen_lines = _SeenLines()
         prefix = f"r{round_no}"
         read_fd, write_fd = os.pipe()
         pid = lean_forker.fork(
@@ -197,7 +212,7 @@ def test_sigkill_during_appends_loses_no_acknowledged_message(store, project, le
             assert new[0] == f"{prefix}_0"
 
         log_path = fresh.log_path(project.id, conversation_id)
-        torn, bad = _check_every_line_accounted_for(log_path, result, parsed)
+        torn, bad = _check_every_line_accounted_for(log_path, result, seen_lines)
         torn_before[conversation_id] = torn
         stats["torn_tails"] += torn
         if round_no % ROUNDS_PER_CONVERSATION == ROUNDS_PER_CONVERSATION - 1:
