@@ -331,6 +331,10 @@ def run_here(child: Callable[[dict[str, Any]], dict[str, Any]], payload: dict[st
     """``--smoke``: a child's work in this process, under the child's environment; its result as
     the parent would read it from a child's stdout (through JSON). Also used by bench_scaling.py."""
     saved = dict(os.environ)
+    # keyring picks its backend once per process, from the environment of the moment: the child's
+    # PYTHON_KEYRING_BACKEND (the null keyring) must not stay this process's backend afterwards.
+    keyring_core = sys.modules.get("keyring.core")
+    saved_backend = getattr(keyring_core, "_keyring_backend", None)
     os.environ.update(env)
     try:
         result: dict[str, Any] = json.loads(json.dumps(child(payload)))
@@ -338,6 +342,9 @@ def run_here(child: Callable[[dict[str, Any]], dict[str, Any]], payload: dict[st
     finally:
         os.environ.clear()
         os.environ.update(saved)
+        keyring_core = sys.modules.get("keyring.core")
+        if keyring_core is not None:
+            keyring_core._keyring_backend = saved_backend  # type: ignore[attr-defined]  # None: chosen again on next use
 
 
 def child_result(kind: str, payload: dict[str, Any]) -> dict[str, Any]:

@@ -61,3 +61,21 @@ def test_the_output_viewer_benchmark_runs_and_prints_its_table(
     out = run_main(BENCH.with_name("bench_output_viewer.py"), ["--megabytes", "0.2"], monkeypatch, capsys)
     assert "| step | first text shown (ms) | fully loaded (s) | longest GUI stall (ms) | first search (ms) |" in out
     assert "| viewer, wrap on |" in out and "| viewer, wrap off |" in out
+
+
+def test_a_child_run_in_this_process_leaves_the_keyring_backend_as_it_found_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A child's PYTHON_KEYRING_BACKEND (the null keyring) is chosen by keyring once per process: run
+    in the test process (--smoke), it stayed the backend of every later test on that worker, and a
+    test of the keyring-less fallback then saw a "secure" keyring (found by a clean-clone CI run)."""
+    import keyring
+    import keyring.core
+    from keyring.backends import null
+
+    from tests.bench_smoke import _load
+
+    bench_ui = _load(BENCH, monkeypatch)
+    monkeypatch.setattr(keyring.core, "_keyring_backend", None)  # not chosen yet, as in a fresh worker
+    env = {"PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring"}
+    seen = bench_ui.run_here(lambda payload: {"backend": type(keyring.get_keyring()).__module__}, {}, env)
+    assert seen == {"backend": null.Keyring.__module__}  # the child had its own backend
+    assert not isinstance(keyring.get_keyring(), null.Keyring)  # and this process has its own again
