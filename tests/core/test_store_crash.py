@@ -14,7 +14,6 @@ import os
 import random
 import signal
 import time
-import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +24,7 @@ from crewagent.core.messages import ConversationMessage
 from crewagent.core.store import RuntimeStore
 from crewagent.core.store.log import QUARANTINE_NAME
 from tests.core.store_crash_child import append_messages, message_for
-from tests.fakes.lean_fork import LeanForker
+from tests.fakes.lean_fork import LeanForker, run_child
 
 pytestmark = [
     pytest.mark.slow,
@@ -46,18 +45,8 @@ def _run_child(body: Callable[[int], None]) -> tuple[int, int]:
     read_fd, write_fd = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - runs in the child
-        code = 0
-        try:
-            os.close(read_fd)
-            body(write_fd)
-        except BaseException:
-            code = 1
-            try:
-                os.write(write_fd, ("ERROR " + traceback.format_exc().replace("\n", " | ") + "\n").encode())
-            except BaseException:
-                pass
-        finally:
-            os._exit(code)
+        os.close(read_fd)
+        run_child(lambda: body(write_fd), write_fd)
     os.close(write_fd)
     return pid, read_fd
 

@@ -30,9 +30,9 @@ import socket
 import subprocess
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import TracebackType
-from typing import Any
+from typing import Any, NoReturn
 
 _START = "import sys, json; sys.path[:0] = json.loads(sys.argv[1]); from tests.fakes.lean_fork import _serve; _serve()"
 _MAX = 1 << 16
@@ -80,11 +80,12 @@ class LeanForker:
         return reply
 
 
-def _run(target: str, write_fd: int, args: list[Any]) -> None:  # pragma: no cover - runs in a child
+def run_child(body: Callable[[], None], write_fd: int) -> NoReturn:  # pragma: no cover - runs in a child
+    """In a forked child: ``body()``, then exit at once (never back into the parent's code: pytest);
+    a failure is reported on ``write_fd`` as one ``ERROR <traceback>`` line, with exit status 1."""
     code = 0
     try:
-        module, _, name = target.partition(":")
-        getattr(importlib.import_module(module), name)(write_fd, *args)
+        body()
     except BaseException:
         code = 1
         try:
@@ -93,6 +94,11 @@ def _run(target: str, write_fd: int, args: list[Any]) -> None:  # pragma: no cov
             pass
     finally:
         os._exit(code)
+
+
+def _run(target: str, write_fd: int, args: list[Any]) -> NoReturn:  # pragma: no cover - runs in a child
+    module, _, name = target.partition(":")
+    run_child(lambda: getattr(importlib.import_module(module), name)(write_fd, *args), write_fd)
 
 
 def _serve() -> None:  # pragma: no cover - runs in the server
