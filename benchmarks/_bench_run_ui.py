@@ -17,6 +17,7 @@ Measured:
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import os
@@ -154,6 +155,9 @@ def child(payload: dict[str, Any], gui_factory: Callable[..., Any], probe_ms: in
     first_shown: list[float] = []  # (wall, CPU) of the first snapshot shown (not the empty panel)
 
     def timed(name: str, method: Any) -> Any:
+        # functools.wraps keeps the method's @Slot: without it PySide6 calls the wrapper of a slot
+        # connected to the worker's signal on the worker's thread, not queued to the GUI thread.
+        @functools.wraps(method)
         def wrapper(self: Any, *args: Any) -> Any:
             start, cpu = time.perf_counter(), time.thread_time()
             try:
