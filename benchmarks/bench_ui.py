@@ -101,8 +101,8 @@ class Config:
     quick: bool = False
 
 
-#: A smoke run (tests/ui/test_bench_ui_smoke.py): every section once, at sizes that only prove it
-#: runs and prints its tables; two opens, so "first open" and "median" both have a value.
+#: ``--quick``: every section once, at sizes that only prove it runs and prints its tables; two
+#: opens, so "first open" and "median" both have a value (the smoke test uses ``--smoke``, below).
 QUICK = Config(
     messages=300,
     tool_parts=6,

@@ -20,7 +20,8 @@ from types import ModuleType
 import pytest
 
 
-def _load(script: Path, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+def load_script(script: Path, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    """``script`` imported as a module (its folder on sys.path, as when it runs), for the test's duration."""
     monkeypatch.syspath_prepend(str(script.parent))  # the benchmarks import their helpers (_timing)
     spec = importlib.util.spec_from_file_location(f"_smoke_{script.stem}", script)
     assert spec is not None and spec.loader is not None
@@ -32,7 +33,7 @@ def _load(script: Path, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
 
 def run_main(script: Path, argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> str:
     """``script``'s ``main(argv)`` in this process (its folder on sys.path, as when it runs); its stdout."""
-    module = _load(script, monkeypatch)
+    module = load_script(script, monkeypatch)
     capsys.readouterr()
     assert module.main(argv) == 0
     return capsys.readouterr().out
@@ -41,7 +42,7 @@ def run_main(script: Path, argv: list[str], monkeypatch: pytest.MonkeyPatch, cap
 def run_once(script: Path, argv: list[str]) -> str:
     """``run_main`` for a module-scoped fixture (no test's monkeypatch or capsys): its stdout."""
     with pytest.MonkeyPatch.context() as monkeypatch:
-        module = _load(script, monkeypatch)
+        module = load_script(script, monkeypatch)
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
             assert module.main(argv) == 0

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.bench_smoke import run_once
+from tests.bench_smoke import load_script, run_once
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_store.py"
 
@@ -60,23 +58,13 @@ def test_quick_run_json(quick_run: tuple[str, dict[str, Any], Path]) -> None:
     assert load["messages"] == 200 and load["file_bytes"] > 0 and load["tracemalloc_peak_bytes"] > 0
 
 
-def _bench_module(monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.syspath_prepend(str(BENCH.parent))
-    spec = importlib.util.spec_from_file_location("_fair_bench_store", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, spec.name, module)  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_side_by_side_is_fair_to_the_bare_floor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 14's baseline: the same line each round, a file of the same size, no fixed neighbour.
 
     A disk that discards freed blocks makes whoever follows the original design's rename-over pay
     for it; with a fixed order that was always this store, never the bare floor.
     """
-    bench = _bench_module(monkeypatch)
+    bench = load_script(BENCH, monkeypatch)
     calls: list[tuple[str, str]] = []
 
     def contender(name: str) -> Any:

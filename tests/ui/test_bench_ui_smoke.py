@@ -71,9 +71,9 @@ def test_a_child_run_in_this_process_leaves_the_keyring_backend_as_it_found_it(m
     import keyring.core
     from keyring.backends import null
 
-    from tests.bench_smoke import _load
+    from tests.bench_smoke import load_script
 
-    bench_ui = _load(BENCH, monkeypatch)
+    bench_ui = load_script(BENCH, monkeypatch)
     monkeypatch.setattr(keyring.core, "_keyring_backend", None)  # not chosen yet, as in a fresh worker
     env = {"PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring"}
     seen = bench_ui.run_here(lambda payload: {"backend": type(keyring.get_keyring()).__module__}, {}, env)
