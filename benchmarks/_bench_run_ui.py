@@ -256,7 +256,8 @@ def child(payload: dict[str, Any], gui_factory: Callable[..., Any], probe_ms: in
         writer = subprocess.Popen([sys.executable, "-c", _EXTERNAL_WRITE, str(state_file), node], stdout=subprocess.PIPE, text=True)
         gui.spin_until(lambda: writer.poll() is not None, 30)
         assert writer.stdout is not None
-        external.append((int(writer.stdout.read().strip()), node))
+        with writer.stdout:
+            external.append((int(writer.stdout.read().strip()), node))
         deadline = time.monotonic() + 0.5
         gui.spin_until(lambda: time.monotonic() > deadline, 5)
     probe.stop()
@@ -322,6 +323,8 @@ def section(scratch: Path, results: dict[str, Any], *, quick: bool, env_of: Call
             if server.stdin:
                 server.stdin.close()
             server.wait(10)
+            if server.stdout:
+                server.stdout.close()
     out, baseline = outs[True], outs.get(False)
     out["baseline"] = baseline
     results["run"] = out

@@ -970,9 +970,10 @@ def section_latency(cfg: Config, data: Dataset, results: dict[str, Any], variant
         out = run_child("latency", {"dataset": asdict(data), "url": url, "diagnose": diagnose, "variant": variant},
                         env, timeout=900)
     finally:
-        assert server.stdin is not None
+        assert server.stdin is not None and server.stdout is not None
         server.stdin.close()
         server.wait(30)
+        server.stdout.close()
     ticks = out["ticks"]
     late = [(b - a) * MS - PROBE_INTERVAL_MS for a, b in zip(ticks, ticks[1:]) if b >= out["started"]]
     stalls = sorted(((b - a) * MS - PROBE_INTERVAL_MS, (a - out["started"]) * MS) for a, b in zip(ticks, ticks[1:]) if b >= out["started"])[-5:]
