@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +11,7 @@ import pytest
 from crewagent.cli import main
 from crewagent.core.store import RuntimeStore
 from tests.core.loop_helpers import assert_log_valid, shape
+from tests.fakes.zygote import ZYGOTE_GROUP, Zygote
 
 
 def _chat(capsys: pytest.CaptureFixture[str], data: Path, project: Path, *argv: str) -> tuple[int, str, str]:
@@ -35,16 +34,14 @@ def folder(tmp_path: Path) -> Path:
     return project
 
 
-def test_list_the_files_on_a_fresh_machine(folder: Path, tmp_path: Path) -> None:
-    """The "Done when" of issue 4, as a new user runs it: a real process, a fresh data dir, no key."""
+@pytest.mark.xdist_group(ZYGOTE_GROUP)  # with the other users of the session's zygote: one zygote per run
+def test_list_the_files_on_a_fresh_machine(folder: Path, tmp_path: Path, crewagent_zygote: Zygote) -> None:
+    """The "Done when" of issue 4, as a new user runs it: a real process (forked from the warmed-up
+    zygote, tests/fakes/zygote.py: the command without a fresh interpreter's imports), a fresh data dir, no key."""
     data = tmp_path / "fresh-data"
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
-    proc = subprocess.run(
-        [sys.executable, "-m", "crewagent", "chat", "--data-dir", str(data), "--project", str(folder), "--provider", "demo", "list the files"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env,
+    proc = crewagent_zygote.run(
+        ["chat", "--data-dir", str(data), "--project", str(folder), "--provider", "demo", "list the files"], env=env, timeout=60
     )
 
     assert proc.returncode == 0, proc.stderr

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -43,8 +41,6 @@ from tests.core.test_context_properties import Op, build_log, scripts
 from tests.core.test_validator import CASES
 from tests.examples import examples
 from tests.fakes.zygote import ZYGOTE_GROUP, Zygote
-
-CLI = [sys.executable, "-m", "crewagent"]
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -182,8 +178,9 @@ def test_export_of_a_log_missing_a_result_in_the_middle_is_the_repaired_chain(
     assert code == 0 and [json.loads(line) for line in out.splitlines()] == [{"id": f"m{i}", "createdAt": "2026-01-01T00:00:00.000Z", **m} for i, m in enumerate(log)]
 
 
+@pytest.mark.xdist_group(ZYGOTE_GROUP)  # real processes forked from the session's zygote (tests/fakes/zygote.py)
 def test_export_piped_into_validate_passes_in_real_processes(
-    store: RuntimeStore, project: ProjectInfo, conversation: ConversationMeta
+    store: RuntimeStore, project: ProjectInfo, conversation: ConversationMeta, crewagent_zygote: Zygote
 ) -> None:
     write_log(store, project.id, conversation.id, [
         {"role": "user", "content": "read"},
@@ -191,9 +188,9 @@ def test_export_piped_into_validate_passes_in_real_processes(
         {"role": "user", "content": "still there?"},
     ])
     where = ["--data-dir", str(store.data_dir), "--project", str(project.root), "--conversation", conversation.id]
-    exported = subprocess.run([*CLI, "export", *where], capture_output=True, text=True, timeout=60)
+    exported = crewagent_zygote.run(["export", *where], timeout=60)
     assert exported.returncode == 0 and "repaired: 1 tool call(s)" in exported.stderr
-    checked = subprocess.run([*CLI, "validate", "-"], input=exported.stdout, capture_output=True, text=True, timeout=60)
+    checked = crewagent_zygote.run(["validate", "-"], input=exported.stdout, timeout=60)
     assert checked.returncode == 0, checked.stdout
     assert checked.stdout == "valid: 4 messages\n"
 

@@ -6,7 +6,6 @@ import asyncio
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,24 +23,23 @@ from crewagent.core.tools import AutoApprover
 from crewagent.core.turns import TurnHooks, run_turn
 from tests.cli.test_chat_cli import _log
 from tests.core.loop_helpers import assert_log_valid
+from tests.fakes.zygote import ZYGOTE_GROUP, Zygote
 
 
-def _cli(data: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+def _cli(zygote: Zygote, data: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    """``python -m crewagent <argv>`` as a real process, forked from the warmed-up zygote (tests/fakes/zygote.py)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
-    return subprocess.run(
-        [sys.executable, "-m", "crewagent", *argv[:1], "--data-dir", str(data), *argv[1:]],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env=env,
-    )
+    return zygote.run([*argv[:1], "--data-dir", str(data), *argv[1:]], env=env, timeout=180)
 
 
-def test_the_built_in_package_runs_to_completed_on_the_demo_provider(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.xdist_group(ZYGOTE_GROUP)  # with the other users of the session's zygote: one zygote per run
+def test_the_built_in_package_runs_to_completed_on_the_demo_provider(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], crewagent_zygote: Zygote
+) -> None:
     """The issue's "Done when": a fresh data folder, no key, one command (a real process; the
     listings after it run in this process)."""
     data, folder = tmp_path / "fresh-data", tmp_path / "my project"
-    proc = _cli(data, "run", "--project", str(folder), "--workflow", "project-brief", "--provider", "demo", "--yes")
+    proc = _cli(crewagent_zygote, data, "run", "--project", str(folder), "--workflow", "project-brief", "--provider", "demo", "--yes")
 
     assert proc.returncode == 0, proc.stderr
     assert "[demo] The workflow is complete" in proc.stdout
