@@ -180,19 +180,29 @@ def test_export_of_a_log_missing_a_result_in_the_middle_is_the_repaired_chain(
 
 @pytest.mark.xdist_group(ZYGOTE_GROUP)  # real processes forked from the session's zygote (tests/fakes/zygote.py)
 def test_export_piped_into_validate_passes_in_real_processes(
-    store: RuntimeStore, project: ProjectInfo, conversation: ConversationMeta, crewagent_zygote: Zygote
+    store: RuntimeStore, project: ProjectInfo, conversation: ConversationMeta, crewagent_zygote: Zygote, tmp_path: Path
 ) -> None:
+    """``crewagent export ... | crewagent validate -``: two real processes, export's stdout the write end
+    of a pipe (a FIFO) whose read end is validate's stdin."""
     write_log(store, project.id, conversation.id, [
         {"role": "user", "content": "read"},
         {"role": "assistant", "content": None, "tool_calls": [call("ca")]},
         {"role": "user", "content": "still there?"},
     ])
     where = ["--data-dir", str(store.data_dir), "--project", str(project.root), "--conversation", conversation.id]
-    exported = crewagent_zygote.run(["export", *where], timeout=60)
-    assert exported.returncode == 0 and "repaired: 1 tool call(s)" in exported.stderr
-    checked = crewagent_zygote.run(["validate", "-"], input=exported.stdout, timeout=60)
-    assert checked.returncode == 0, checked.stdout
-    assert checked.stdout == "valid: 4 messages\n"
+    pipe, export_err, out, err = tmp_path / "pipe", tmp_path / "export.err", tmp_path / "validate.out", tmp_path / "validate.err"
+    os.mkfifo(pipe)
+    exporter = crewagent_zygote.spawn(["export", *where], env=os.environ, stdout=pipe, stderr=export_err)
+    checker = crewagent_zygote.spawn(["validate", "-"], env=os.environ, stdin=pipe, stdout=out, stderr=err)
+    try:
+        assert exporter.wait(60) == 0 and "repaired: 1 tool call(s)" in export_err.read_text(encoding="utf-8")
+        assert checker.wait(60) == 0, out.read_text(encoding="utf-8") + err.read_text(encoding="utf-8")
+    finally:
+        for proc in (exporter, checker):
+            if proc.poll() is None:  # the other end never opened the pipe
+                proc.kill()
+                proc.wait(30)
+    assert out.read_text(encoding="utf-8") == "valid: 4 messages\n"
 
 
 def test_export_says_nothing_on_stderr_when_the_log_is_a_valid_chain(
