@@ -41,7 +41,8 @@ fresh child process, so that its memory figures are its own.
    (see ``benchmarks/_bench_run_ui.py``). ``--only run`` runs this section alone.
 
 Nothing here is a timed test (the machine is shared); tests/ui/test_bench_ui_smoke.py only checks
-that ``--quick`` runs and prints its tables.
+that ``--smoke`` runs and prints its tables (sections 1, 2 and 4 through ``main()`` in the test
+process, section 3 as a program: ``bench_ui.py --smoke --only cold``).
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 A smoke test proves that a script runs end to end and prints its tables; a fresh interpreter per
 script proves nothing more, and imports the app again (~1.5 CPU-s, ~2.5 with Qt). One script,
-bench_context.py, is still started as a program (tests/core/test_context_bench.py): proof that a
-benchmark runs on its own with one command. Two tests of the same script (its tables, its JSON)
+bench_ui.py, is still started as a program, for its section 3 (a cold start is a fresh process;
+tests/ui/test_bench_ui_smoke.py): proof that a benchmark runs on its own with one command. Two tests of the same script (its tables, its JSON)
 share one run through a module fixture (``run_once``); such a module is one xdist group, so
 that the run is made once, on one worker.
 """
