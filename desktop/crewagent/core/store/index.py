@@ -53,6 +53,7 @@ class ConversationIndex:
         #: Told, in one line, what a load had to repair (a rebuilt index, conversations brought back).
         self.notify = notify or (lambda message: None)
         self.path = conversations_dir / INDEX_NAME
+        self._path_text = os.fspath(self.path)  # stat'ed on every append: no pathlib conversion each time
         self._cache_key: tuple[int, int, int] | None = None
         self._cache: list[ConversationMeta] = []
         self.recovered_from: Path | None = None
@@ -68,7 +69,7 @@ class ConversationIndex:
         or ``save``): while index.json is unchanged, the cached entries themselves, not copies.
         """
         try:
-            stat = self.path.stat()
+            stat = os.stat(self._path_text)
         except FileNotFoundError:
             try:
                 if self.dir.is_dir() and any(self._conversation_dirs()):
@@ -252,6 +253,24 @@ class ConversationIndex:
         if loaded.messages:
             meta.lastActiveAt = max(meta.lastActiveAt, last_time)
         return meta
+
+
+#: The fields of an entry every append sets.
+_APPEND_FIELDS = ("messageCount", "logBytes", "lastActiveAt")
+
+
+def record_append(meta: ConversationMeta, log_bytes: int, now: str) -> None:
+    """Count one more message in ``meta``, whose log now ends at ``log_bytes``, active at ``now``.
+
+    Written into the model's fields directly: this is what pydantic's ``__setattr__`` does for a
+    plain field of a model that does not validate assignments (ConversationMeta does not), less
+    its dispatch, which costs about 1 µs a field, and every append sets these three.
+    """
+    fields = meta.__dict__
+    fields["messageCount"] += 1
+    fields["logBytes"] = log_bytes
+    fields["lastActiveAt"] = now
+    meta.__pydantic_fields_set__.update(_APPEND_FIELDS)
 
 
 def title_from_text(text: str, limit: int = 60) -> str:
