@@ -112,14 +112,15 @@ def append_records_span(
             raise
         raise StoreWriteError.from_os_error(Path(path), exc) from exc
     try:
-        size = os.fstat(fd).st_size
+        size = os.lseek(fd, 0, os.SEEK_END)  # the size (O_APPEND writes there), without a stat result
         if size > 0 and os.pread(fd, 1, size - 1) != b"\n":
             line = b"\n" + line
         try:
-            view = memoryview(line)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
+            written = os.write(fd, line)
+            if written < len(line):  # a short write: the rest, until all of it is written
+                view = memoryview(line)[written:]
+                while view:
+                    view = view[os.write(fd, view) :]
             sync_data(fd)
         except OSError as exc:
             try:
