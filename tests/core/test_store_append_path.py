@@ -97,3 +97,36 @@ def test_a_marked_folder_refuses_the_append_with_its_log_in_place(store: Runtime
     with pytest.raises(ConversationNotFound):
         store.append_message(project.id, conversation.id, ConversationMessage.new("user", "too late"))
     assert log_path.read_bytes() == before
+
+
+def _assert_saved_entries_match_their_logs(store: RuntimeStore, project, index_path) -> None:  # type: ignore[no-untyped-def]
+    """The saved entries themselves, not caught up by a listing (which would hide a wrong entry):
+    each may be behind its log (another writer's save replaces staged counts), never wrong."""
+    store.flush()
+    for entry in json.loads(index_path.read_text("utf-8")):
+        counted = store.log_path(project.id, entry["id"]).read_bytes()[: entry["logBytes"]]
+        assert entry["messageCount"] == len(counted.splitlines()) and counted.endswith(b"\n"), entry
+
+
+def test_appends_count_into_the_right_entry_when_another_process_reorders_the_index(store: RuntimeStore, project) -> None:  # type: ignore[no-untyped-def]
+    """The entry's position is remembered between appends; another writer's index.json may list
+    the entries in another order (or fewer of them), and the remembered position must not be trusted."""
+    conversations = [store.create_conversation(project.id, title=f"c{n}") for n in range(4)]
+    for conversation in conversations:
+        store.append_message(project.id, conversation.id, ConversationMessage.new("assistant", "one"))
+    index_path = project.runtime_dir / "conversations" / "index.json"
+    _assert_saved_entries_match_their_logs(store, project, index_path)
+    entries = json.loads(index_path.read_text("utf-8"))
+    index_path.write_text(json.dumps(entries[::-1]), "utf-8")  # another process saved it reordered
+    for conversation in conversations[:2]:
+        store.append_message(project.id, conversation.id, ConversationMessage.new("assistant", "two"))
+    _assert_saved_entries_match_their_logs(store, project, index_path)
+    entries = json.loads(index_path.read_text("utf-8"))
+    index_path.write_text(json.dumps(entries[1:]), "utf-8")  # and then without its first entry
+    for conversation in conversations[1:]:
+        store.append_message(project.id, conversation.id, ConversationMessage.new("assistant", "three"))
+    _assert_saved_entries_match_their_logs(store, project, index_path)
+    counts = {meta.id: meta.messageCount for meta in RuntimeStore(store.data_dir).list_conversations(project.id)}
+    assert counts == {conversations[0].id: 2, conversations[1].id: 3, conversations[2].id: 2, conversations[3].id: 2}
+    counts_here = {meta.id: meta.messageCount for meta in store.list_conversations(project.id)}
+    assert counts_here == counts

@@ -56,6 +56,7 @@ class ConversationIndex:
         self._path_text = os.fspath(self.path)  # stat'ed on every append: no pathlib conversion each time
         self._cache_key: tuple[int, int, int] | None = None
         self._cache: list[ConversationMeta] = []
+        self._positions: dict[str, int] = {}  # a hint for position(): checked on every use
         self.recovered_from: Path | None = None
         self.dirty = False
         self._last_save = 0.0
@@ -99,6 +100,19 @@ class ConversationIndex:
         if missing:
             metas = self._bring_back(metas, missing)
         return [meta.model_copy() for meta in metas]
+
+    def position(self, metas: list[ConversationMeta], conversation_id: str) -> int | None:
+        """Where ``conversation_id`` is in ``metas`` (None when it is not there), without a scan
+        of the project's entries on every append: positions are remembered, and a remembered
+        one is used only if the entry there still has that id."""
+        found = self._positions.get(conversation_id)
+        if found is not None and found < len(metas) and metas[found].id == conversation_id:
+            return found
+        positions: dict[str, int] = {}
+        for number, meta in enumerate(metas):
+            positions.setdefault(meta.id, number)  # the first, as a scan would find (a hand-edited index)
+        self._positions = positions
+        return positions.get(conversation_id)
 
     def _unindexed_dirs(self, metas: list[ConversationMeta]) -> list[Path]:
         """Conversation folders the index does not list (listing names is cheap; only those are stat'ed)."""

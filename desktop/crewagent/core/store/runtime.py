@@ -394,10 +394,11 @@ class RuntimeStore:
             # The index's own cached entries (no copy of every entry of the project per append):
             # changed in place under the lock, then staged.
             metas = index.load(copy=False)
-            position = next((i for i, meta in enumerate(metas) if meta.id == conversation_id), None)
+            position = index.position(metas, conversation_id)
             # A folder removed by another process is found by the append itself (it does not make
-            # the folder again), not by a stat of the folder before every append.
-            if position is None or os.path.exists(files.deleted):
+            # the folder again), not by a stat of the folder before every append. The marker is
+            # looked for with access(): no stat result, and no exception built when it is absent.
+            if position is None or os.access(files.deleted, os.F_OK):
                 raise ConversationNotFound(conversation_id)
             meta = metas[position]
             stored = message
