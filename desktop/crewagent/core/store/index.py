@@ -21,8 +21,13 @@ META_NAME = "meta.json"
 #: Marks a conversation folder whose deletion has begun; such a folder is never indexed again.
 DELETED_MARKER = ".deleted"
 RECOVERED_TITLE = "Recovered conversation"
-#: During a burst of appends, index.json is rewritten at most this often (seconds).
+#: During a burst of appends, index.json is rewritten at most this often (seconds); appends
+#: further apart than this are not a burst and do not rewrite it (see ConversationIndex).
 SAVE_INTERVAL_S = 1.0
+#: Index changes staged by appends that are not a burst are saved by the next append after this
+#: long (seconds), if no turn's end or listing saved them before: bounds what another process
+#: sees late (it counts the rest from the logs, so it never sees wrong counts).
+MAX_STAGED_S = 30.0
 #: What a conversation id (and so a conversation folder's name) looks like.
 CONVERSATION_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 
@@ -43,9 +48,13 @@ class ConversationIndex:
     rebuilt with titles and modes intact.
 
     Appends do not rewrite index.json each time (that would triple the fsyncs of an append):
-    they update the cached entry and save at most once per ``SAVE_INTERVAL_S``. Each entry
-    records ``logBytes``, the log size its ``messageCount`` was counted at, so an entry that is
-    behind its log (a crash, another process) is caught up by counting only the new lines.
+    they update the cached entry. In a burst (appends less than ``SAVE_INTERVAL_S`` apart) the
+    index is saved at most once per ``SAVE_INTERVAL_S``; appends further apart (a chat: one per
+    model reply or tool result) leave the save to ``flush`` (a turn's end), a listing, or the
+    first append after ``MAX_STAGED_S``: the replace of index.json costs 5-10x a durable append.
+    Each entry records ``logBytes``, the log size its ``messageCount`` was counted at, so an
+    entry that is behind its log (a crash, another process) is caught up by counting only the
+    new lines; the title and every other metadata change are saved at once.
     """
 
     def __init__(self, conversations_dir: Path, notify: Callable[[str], None] | None = None):
@@ -60,6 +69,8 @@ class ConversationIndex:
         self.recovered_from: Path | None = None
         self.dirty = False
         self._last_save = 0.0
+        self._last_stage = float("-inf")
+        self._staged_since = 0.0  # when the oldest change not yet saved was staged
         #: Conversation folders marked deleted whose removal a crash interrupted (found by a rebuild).
         self.pending_deletions: list[str] = []
 
@@ -155,11 +166,16 @@ class ConversationIndex:
         self._last_save = time.monotonic()
 
     def stage(self, metas: list[ConversationMeta]) -> None:
-        """Keep ``metas`` as the current index in memory; index.json is written later."""
+        """Keep ``metas`` as the current index in memory; index.json is written later (see the class)."""
         if metas is not self._cache:
             self._cache = [meta.model_copy() for meta in metas]
-        self.dirty = True
-        if time.monotonic() - self._last_save >= SAVE_INTERVAL_S:
+        now = time.monotonic()
+        in_burst = now - self._last_stage < SAVE_INTERVAL_S
+        self._last_stage = now
+        if not self.dirty:
+            self.dirty = True
+            self._staged_since = now
+        if (in_burst and now - self._last_save >= SAVE_INTERVAL_S) or now - self._staged_since >= MAX_STAGED_S:
             self.save(metas)
 
     def flush(self) -> None:
