@@ -6,6 +6,7 @@ import json
 import os
 from datetime import datetime, timezone
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,8 +15,6 @@ from crewagent.core.errors import ConversationNotFound
 from crewagent.core.messages import ConversationMessage, ConversationMeta, iso_from_ns, utc_now_iso
 from crewagent.core.store import RuntimeStore
 from crewagent.core.store.index import record_append
-
-import pytest
 
 # 1970 to 9999: every time whose ISO year has four digits.
 _NS = st.integers(min_value=0, max_value=253_402_300_799_999_999_999 - 2 * 10**9)  # room for the +1 s below
