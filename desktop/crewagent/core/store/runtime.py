@@ -68,7 +68,7 @@ log = logging.getLogger(__name__)
 
 class _ConversationFiles(NamedTuple):
     """The files of one conversation folder an append looks at, joined once (the two it opens or
-    stat's every time as text: a Path converts itself to text on each call)."""
+    stats every time as text: a Path converts itself to text on each call)."""
 
     folder: Path
     log: str
