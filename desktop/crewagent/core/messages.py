@@ -10,6 +10,7 @@ load/save round trip through an older one. Serialisation uses
 
 from __future__ import annotations
 
+import time
 import uuid
 from datetime import datetime, timezone
 from typing import Any, Literal
@@ -67,7 +68,25 @@ APP_FIELDS: frozenset[str] = frozenset(
 
 def utc_now_iso() -> str:
     """The current time as an ISO-8601 UTC string with milliseconds, e.g. ``2026-01-01T00:00:00.000Z``."""
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return iso_from_ns(time.time_ns())
+
+
+#: The last whole second formatted, and its text up to the seconds: every append stamps the time,
+#: and building a datetime to format it costs 3-4 µs against well under 1 µs for reusing it.
+_second_text: tuple[int, str] = (-1, "")
+
+
+def iso_from_ns(ns: int) -> str:
+    """:func:`utc_now_iso`'s text for a ``time.time_ns()`` value: the same text as
+    ``datetime.now(timezone.utc).isoformat(timespec="milliseconds")`` with ``Z``, which reads the
+    same clock and floors it to microseconds (so to milliseconds too)."""
+    global _second_text
+    second, millis = divmod(ns // 1_000_000, 1000)
+    cached_second, text = _second_text  # one tuple: a thread never sees a second with another's text
+    if second != cached_second:
+        text = datetime.fromtimestamp(second, timezone.utc).isoformat()[:19]
+        _second_text = (second, text)
+    return f"{text}.{millis:03d}Z"
 
 
 def new_message_id() -> str:

@@ -17,7 +17,7 @@ from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal, Slot
 
 from crewagent.worker.values import ProjectRef
 
-#: Changes within this many milliseconds of the first are announced once (a turn saves the index about once a second).
+#: Changes within this many milliseconds of the first are announced once (a burst of appends saves the index about once a second).
 SETTLE_MS = 300
 
 

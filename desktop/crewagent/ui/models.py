@@ -137,7 +137,7 @@ class ConversationListModel(QAbstractListModel):
         """A reload of the whole list: rows change in place (no reset), so the selection stays.
 
         Rows not listed go, new ones come, changed ones are updated (only those: a reload comes
-        about once a second while a turn runs). A reload can be older than what a running turn has
+        about once a second while a turn appends in a burst). A reload can be older than what a running turn has
         reported since (the index was read before its last message): the count of a running
         conversation never goes back.
         """

@@ -85,36 +85,42 @@ def append_records(path: Path, line: bytes) -> int:
 
 
 _APPEND_FLAGS = os.O_RDWR | os.O_CREAT | os.O_APPEND | getattr(os, "O_BINARY", 0)
+_APPEND_EXISTING_FLAGS = _APPEND_FLAGS & ~os.O_CREAT
 
 
-def append_records_span(path: Path, line: bytes, *, make_parents: bool = True) -> tuple[int, int]:
+def append_records_span(
+    path: Path | str, line: bytes, *, make_parents: bool = True, create: bool = True
+) -> tuple[int, int]:
     """:func:`append_records`, returning the file's size before and after the append.
 
     ``make_parents=False``: a missing folder is not made; FileNotFoundError is raised instead (a
     conversation deleted by another process: no stat of the folder before every append).
+    ``create=False``: neither is a missing file; FileNotFoundError is raised (the caller has
+    something to do before a file's first record: no stat of the file before every append).
     """
     assert line.endswith(b"\n")
     try:
         try:
-            fd = os.open(path, _APPEND_FLAGS, 0o644)
+            fd = os.open(path, _APPEND_FLAGS if create else _APPEND_EXISTING_FLAGS, 0o644)
         except FileNotFoundError:  # the folder is made on the first append only, not on every one
-            if not make_parents:
+            if not make_parents or not create:
                 raise
-            path.parent.mkdir(parents=True, exist_ok=True)
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(path, _APPEND_FLAGS, 0o644)
     except OSError as exc:
-        if isinstance(exc, FileNotFoundError) and not make_parents:
+        if isinstance(exc, FileNotFoundError) and (not make_parents or not create):
             raise
-        raise StoreWriteError.from_os_error(path, exc) from exc
+        raise StoreWriteError.from_os_error(Path(path), exc) from exc
     try:
-        size = os.fstat(fd).st_size
+        size = os.lseek(fd, 0, os.SEEK_END)  # the size (O_APPEND writes there), without a stat result
         if size > 0 and os.pread(fd, 1, size - 1) != b"\n":
             line = b"\n" + line
         try:
-            view = memoryview(line)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
+            written = os.write(fd, line)
+            if written < len(line):  # a short write: the rest, until all of it is written
+                view = memoryview(line)[written:]
+                while view:
+                    view = view[os.write(fd, view) :]
             sync_data(fd)
         except OSError as exc:
             try:
@@ -122,7 +128,7 @@ def append_records_span(path: Path, line: bytes, *, make_parents: bool = True) -
                 os.fsync(fd)
             except OSError:
                 pass
-            raise StoreWriteError.from_os_error(path, exc) from exc
+            raise StoreWriteError.from_os_error(Path(path), exc) from exc
         return size, size + len(line)
     finally:
         os.close(fd)

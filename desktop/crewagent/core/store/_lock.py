@@ -44,10 +44,12 @@ class ProcessLock:
 
     def __init__(self, path: Path, timeout: float = LOCK_TIMEOUT_S) -> None:
         self.path = path
+        self._path_text = os.fspath(path)  # opened on every hold: no pathlib conversion each time
         self.timeout = timeout
         self.thread_lock = threading.RLock()
         self._depth = 0
         self._fd = -1
+        self._guarded = _Guarded(self)  # holds no state of its own: one serves every hold
         self._fallback: FileLock | None = None
         if fcntl is None:
             self._fallback = FileLock(path, timeout=timeout, poll_interval=POLL_S, preserve_lock_file=True)
@@ -59,7 +61,7 @@ class ProcessLock:
     def guarded(self) -> _Guarded:
         """``with lock.guarded():`` holds the lock; failing to take it is a one-line StoreWriteError
         naming the lock file (held too long by another process, or the file cannot be opened)."""
-        return _Guarded(self)
+        return self._guarded
 
     def acquire(self) -> None:
         """Take the lock; raises ``Timeout`` after ``timeout`` seconds, OSError when the lock file
@@ -94,7 +96,7 @@ class ProcessLock:
             self._fallback.acquire()
             return
         assert fcntl is not None
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(self._path_text, os.O_RDWR | os.O_CREAT, 0o644)
         deadline: float | None = None
         while True:
             try:

@@ -21,8 +21,13 @@ META_NAME = "meta.json"
 #: Marks a conversation folder whose deletion has begun; such a folder is never indexed again.
 DELETED_MARKER = ".deleted"
 RECOVERED_TITLE = "Recovered conversation"
-#: During a burst of appends, index.json is rewritten at most this often (seconds).
+#: During a burst of appends, index.json is rewritten at most this often (seconds); appends
+#: further apart than this are not a burst and do not rewrite it (see ConversationIndex).
 SAVE_INTERVAL_S = 1.0
+#: Index changes staged by appends that are not a burst are saved by the next append after this
+#: long (seconds), if no turn's end or listing saved them before: bounds what another process
+#: sees late (it counts the rest from the logs, so it never sees wrong counts).
+MAX_STAGED_S = 30.0
 #: What a conversation id (and so a conversation folder's name) looks like.
 CONVERSATION_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 
@@ -43,9 +48,13 @@ class ConversationIndex:
     rebuilt with titles and modes intact.
 
     Appends do not rewrite index.json each time (that would triple the fsyncs of an append):
-    they update the cached entry and save at most once per ``SAVE_INTERVAL_S``. Each entry
-    records ``logBytes``, the log size its ``messageCount`` was counted at, so an entry that is
-    behind its log (a crash, another process) is caught up by counting only the new lines.
+    they update the cached entry. In a burst (appends less than ``SAVE_INTERVAL_S`` apart) the
+    index is saved at most once per ``SAVE_INTERVAL_S``; appends further apart (a chat: one per
+    model reply or tool result) leave the save to ``flush`` (a turn's end), a listing, or the
+    first append after ``MAX_STAGED_S``: the replace of index.json costs 5-10x a durable append.
+    Each entry records ``logBytes``, the log size its ``messageCount`` was counted at, so an
+    entry that is behind its log (a crash, another process) is caught up by counting only the
+    new lines; the title and every other metadata change are saved at once.
     """
 
     def __init__(self, conversations_dir: Path, notify: Callable[[str], None] | None = None):
@@ -53,11 +62,15 @@ class ConversationIndex:
         #: Told, in one line, what a load had to repair (a rebuilt index, conversations brought back).
         self.notify = notify or (lambda message: None)
         self.path = conversations_dir / INDEX_NAME
+        self._path_text = os.fspath(self.path)  # stat'ed on every append: no pathlib conversion each time
         self._cache_key: tuple[int, int, int] | None = None
         self._cache: list[ConversationMeta] = []
+        self._positions: dict[str, int] = {}  # a hint for position(): checked on every use
         self.recovered_from: Path | None = None
         self.dirty = False
         self._last_save = 0.0
+        self._last_stage = float("-inf")
+        self._staged_since = 0.0  # when the oldest change not yet saved was staged
         #: Conversation folders marked deleted whose removal a crash interrupted (found by a rebuild).
         self.pending_deletions: list[str] = []
 
@@ -68,7 +81,7 @@ class ConversationIndex:
         or ``save``): while index.json is unchanged, the cached entries themselves, not copies.
         """
         try:
-            stat = self.path.stat()
+            stat = os.stat(self._path_text)
         except FileNotFoundError:
             try:
                 if self.dir.is_dir() and any(self._conversation_dirs()):
@@ -98,6 +111,19 @@ class ConversationIndex:
         if missing:
             metas = self._bring_back(metas, missing)
         return [meta.model_copy() for meta in metas]
+
+    def position(self, metas: list[ConversationMeta], conversation_id: str) -> int | None:
+        """Where ``conversation_id`` is in ``metas`` (None when it is not there), without a scan
+        of the project's entries on every append: positions are remembered, and a remembered
+        one is used only if the entry there still has that id."""
+        found = self._positions.get(conversation_id)
+        if found is not None and found < len(metas) and metas[found].id == conversation_id:
+            return found
+        positions: dict[str, int] = {}
+        for number, meta in enumerate(metas):
+            positions.setdefault(meta.id, number)  # the first, as a scan would find (a hand-edited index)
+        self._positions = positions
+        return positions.get(conversation_id)
 
     def _unindexed_dirs(self, metas: list[ConversationMeta]) -> list[Path]:
         """Conversation folders the index does not list (listing names is cheap; only those are stat'ed)."""
@@ -140,11 +166,16 @@ class ConversationIndex:
         self._last_save = time.monotonic()
 
     def stage(self, metas: list[ConversationMeta]) -> None:
-        """Keep ``metas`` as the current index in memory; index.json is written later."""
+        """Keep ``metas`` as the current index in memory; index.json is written later (see the class)."""
         if metas is not self._cache:
             self._cache = [meta.model_copy() for meta in metas]
-        self.dirty = True
-        if time.monotonic() - self._last_save >= SAVE_INTERVAL_S:
+        now = time.monotonic()
+        in_burst = now - self._last_stage < SAVE_INTERVAL_S
+        self._last_stage = now
+        if not self.dirty:
+            self.dirty = True
+            self._staged_since = now
+        if (in_burst and now - self._last_save >= SAVE_INTERVAL_S) or now - self._staged_since >= MAX_STAGED_S:
             self.save(metas)
 
     def flush(self) -> None:
@@ -252,6 +283,24 @@ class ConversationIndex:
         if loaded.messages:
             meta.lastActiveAt = max(meta.lastActiveAt, last_time)
         return meta
+
+
+#: The fields of an entry every append sets.
+_APPEND_FIELDS = ("messageCount", "logBytes", "lastActiveAt")
+
+
+def record_append(meta: ConversationMeta, log_bytes: int, now: str) -> None:
+    """Count one more message in ``meta``, whose log now ends at ``log_bytes``, active at ``now``.
+
+    Written into the model's fields directly: this is what pydantic's ``__setattr__`` does for a
+    plain field of a model that does not validate assignments (ConversationMeta does not), less
+    its dispatch, which costs about 1 µs a field, and every append sets these three.
+    """
+    fields = meta.__dict__
+    fields["messageCount"] += 1
+    fields["logBytes"] = log_bytes
+    fields["lastActiveAt"] = now
+    meta.__pydantic_fields_set__.update(_APPEND_FIELDS)
 
 
 def title_from_text(text: str, limit: int = 60) -> str:

@@ -36,6 +36,7 @@ from crewagent.core.store.index import (
     DELETED_MARKER,
     ConversationIndex,
     is_marked_deleted,
+    record_append,
     title_from_text,
 )
 from crewagent.core.store.log import (
@@ -66,11 +67,12 @@ log = logging.getLogger(__name__)
 
 
 class _ConversationFiles(NamedTuple):
-    """The files of one conversation folder an append looks at, joined once."""
+    """The files of one conversation folder an append looks at, joined once (the two it opens or
+    stats every time as text: a Path converts itself to text on each call)."""
 
-    log: Path
-    legacy: Path
-    deleted: Path
+    folder: Path
+    log: str
+    deleted: str
 
 
 class RuntimeStore:
@@ -89,7 +91,7 @@ class RuntimeStore:
         self._locks: dict[str, ProcessLock] = {}
         self._runtime_dirs: dict[str, Path] = {}
         self._conversation_dirs: dict[tuple[str, str], Path] = {}
-        self._conversation_files: dict[Path, _ConversationFiles] = {}
+        self._conversation_files: dict[tuple[str, str], _ConversationFiles] = {}
         self._guard = threading.Lock()
         self._notices: list[str] = []
 
@@ -119,7 +121,9 @@ class RuntimeStore:
 
     def _project_lock(self, project_id: str) -> Any:
         lock = self._locks.get(project_id)  # made by the first hold, whose path is computed once
-        return self._locked(project_id, lock.path if lock is not None else paths.project_lock_file(self._runtime_dir(project_id)))
+        if lock is not None:
+            return lock.guarded()
+        return self._locked(project_id, paths.project_lock_file(self._runtime_dir(project_id)))
 
     # -- projects --------------------------------------------------------------------------
 
@@ -194,6 +198,9 @@ class RuntimeStore:
     # -- conversations ---------------------------------------------------------------------
 
     def _index(self, project_id: str) -> ConversationIndex:
+        index = self._indexes.get(project_id)  # made once per project, never replaced: no lock to read
+        if index is not None:
+            return index
         with self._guard:
             index = self._indexes.get(project_id)
             if index is None:
@@ -210,11 +217,12 @@ class RuntimeStore:
             self._conversation_dirs[(project_id, conversation_id)] = found
         return found
 
-    def _files(self, folder: Path) -> _ConversationFiles:
-        found = self._conversation_files.get(folder)
+    def _files(self, project_id: str, conversation_id: str) -> _ConversationFiles:
+        found = self._conversation_files.get((project_id, conversation_id))
         if found is None:
-            found = _ConversationFiles(folder / LOG_NAME, folder / LEGACY_NAME, folder / DELETED_MARKER)
-            self._conversation_files[folder] = found
+            folder = self._conversation_dir(project_id, conversation_id)
+            found = _ConversationFiles(folder, os.fspath(folder / LOG_NAME), os.fspath(folder / DELETED_MARKER))
+            self._conversation_files[(project_id, conversation_id)] = found
         return found
 
     def log_path(self, project_id: str, conversation_id: str) -> Path:
@@ -380,35 +388,33 @@ class RuntimeStore:
         Durable once this returns: the line is fsync'd. On failure (disk full, permission
         denied) a StoreWriteError is raised and the log is as it was before.
         """
-        folder = self._conversation_dir(project_id, conversation_id)
-        files = self._files(folder)
+        files = self._files(project_id, conversation_id)
         with self._project_lock(project_id):
             index = self._index(project_id)
             # The index's own cached entries (no copy of every entry of the project per append):
             # changed in place under the lock, then staged.
             metas = index.load(copy=False)
-            position = next((i for i, meta in enumerate(metas) if meta.id == conversation_id), None)
+            position = index.position(metas, conversation_id)
             # A folder removed by another process is found by the append itself (it does not make
-            # the folder again), not by a stat of the folder before every append.
-            if position is None or os.path.exists(files.deleted):
+            # the folder again), not by a stat of the folder before every append. The marker is
+            # looked for with access(): no stat result, and no exception built when it is absent.
+            if position is None or os.access(files.deleted, os.F_OK):
                 raise ConversationNotFound(conversation_id)
-            if os.path.exists(files.legacy):
-                migrate_legacy(folder, self._preparer(project_id, conversation_id))
             meta = metas[position]
             stored = message
             if offload.needs_offload(message):
-                if not folder.is_dir():  # no offloaded payload for a conversation that is gone
+                if not files.folder.is_dir():  # no offloaded payload for a conversation that is gone
                     raise ConversationNotFound(conversation_id)
                 stored = offload.prepare_for_storage(message, conversation_id, self.state_dir(project_id))
             try:
-                start, size = append_message_span(files.log, stored)
+                # The log is opened, not created: a missing one is the rare case (below), and so no
+                # stat of the legacy messages.json, which matters only while there is no log.
+                start, size = append_message_span(files.log, stored, create=False)
             except FileNotFoundError:
-                raise ConversationNotFound(conversation_id) from None
+                start, size = self._append_first(project_id, conversation_id, files.folder, stored)
             if meta.logBytes != start:  # another process appended since the index was saved
-                index.catch_up(meta, files.log, size=start)
-            meta.messageCount += 1
-            meta.logBytes = size
-            meta.lastActiveAt = utc_now_iso()
+                index.catch_up(meta, Path(files.log), size=start)
+            record_append(meta, size, utc_now_iso())
             try:
                 if meta.autoTitle and stored.role == "user" and stored.text.strip():
                     meta.title = title_from_text(stored.text)
@@ -423,6 +429,19 @@ class RuntimeStore:
                 index.dirty = True  # the cached entry holds the change: a later save writes it
                 log.warning("conversation index not updated after an append to %s: %s", conversation_id, exc)
         return stored
+
+    def _append_first(
+        self, project_id: str, conversation_id: str, folder: Path, message: ConversationMessage
+    ) -> tuple[int, int]:
+        """An append that found no log: a legacy conversation (``messages.json``) is migrated
+        first and the message follows its messages; a folder removed by another process is
+        ConversationNotFound (the folder is not made again)."""
+        if (folder / LEGACY_NAME).exists():
+            migrate_legacy(folder, self._preparer(project_id, conversation_id))
+        try:
+            return append_message_span(folder / LOG_NAME, message)
+        except FileNotFoundError:
+            raise ConversationNotFound(conversation_id) from None
 
     def append_messages(
         self, project_id: str, conversation_id: str, messages: list[ConversationMessage]
