@@ -47,6 +47,8 @@ def test_the_entries_dumped_one_by_one_are_the_whole_dump(data: dict[str, Any]) 
 
 
 def test_a_state_write_dumps_only_the_entries_it_changed(monkeypatch: Any) -> None:
+    # Start from no remembered entries: another test of this process may have dumped these ones.
+    monkeypatch.setattr(frontmatter, "_ENTRIES", {})
     state = {
         "schemaVersion": "1.1", "workflowType": "notes", "currentNodeId": "write", "stepsCompleted": [],
         "variables": {"topic": "x"}, "decisionLog": [], "runId": "run_0123", "updatedAt": "2026-11-26T10:00:00Z",
