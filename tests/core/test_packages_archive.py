@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 import struct
@@ -76,23 +77,33 @@ def test_a_symlink_entry_is_refused(tmp_path: Path) -> None:
     assert [(p.file, p.message) for p in error.problems] == [("steps/secrets.md", "refused: a symbolic link")]
 
 
-def test_more_than_10000_entries_are_refused(tmp_path: Path) -> None:
-    path = tmp_path / "many.bmad"
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as zf:
-        for i in range(MAX_ENTRIES + 1):
-            zf.writestr(f"assets/{i}.txt", b"")
-    error = _refused(tmp_path, path)
-    assert "10001 entries" in str(error)
-
-
-def test_exactly_10000_entries_pass_the_count(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def at_the_limit() -> bytes:
+    """A valid package of exactly MAX_ENTRIES entries (its files, then empty assets), built once."""
     files = flat_package()
-    path = tmp_path / "many.bmad"
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as zf:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as zf:
         for name, content in files.items():
             zf.writestr(name, render(content))
         for i in range(MAX_ENTRIES - len(files)):
             zf.writestr(f"assets/{i}.txt", b"")
+        assert len(zf.infolist()) == MAX_ENTRIES
+    return buffer.getvalue()
+
+
+def test_more_than_10000_entries_are_refused(tmp_path: Path, at_the_limit: bytes) -> None:
+    path = tmp_path / "many.bmad"
+    path.write_bytes(at_the_limit)
+    with zipfile.ZipFile(path, "a", zipfile.ZIP_STORED) as zf:
+        zf.writestr("assets/one-more.txt", b"")
+        assert len(zf.infolist()) == MAX_ENTRIES + 1
+    error = _refused(tmp_path, path)
+    assert "10001 entries" in str(error)
+
+
+def test_exactly_10000_entries_pass_the_count(tmp_path: Path, at_the_limit: bytes) -> None:
+    path = tmp_path / "many.bmad"
+    path.write_bytes(at_the_limit)
     package = PackageStore(tmp_path / "data").import_package(path)
     assert (package.root / "assets" / "0.txt").is_file()
 
