@@ -28,8 +28,7 @@ class Roots:
     inner_conversations: Path
 
 
-@pytest.fixture
-def roots(tmp_path: Path) -> Roots:
+def _build_roots(tmp_path: Path) -> Roots:
     project = tmp_path / "project"
     runtime = tmp_path / "data" / "projects" / "proj_1"
     state = runtime / "state"
@@ -64,6 +63,18 @@ def roots(tmp_path: Path) -> Roots:
         inner_data_sandbox=Sandbox.for_project(project, inner_runtime, pkg),
         inner_conversations=inner_conversations,
     )
+
+
+@pytest.fixture(scope="module")
+def roots(tmp_path_factory: pytest.TempPathFactory) -> Roots:
+    """The folders, built once for the tests that only resolve paths in them (nothing resolves by writing)."""
+    return _build_roots(tmp_path_factory.mktemp("roots"))
+
+
+@pytest.fixture
+def own_roots(tmp_path: Path) -> Roots:
+    """The folders for a test that changes them."""
+    return _build_roots(tmp_path)
 
 
 VIOLATIONS = [
@@ -138,7 +149,8 @@ def test_the_absolute_path_of_a_file_inside_the_project_is_refused_too(roots: Ro
         ".data/projects/proj_2/conversations/conv_2",
     ],
 )
-def test_conversation_logs_inside_the_project_are_refused(roots: Roots, raw: str) -> None:
+def test_conversation_logs_inside_the_project_are_refused(own_roots: Roots, raw: str) -> None:
+    roots = own_roots
     with pytest.raises(SandboxViolation, match="conversation logs"):
         roots.inner_data_sandbox.resolve(raw)
     # The rest of that data folder is the app's too (issue 15); only this project's @state stays usable.
@@ -254,10 +266,11 @@ def test_no_generated_path_resolves_outside_the_roots(roots: Roots, raw: str, wr
 
 
 @pytest.mark.skipif(os.name != "posix", reason="POSIX: elsewhere the whole path goes through realpath")
-def test_a_deep_state_path_is_resolved_below_its_root_only(roots: Roots, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_deep_state_path_is_resolved_below_its_root_only(own_roots: Roots, monkeypatch: pytest.MonkeyPatch) -> None:
     """A run's state file sits many folders deep: only the names below @state are looked at
     (realpath re-checked every folder from / down, twice a resolve), and a symlink among them is
     still followed and checked."""
+    roots = own_roots
     (roots.state / "runs" / "r1" / "workflow.md").write_text("---\n---\n")
     expected = roots.state.resolve() / "runs" / "r1" / "workflow.md"
     looked_at: list[str] = []
