@@ -69,6 +69,17 @@ def tmp_path(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
     return path
 
 
+@pytest.fixture(scope="session", autouse=True)
+def one_cli_parser() -> Iterator[None]:
+    """One argparse tree for every in-process ``crewagent`` call of the session (tests/cli/parser_cache.py):
+    ``main`` builds its parser on each call (~5 ms); the tree keeps nothing between parses, its
+    defaults read no environment, and its handlers look up what a test patches when they run."""
+    from tests.cli.parser_cache import one_parser
+
+    with one_parser():
+        yield
+
+
 @pytest.fixture(autouse=True)
 def isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Path]]:
     """Point every data, config and cache directory at tmp_path: a test never touches the real home."""
