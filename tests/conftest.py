@@ -60,8 +60,9 @@ def tmp_path(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
     pytest's own lists the base folder to number the new one and points a ``...current`` symlink
     at it: with every test asking for one (isolated_dirs), an xdist worker's base folder holds one
     folder and one link per test run so far, and the listing cost grows with each test (about 2 ms
-    a test late in a worker). A process-wide counter numbers the folders instead; the base folder,
-    its cleanup and its retention (three sessions) stay pytest's.
+    a test late in a worker). A process-wide counter numbers the folders instead; the base folder
+    and its cleanup (the last three sessions kept) stay pytest's. ``tmp_path_retention_policy``
+    is left at its default, "all": this fixture never removes a passed test's folder.
     """
     name = re.sub(r"\W", "_", request.node.name)[:30]
     path = tmp_path_factory.getbasetemp() / f"{name}-t{next(_TMP_NUMBERS)}"

@@ -1,9 +1,10 @@
-"""One argparse tree for a test module's in-process ``crewagent`` calls.
+"""One argparse tree for the in-process ``crewagent`` calls of a test session (tests/conftest.py).
 
 ``crewagent.cli.main`` builds its parser on every call (~5 ms, most of it argparse's gettext
-look-ups): a process runs it once, but a module that calls ``main`` hundreds of times pays it each
-time. The tree holds no state between parses (each parse makes a new Namespace), so one serves all.
-Only for modules that do not monkeypatch the ``cmd_*`` handlers the tree binds when it is built.
+look-ups): a process runs it once, but the suite calls ``main`` hundreds of times in-process. The
+tree holds no state between parses (each parse makes a new Namespace) and its defaults read no
+environment, so one serves all. It binds the ``cmd_*`` handlers of cli.py when it is built: a
+test that monkeypatches one of them must also patch ``cli.build_parser`` back to a fresh build.
 """
 
 from __future__ import annotations

@@ -13,7 +13,6 @@ import json
 import os
 import shutil
 import traceback
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,6 @@ from crewagent.cli import main
 from crewagent.core.llm.demo import start_demo_server
 from crewagent.core.messages import ConversationMessage, new_message_id, utc_now_iso
 from crewagent.core.store import RuntimeStore
-from tests.cli.parser_cache import one_parser
 from tests.examples import examples
 from tests.fakes.zygote import ZYGOTE_GROUP, Zygote
 
@@ -104,12 +102,6 @@ def _copy(template: World, root: Path) -> World:
         root, moved(template.data), moved(template.config), moved(template.folder),
         template.project_id, template.victim, template.bystander, template.bystander_ids,
     )
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _one_parser() -> Iterator[None]:
-    with one_parser():
-        yield
 
 
 # -- damage ---------------------------------------------------------------------------------------

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,17 +35,10 @@ from crewagent.core.protocol import (
     validate_messages,
 )
 from crewagent.core.store import ProjectInfo, RuntimeStore
-from tests.cli.parser_cache import one_parser
 from tests.core.test_context_properties import Op, build_log, scripts
 from tests.core.test_validator import CASES
 from tests.examples import examples
 from tests.fakes.zygote import ZYGOTE_GROUP, Zygote
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _one_parser() -> Iterator[None]:
-    with one_parser():
-        yield
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
