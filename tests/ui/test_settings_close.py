@@ -28,7 +28,7 @@ def main(qtbot: Any, worker_thread: WorkerThread, dialogs: ScriptedDialogs) -> I
     qtbot.waitUntil(lambda: window.settings is not None)
     yield window
     dialogs.unsaved_settings_answer = "discard"
-    window.settings_dialog.close()
+    window.settings_opener.close()  # the dialog, if the test opened it
     window.close()
 
 

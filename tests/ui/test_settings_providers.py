@@ -85,6 +85,8 @@ def test_opening_settings_offers_a_local_server_that_answers_with_its_models(
         qtbot.addWidget(main)
         main.show()
         qtbot.waitUntil(lambda: main.start_page.local_label.isVisible(), timeout=60_000)  # the window's probe answered
+        main.show_settings()  # the dialog is built now: it shows the window's probe at once, then probes again
+        assert len(main.settings_dialog.llm_page.local_offer.buttons) == 1
         dialog = open_settings(qtbot, main)
         offer = dialog.llm_page.local_offer
         qtbot.waitUntil(lambda: len(offer.buttons) == 1, timeout=60_000)  # 15 s ran out at load ~24
