@@ -14,25 +14,18 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 
-from crewagent.ui.mainwindow import MainWindow
 from crewagent.ui.settings import SettingsDialog
-from crewagent.worker import WorkerThread
-from tests.ui.conftest import ScriptedDialogs
+from tests.ui.conftest import ScriptedDialogs, SettingsOnly
 
 
 @pytest.fixture
-def main(qtbot: Any, worker_thread: WorkerThread, dialogs: ScriptedDialogs) -> Iterator[MainWindow]:
-    window = MainWindow(worker_thread.worker, dialogs=dialogs)
-    qtbot.addWidget(window)
-    window.show()
-    qtbot.waitUntil(lambda: window.settings is not None)
-    yield window
-    dialogs.unsaved_settings_answer = "discard"
-    window.settings_opener.close()  # the dialog, if the test opened it
-    window.close()
+def main(settings_only: SettingsOnly, dialogs: ScriptedDialogs) -> Iterator[SettingsOnly]:
+    """The dialog as the window wires it, without the window: these claims are the dialog's."""
+    yield settings_only
+    dialogs.unsaved_settings_answer = "discard"  # before settings_only closes it
 
 
-def open_settings(qtbot: Any, main: MainWindow) -> SettingsDialog:
+def open_settings(qtbot: Any, main: SettingsOnly) -> SettingsDialog:
     main.show_settings()
     dialog = main.settings_dialog
     qtbot.waitUntil(lambda: dialog.isVisible() and dialog.llm_page._key_state is not None)
@@ -44,13 +37,13 @@ def saved(isolated_dirs: dict[str, Path]) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}  # type: ignore[no-any-return]
 
 
-def test_close_without_changes_asks_nothing(qtbot: Any, main: MainWindow, dialogs: ScriptedDialogs) -> None:
+def test_close_without_changes_asks_nothing(qtbot: Any, main: SettingsOnly, dialogs: ScriptedDialogs) -> None:
     dialog = open_settings(qtbot, main)
     dialog.close_button.click()
     assert not dialog.isVisible() and "unsaved_settings" not in dialogs.asked
 
 
-def test_close_with_unsaved_changes_asks_and_cancel_keeps_them(qtbot: Any, main: MainWindow, dialogs: ScriptedDialogs) -> None:
+def test_close_with_unsaved_changes_asks_and_cancel_keeps_them(qtbot: Any, main: SettingsOnly, dialogs: ScriptedDialogs) -> None:
     dialog = open_settings(qtbot, main)
     dialog.tools_page.timeout.setValue(42)
     dialogs.unsaved_settings_answer = "cancel"
@@ -60,7 +53,7 @@ def test_close_with_unsaved_changes_asks_and_cancel_keeps_them(qtbot: Any, main:
 
 
 def test_close_with_unsaved_changes_then_save_saves_and_closes(
-    qtbot: Any, main: MainWindow, dialogs: ScriptedDialogs, isolated_dirs: dict[str, Path]
+    qtbot: Any, main: SettingsOnly, dialogs: ScriptedDialogs, isolated_dirs: dict[str, Path]
 ) -> None:
     dialog = open_settings(qtbot, main)
     dialog.tools_page.timeout.setValue(42)
@@ -71,7 +64,7 @@ def test_close_with_unsaved_changes_then_save_saves_and_closes(
 
 
 def test_close_with_unsaved_changes_then_discard_forgets_them(
-    qtbot: Any, main: MainWindow, dialogs: ScriptedDialogs, isolated_dirs: dict[str, Path]
+    qtbot: Any, main: SettingsOnly, dialogs: ScriptedDialogs, isolated_dirs: dict[str, Path]
 ) -> None:
     dialog = open_settings(qtbot, main)
     dialog.tools_page.timeout.setValue(42)
@@ -83,7 +76,7 @@ def test_close_with_unsaved_changes_then_discard_forgets_them(
     assert dialog.tools_page.timeout.value() == 300  # the setting, not the discarded edit
 
 
-def test_test_connection_does_not_move_the_focus_into_timeout(qtbot: Any, main: MainWindow) -> None:
+def test_test_connection_does_not_move_the_focus_into_timeout(qtbot: Any, main: SettingsOnly) -> None:
     dialog = open_settings(qtbot, main)
     page = dialog.llm_page
     page.test_button.setFocus()
@@ -98,7 +91,7 @@ def test_test_connection_does_not_move_the_focus_into_timeout(qtbot: Any, main: 
 
 
 def test_appearance_applies_at_once_as_the_page_says(
-    qtbot: Any, main: MainWindow, dialogs: ScriptedDialogs, isolated_dirs: dict[str, Path]
+    qtbot: Any, main: SettingsOnly, dialogs: ScriptedDialogs, isolated_dirs: dict[str, Path]
 ) -> None:
     dialog = open_settings(qtbot, main)
     page = dialog.appearance_page

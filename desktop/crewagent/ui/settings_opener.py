@@ -48,6 +48,11 @@ class SettingsOpener(QObject):
         worker.turns.mcp_state_changed.connect(self._on_mcp_state)
 
     @property
+    def settings(self) -> Settings | None:
+        """The settings in force, as last announced by the worker (None until the first answer)."""
+        return self._settings
+
+    @property
     def built(self) -> SettingsDialog | None:
         """The dialog if it was built, else None (nothing is built by asking)."""
         return self._dialog
