@@ -207,6 +207,14 @@ def settings_only(qtbot: Any, worker_thread: WorkerThread, dialogs: ScriptedDial
     host.settings_opener.close()
 
 
+def open_settings_dialog(qtbot: Any, host: MainWindow | SettingsOnly) -> SettingsDialog:
+    """Open Settings on ``host`` and wait until it shows the settings and the key state."""
+    host.show_settings()
+    dialog = host.settings_dialog
+    qtbot.waitUntil(lambda: dialog.isVisible() and dialog.llm_page._key_state is not None)
+    return dialog
+
+
 def open_project(qtbot: Any, main: MainWindow, folder: Path) -> None:
     """Open ``folder`` through the Start page and wait until its conversations are shown."""
     main.start_page.request_project(str(folder))
