@@ -98,17 +98,20 @@ class MainWindow(QMainWindow):
         self._languages = languages
         self._settings: Settings | None = None
 
-        self.message_bar = MessageBar(self)
+        # Each widget is made in the parent it ends up in: under the app's style sheet, moving a
+        # built subtree to another parent restyles all of it (the pages' moves were ~40 % of a
+        # themed window's build).
+        central = QWidget(self)
+        self.message_bar = MessageBar(central)
         self._dialogs = dialogs or QtProjectDialogs(state)
-        self.start_page = StartPage(self._dialogs, self)
-        self.project_view = ProjectView(self)
+        self.stack = QStackedWidget(central)
+        self.start_page = StartPage(self._dialogs, self.stack)
+        self.project_view = ProjectView(self.stack)
         self.project_view.conversation.outputs.dialogs = self._dialogs
         self.project_view.conversation.composer.dialogs = self._dialogs  # "Attach image…" (issue 17)
         self.settings_opener = SettingsOpener(self, worker, self._dialogs)  # the dialog is built on first use
-        self.stack = QStackedWidget(self)
         self.stack.addWidget(self.start_page)
         self.stack.addWidget(self.project_view)
-        central = QWidget(self)
         layout = QVBoxLayout(central)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
