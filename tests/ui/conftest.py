@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 import shiboken6
-from PySide6.QtCore import QEvent, QMimeData, QPointF, Qt
+from PySide6.QtCore import QEvent, QMimeData, QPointF, Qt, Signal
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication, QWidget
 
@@ -20,6 +20,8 @@ from crewagent.core.llm.demo import start_demo_server
 from crewagent.ui import markdown
 from crewagent.ui.dialogs import ExportAnswer, NewProjectAnswer, UnsavedAnswer
 from crewagent.ui.mainwindow import MainWindow
+from crewagent.ui.settings import SettingsDialog
+from crewagent.ui.settings_opener import SettingsOpener
 from crewagent.worker import WorkerThread
 from tests.worker.conftest import worker_thread  # noqa: F401  (a fixture shared with tests/worker)
 from tests.worker.gui_thread import wait_signal
@@ -167,6 +169,50 @@ def window(qtbot: Any, worker_thread: WorkerThread, dialogs: ScriptedDialogs) ->
         main.start_page.refresh()
     yield main
     main.close()
+
+
+class SettingsOnly(QWidget):
+    """The Settings dialog wired to the worker as the main window wires it (ui/settings_opener.py),
+    without the window's pages: for tests whose claim is about the dialog (a window costs about
+    0.1 CPU-s to build, show and close). The window's own ways to open it are tested with a
+    MainWindow (test_settings.py, test_settings_opener.py)."""
+
+    load_settings_requested = Signal()
+
+    def __init__(self, worker: Any, dialogs: ScriptedDialogs):
+        super().__init__()
+        self.settings_opener = SettingsOpener(self, worker, dialogs)
+        self.load_settings_requested.connect(worker.load_settings, Qt.ConnectionType.QueuedConnection)
+        self.load_settings_requested.emit()
+
+    @property
+    def settings_dialog(self) -> SettingsDialog:
+        return self.settings_opener.dialog()
+
+    def show_settings(self) -> None:
+        self.settings_dialog.show_settings()
+
+    @property
+    def settings(self) -> Any:
+        return self.settings_opener.settings
+
+
+@pytest.fixture
+def settings_only(qtbot: Any, worker_thread: WorkerThread, dialogs: ScriptedDialogs) -> Iterator[SettingsOnly]:  # noqa: F811
+    """A :class:`SettingsOnly` with the worker's settings received (the dialog not built yet)."""
+    host = SettingsOnly(worker_thread.worker, dialogs)
+    qtbot.addWidget(host)
+    qtbot.waitUntil(lambda: host.settings is not None)
+    yield host
+    host.settings_opener.close()
+
+
+def open_settings_dialog(qtbot: Any, host: MainWindow | SettingsOnly) -> SettingsDialog:
+    """Open Settings on ``host`` and wait until it shows the settings and the key state."""
+    host.show_settings()
+    dialog = host.settings_dialog
+    qtbot.waitUntil(lambda: dialog.isVisible() and dialog.llm_page._key_state is not None)
+    return dialog
 
 
 def open_project(qtbot: Any, main: MainWindow, folder: Path) -> None:

@@ -105,7 +105,7 @@ def translated(qtbot: Any, qapp: QApplication, worker_thread: WorkerThread, dial
     window.show()
     qtbot.waitUntil(lambda: window.settings is not None)
     yield window
-    window.settings_dialog.close()
+    window.settings_opener.close()  # the dialog, if the test opened it
     window.close()
     languages.set_language("en")
 

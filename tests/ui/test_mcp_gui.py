@@ -141,6 +141,7 @@ def test_the_mcp_page_shows_the_live_stderr_of_a_server_a_turn_started(
 
     main.settings_dialog.show_settings("mcp")
     page = main.settings_dialog.mcp_page
+    assert page.status_text("noisy").startswith("error: ")  # the turn's start of it, told before the dialog was built
     page.servers.setCurrentItem(page.servers.topLevelItem(0))
     assert page.selected_id() == "noisy"
     # Never tested from the page: the log is the one the turn worker's server manager keeps.

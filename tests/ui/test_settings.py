@@ -35,7 +35,7 @@ def main(qtbot: Any, worker_thread: WorkerThread, dialogs: ScriptedDialogs) -> I
     window.show()
     qtbot.waitUntil(lambda: window.settings is not None)
     yield window
-    window.settings_dialog.close()
+    window.settings_opener.close()  # the dialog, if the test opened it
     window.close()
 
 

@@ -26,7 +26,7 @@ def styled(qtbot: Any, qapp: QApplication, worker_thread: WorkerThread, dialogs:
     window.show()
     qtbot.waitUntil(lambda: window.settings is not None)
     yield window
-    window.settings_dialog.close()
+    window.settings_opener.close()  # the dialog, if the test opened it
     window.close()
     languages.set_language("en")
     qapp.setStyleSheet(sheet)

@@ -14,29 +14,14 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 
-from crewagent.ui.mainwindow import MainWindow
-from crewagent.ui.settings import SettingsDialog
-from crewagent.worker import WorkerThread
-from tests.ui.conftest import ScriptedDialogs
+from tests.ui.conftest import ScriptedDialogs, SettingsOnly, open_settings_dialog
 
 
 @pytest.fixture
-def main(qtbot: Any, worker_thread: WorkerThread, dialogs: ScriptedDialogs) -> Iterator[MainWindow]:
-    window = MainWindow(worker_thread.worker, dialogs=dialogs)
-    qtbot.addWidget(window)
-    window.show()
-    qtbot.waitUntil(lambda: window.settings is not None)
-    yield window
-    dialogs.unsaved_settings_answer = "discard"
-    window.settings_dialog.close()
-    window.close()
-
-
-def open_settings(qtbot: Any, main: MainWindow) -> SettingsDialog:
-    main.show_settings()
-    dialog = main.settings_dialog
-    qtbot.waitUntil(lambda: dialog.isVisible() and dialog.llm_page._key_state is not None)
-    return dialog
+def main(settings_only: SettingsOnly, dialogs: ScriptedDialogs) -> Iterator[SettingsOnly]:
+    """The dialog as the window wires it, without the window: these claims are the dialog's."""
+    yield settings_only
+    dialogs.unsaved_settings_answer = "discard"  # before settings_only closes it
 
 
 def saved(isolated_dirs: dict[str, Path]) -> dict[str, Any]:
@@ -44,14 +29,14 @@ def saved(isolated_dirs: dict[str, Path]) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}  # type: ignore[no-any-return]
 
 
-def test_close_without_changes_asks_nothing(qtbot: Any, main: MainWindow, dialogs: ScriptedDialogs) -> None:
-    dialog = open_settings(qtbot, main)
+def test_close_without_changes_asks_nothing(qtbot: Any, main: SettingsOnly, dialogs: ScriptedDialogs) -> None:
+    dialog = open_settings_dialog(qtbot, main)
     dialog.close_button.click()
     assert not dialog.isVisible() and "unsaved_settings" not in dialogs.asked
 
 
-def test_close_with_unsaved_changes_asks_and_cancel_keeps_them(qtbot: Any, main: MainWindow, dialogs: ScriptedDialogs) -> None:
-    dialog = open_settings(qtbot, main)
+def test_close_with_unsaved_changes_asks_and_cancel_keeps_them(qtbot: Any, main: SettingsOnly, dialogs: ScriptedDialogs) -> None:
+    dialog = open_settings_dialog(qtbot, main)
     dialog.tools_page.timeout.setValue(42)
     dialogs.unsaved_settings_answer = "cancel"
     dialog.close_button.click()
@@ -60,9 +45,9 @@ def test_close_with_unsaved_changes_asks_and_cancel_keeps_them(qtbot: Any, main:
 
 
 def test_close_with_unsaved_changes_then_save_saves_and_closes(
-    qtbot: Any, main: MainWindow, dialogs: ScriptedDialogs, isolated_dirs: dict[str, Path]
+    qtbot: Any, main: SettingsOnly, dialogs: ScriptedDialogs, isolated_dirs: dict[str, Path]
 ) -> None:
-    dialog = open_settings(qtbot, main)
+    dialog = open_settings_dialog(qtbot, main)
     dialog.tools_page.timeout.setValue(42)
     dialogs.unsaved_settings_answer = "save"
     qtbot.keyClick(dialog, Qt.Key.Key_Escape)  # Escape and the title bar's close go the same way
@@ -71,20 +56,20 @@ def test_close_with_unsaved_changes_then_save_saves_and_closes(
 
 
 def test_close_with_unsaved_changes_then_discard_forgets_them(
-    qtbot: Any, main: MainWindow, dialogs: ScriptedDialogs, isolated_dirs: dict[str, Path]
+    qtbot: Any, main: SettingsOnly, dialogs: ScriptedDialogs, isolated_dirs: dict[str, Path]
 ) -> None:
-    dialog = open_settings(qtbot, main)
+    dialog = open_settings_dialog(qtbot, main)
     dialog.tools_page.timeout.setValue(42)
     dialogs.unsaved_settings_answer = "discard"
     dialog.close_button.click()
     assert dialogs.asked.count("unsaved_settings") == 1
     assert not dialog.isVisible() and "timeoutSeconds" not in saved(isolated_dirs).get("tools", {})
-    dialog = open_settings(qtbot, main)
+    dialog = open_settings_dialog(qtbot, main)
     assert dialog.tools_page.timeout.value() == 300  # the setting, not the discarded edit
 
 
-def test_test_connection_does_not_move_the_focus_into_timeout(qtbot: Any, main: MainWindow) -> None:
-    dialog = open_settings(qtbot, main)
+def test_test_connection_does_not_move_the_focus_into_timeout(qtbot: Any, main: SettingsOnly) -> None:
+    dialog = open_settings_dialog(qtbot, main)
     page = dialog.llm_page
     page.test_button.setFocus()
     assert dialog.focusWidget() is page.test_button
@@ -98,9 +83,9 @@ def test_test_connection_does_not_move_the_focus_into_timeout(qtbot: Any, main: 
 
 
 def test_appearance_applies_at_once_as_the_page_says(
-    qtbot: Any, main: MainWindow, dialogs: ScriptedDialogs, isolated_dirs: dict[str, Path]
+    qtbot: Any, main: SettingsOnly, dialogs: ScriptedDialogs, isolated_dirs: dict[str, Path]
 ) -> None:
-    dialog = open_settings(qtbot, main)
+    dialog = open_settings_dialog(qtbot, main)
     page = dialog.appearance_page
     assert page.intro.text() == "Changes apply at once, without a restart."
     theme = page.theme

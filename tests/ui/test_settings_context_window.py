@@ -6,16 +6,24 @@ import json
 from pathlib import Path
 from typing import Any
 
-from crewagent.ui.mainwindow import MainWindow
+import pytest
+
 from tests.fakes.scripted_server import API_KEY, ScriptedServer, models
-from tests.ui.test_settings import choose_provider, main, no_system_keyring, open_settings  # noqa: F401  (fixtures)
+from tests.ui.conftest import SettingsOnly, open_settings_dialog
+from tests.ui.test_settings import choose_provider, no_system_keyring  # noqa: F401  (a fixture)
+
+
+@pytest.fixture
+def main(settings_only: SettingsOnly) -> SettingsOnly:
+    """The dialog as the window wires it, without the window: the claim is the Model page's."""
+    return settings_only
 
 
 def test_the_window_label_follows_the_model_the_setting_and_the_provider(
-    qtbot: Any, main: MainWindow, scripted_llm: ScriptedServer, isolated_dirs: dict[str, Path]  # noqa: F811
+    qtbot: Any, main: SettingsOnly, scripted_llm: ScriptedServer, isolated_dirs: dict[str, Path]
 ) -> None:
     scripted_llm.script(models("local-model", "gpt-4o", metadata={"local-model": {"context_length": 65_536}}))
-    dialog = open_settings(qtbot, main)
+    dialog = open_settings_dialog(qtbot, main)
     page = dialog.llm_page
     assert page.window_info.text() == "Context window: 128,000 tokens (known model crewagent-demo)"
 

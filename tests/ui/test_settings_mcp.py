@@ -14,16 +14,21 @@ import pytest
 
 from crewagent.core.mcp import McpSecrets, McpStatus, McpToolInfo, ServerState
 from crewagent.core.settings import SettingsStore
-from crewagent.ui.mainwindow import MainWindow
 from crewagent.ui.settings.mcp_form import KEEP
 from crewagent.ui.settings.mcp_page import McpPage
 from crewagent.worker import WorkerThread
 from tests.core.mcp_helpers import REPO, mark, processes_with, wait_gone
-from tests.ui.conftest import ScriptedDialogs
-from tests.ui.test_settings import main, no_system_keyring  # noqa: F401  (fixtures)
+from tests.ui.conftest import ScriptedDialogs, SettingsOnly
+from tests.ui.test_settings import no_system_keyring  # noqa: F401  (a fixture)
 
 
-def open_mcp(main: MainWindow) -> McpPage:
+@pytest.fixture
+def main(settings_only: SettingsOnly) -> SettingsOnly:
+    """The dialog as the window wires it, without the window: these claims are the MCP page's."""
+    return settings_only
+
+
+def open_mcp(main: SettingsOnly) -> McpPage:
     main.settings_dialog.show_settings("mcp")
     return main.settings_dialog.mcp_page
 
@@ -46,7 +51,7 @@ def rows(page: McpPage) -> list[list[str]]:
     return [[page.servers.topLevelItem(n).text(c) for c in range(4)] for n in range(page.servers.topLevelItemCount())]  # type: ignore[union-attr]
 
 
-def save(qtbot: Any, main: MainWindow) -> dict[str, Any]:
+def save(qtbot: Any, main: SettingsOnly) -> dict[str, Any]:
     dialog = main.settings_dialog
     dialog.apply()
     qtbot.waitUntil(lambda: dialog.status.text() == "Saved. The changes are in effect.")
@@ -54,7 +59,7 @@ def save(qtbot: Any, main: MainWindow) -> dict[str, Any]:
 
 
 @pytest.mark.slow
-def test_add_test_save_duplicate_and_delete_mcp_server_time(qtbot: Any, main: MainWindow, isolated_dirs: dict[str, Path]) -> None:
+def test_add_test_save_duplicate_and_delete_mcp_server_time(qtbot: Any, main: SettingsOnly, isolated_dirs: dict[str, Path]) -> None:
     page = open_mcp(main)
     assert rows(page) == [] and page.enabled.isChecked()
     add_server(page, "time", "-m mcp_server_time --local-timezone UTC", env="TIME_TOKEN=s3cret-value")
@@ -90,7 +95,7 @@ def test_add_test_save_duplicate_and_delete_mcp_server_time(qtbot: Any, main: Ma
     assert dict(McpSecrets().get("time-copy").env) == {"TIME_TOKEN": "s3cret-value"}
 
 
-def test_a_failing_server_shows_its_error_and_its_stderr(qtbot: Any, main: MainWindow) -> None:
+def test_a_failing_server_shows_its_error_and_its_stderr(qtbot: Any, main: SettingsOnly) -> None:
     page = open_mcp(main)
     script = "import sys; sys.stderr.write('no API key given\\n'); sys.exit(3)"
     add_server(page, "broken", f"-c {json.dumps(script)}")
@@ -107,7 +112,7 @@ def test_a_failing_server_shows_its_error_and_its_stderr(qtbot: Any, main: MainW
     assert rows(page)[0][3] == "stopped"
 
 
-def test_quitting_during_a_test_stops_the_server_at_once(qtbot: Any, main: MainWindow, worker_thread: WorkerThread) -> None:
+def test_quitting_during_a_test_stops_the_server_at_once(qtbot: Any, main: SettingsOnly, worker_thread: WorkerThread) -> None:
     page = open_mcp(main)
     marker = mark()
     # Tested from the open form, as typed: a server that never answers initialize (its start timeout is 60 s).
@@ -122,7 +127,7 @@ def test_quitting_during_a_test_stops_the_server_at_once(qtbot: Any, main: MainW
 
 
 def test_import_claude_desktop_servers_keeps_their_secrets_out_of_settings(
-    qtbot: Any, main: MainWindow, dialogs: ScriptedDialogs, tmp_path: Path
+    qtbot: Any, main: SettingsOnly, dialogs: ScriptedDialogs, tmp_path: Path
 ) -> None:
     page = open_mcp(main)
     bad = tmp_path / "bad.json"

@@ -43,7 +43,7 @@ def main(qtbot: Any, host: WorkerThread, dialogs: ScriptedDialogs, approvals: Sc
     window.show()
     qtbot.waitUntil(lambda: window.settings is not None)
     yield window
-    window.settings_dialog.close()
+    window.settings_opener.close()  # the dialog, if the test opened it
     window.close()
 
 

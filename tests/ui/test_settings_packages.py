@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,6 @@ from PySide6.QtWidgets import QApplication
 from crewagent.core.packages import PackageStore
 from crewagent.core.runs import RunIndex
 from crewagent.core.store import RuntimeStore
-from crewagent.ui.mainwindow import MainWindow
 from crewagent.ui.settings import SettingsDialog
 from crewagent.ui.settings.package_models import PackageRole, PackagesModel, ProblemsModel
 from crewagent.ui.settings.packages_page import PackagesPage
@@ -21,7 +19,7 @@ from crewagent.worker import Worker, WorkerThread
 from crewagent.worker.values import PackagesListing
 from tests.core.package_helpers import clone, flat_package, write_zip
 from tests.core.run_helpers import install_notes, start_run, write_package
-from tests.ui.conftest import ScriptedDialogs
+from tests.ui.conftest import ScriptedDialogs, SettingsOnly
 
 
 class Heard(QObject):
@@ -64,17 +62,12 @@ def heard(worker_thread: WorkerThread) -> Heard:
 
 
 @pytest.fixture
-def main(qtbot: Any, worker_thread: WorkerThread, dialogs: ScriptedDialogs) -> Iterator[MainWindow]:
-    window = MainWindow(worker_thread.worker, dialogs=dialogs)
-    qtbot.addWidget(window)
-    window.show()
-    qtbot.waitUntil(lambda: window.settings is not None)
-    yield window
-    window.settings_dialog.close()
-    window.close()
+def main(settings_only: SettingsOnly) -> SettingsOnly:
+    """The dialog as the window wires it, without the window: these claims are the Packages page's."""
+    return settings_only
 
 
-def open_packages(qtbot: Any, main: MainWindow) -> PackagesPage:
+def open_packages(qtbot: Any, main: SettingsOnly) -> PackagesPage:
     dialog: SettingsDialog = main.settings_dialog
     dialog.show_settings("packages")
     page = dialog.packages_page
@@ -96,7 +89,7 @@ def listed_names(page: PackagesPage) -> list[str]:
 
 
 def test_importing_a_broken_package_lists_every_problem_with_its_file_and_field(
-    qtbot: Any, main: MainWindow, dialogs: ScriptedDialogs, tmp_path: Path, isolated_dirs: dict[str, Path]
+    qtbot: Any, main: SettingsOnly, dialogs: ScriptedDialogs, tmp_path: Path, isolated_dirs: dict[str, Path]
 ) -> None:
     page = open_packages(qtbot, main)
     dialogs.package_file = str(broken_package(tmp_path))
@@ -130,7 +123,7 @@ def test_importing_a_broken_package_lists_every_problem_with_its_file_and_field(
 
 
 def test_importing_a_good_package_lists_it_and_its_workflows_and_agents_without_a_restart(
-    qtbot: Any, main: MainWindow, dialogs: ScriptedDialogs, heard: Heard, tmp_path: Path
+    qtbot: Any, main: SettingsOnly, dialogs: ScriptedDialogs, heard: Heard, tmp_path: Path
 ) -> None:
     page = open_packages(qtbot, main)
     assert "notes 1.0.0" not in listed_names(page)
@@ -161,7 +154,7 @@ def select_package(page: PackagesPage, package_id: str) -> None:
 
 
 def test_removing_a_package_no_run_uses_asks_nothing(
-    qtbot: Any, main: MainWindow, dialogs: ScriptedDialogs, heard: Heard, tmp_path: Path, isolated_dirs: dict[str, Path]
+    qtbot: Any, main: SettingsOnly, dialogs: ScriptedDialogs, heard: Heard, tmp_path: Path, isolated_dirs: dict[str, Path]
 ) -> None:
     package = install_notes(isolated_dirs["data"], tmp_path)
     page = open_packages(qtbot, main)
@@ -177,7 +170,7 @@ def test_removing_a_package_no_run_uses_asks_nothing(
 
 
 def test_removing_a_package_a_run_uses_names_the_run_and_asks_first(
-    qtbot: Any, main: MainWindow, dialogs: ScriptedDialogs, tmp_path: Path, isolated_dirs: dict[str, Path]
+    qtbot: Any, main: SettingsOnly, dialogs: ScriptedDialogs, tmp_path: Path, isolated_dirs: dict[str, Path]
 ) -> None:
     package = install_notes(isolated_dirs["data"], tmp_path)
     store = RuntimeStore(isolated_dirs["data"])
@@ -204,7 +197,7 @@ def test_removing_a_package_a_run_uses_names_the_run_and_asks_first(
 
 
 def test_a_broken_installed_package_is_listed_with_its_problems_and_can_be_removed(
-    qtbot: Any, main: MainWindow, isolated_dirs: dict[str, Path]
+    qtbot: Any, main: SettingsOnly, isolated_dirs: dict[str, Path]
 ) -> None:
     page = open_packages(qtbot, main)
     broken = isolated_dirs["data"] / "packages" / "broken-1.0.0"

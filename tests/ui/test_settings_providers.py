@@ -6,19 +6,27 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from crewagent.core.llm import discovery
 from crewagent.ui.mainwindow import MainWindow
 from crewagent.worker import WorkerThread
 from tests.fakes import fixtures as _client_imported  # noqa: F401  (the model client, imported before any timed wait)
 from tests.fakes.scripted_server import ScriptedServer, models
-from tests.ui.conftest import ScriptedDialogs
-from tests.ui.test_settings import choose_provider, main, no_system_keyring, open_settings  # noqa: F401  (fixtures)
+from tests.ui.conftest import ScriptedDialogs, SettingsOnly, open_settings_dialog
+from tests.ui.test_settings import choose_provider, no_system_keyring  # noqa: F401  (a fixture)
+
+
+@pytest.fixture
+def main(settings_only: SettingsOnly) -> SettingsOnly:
+    """The dialog as the window wires it, without the window (the Start page's tests build their own)."""
+    return settings_only
 
 
 def test_each_provider_shows_its_own_model_and_url_and_they_survive_a_save(
-    qtbot: Any, main: MainWindow, isolated_dirs: dict[str, Path]  # noqa: F811
+    qtbot: Any, main: SettingsOnly, isolated_dirs: dict[str, Path]
 ) -> None:
-    dialog = open_settings(qtbot, main)
+    dialog = open_settings_dialog(qtbot, main)
     page = dialog.llm_page
     choose_provider(dialog, "openai-compatible")
     page.base_url.setText("http://localhost:9/v1")
@@ -39,7 +47,7 @@ def test_each_provider_shows_its_own_model_and_url_and_they_survive_a_save(
     assert saved["providers"]["openai"] == {"baseUrl": "", "model": "gpt-4.1"}
 
     # Opened again: OpenAI still has its own model, not the compatible server's.
-    dialog = open_settings(qtbot, main)
+    dialog = open_settings_dialog(qtbot, main)
     choose_provider(dialog, "openai")
     assert (dialog.llm_page.base_url.text(), dialog.llm_page.model.currentText()) == ("", "gpt-4.1")
     choose_provider(dialog, "openai-compatible")
@@ -47,9 +55,9 @@ def test_each_provider_shows_its_own_model_and_url_and_they_survive_a_save(
 
 
 def test_the_picker_lists_every_preset_and_shows_what_each_needs(
-    qtbot: Any, main: MainWindow, isolated_dirs: dict[str, Path]  # noqa: F811
+    qtbot: Any, main: SettingsOnly, isolated_dirs: dict[str, Path]
 ) -> None:
-    dialog = open_settings(qtbot, main)
+    dialog = open_settings_dialog(qtbot, main)
     page = dialog.llm_page
     listed = [page.provider.itemData(row) for row in range(page.provider.count())]
     assert listed[:3] == ["demo", "openai", "openai-compatible"] and {"ollama", "lmstudio", "deepseek", "mistral", "azure"} <= set(listed)
@@ -85,7 +93,9 @@ def test_opening_settings_offers_a_local_server_that_answers_with_its_models(
         qtbot.addWidget(main)
         main.show()
         qtbot.waitUntil(lambda: main.start_page.local_label.isVisible(), timeout=60_000)  # the window's probe answered
-        dialog = open_settings(qtbot, main)
+        main.show_settings()  # the dialog is built now: it shows the window's probe at once, then probes again
+        assert len(main.settings_dialog.llm_page.local_offer.buttons) == 1
+        dialog = open_settings_dialog(qtbot, main)
         offer = dialog.llm_page.local_offer
         qtbot.waitUntil(lambda: len(offer.buttons) == 1, timeout=60_000)  # 15 s ran out at load ~24
         assert offer.isVisible() and "Ollama" in offer.labels[0].text() and "2 models" in offer.labels[0].text()

@@ -59,7 +59,9 @@ class ConversationView(ConversationSignals):
         #: The TurnWorker's streamed text, tool calls and messages, into the timeline of the shown conversation.
         self.feed = TimelineFeed(self)
 
-        content = QWidget(self)
+        # The pages are made in their stack, not moved there once built (see MainWindow.__init__).
+        self.pages = QStackedWidget(self)
+        content = QWidget(self.pages)
         self._content = content
         column = QVBoxLayout(content)
         column.setContentsMargins(0, 0, 0, 0)
@@ -84,10 +86,9 @@ class ConversationView(ConversationSignals):
         self.run_workspace, self.logs = self.run_layout.workspace, self.run_layout.logs
         column.addWidget(self.run_layout.root, 1)
 
-        self.empty = EmptyConversation(self)
+        self.empty = EmptyConversation(self.pages)
         self.empty_title = self.empty.title
 
-        self.pages = QStackedWidget(self)
         self.pages.addWidget(self.empty)
         self.pages.addWidget(content)
         layout = QVBoxLayout(self)

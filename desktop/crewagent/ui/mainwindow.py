@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QEvent, QSettings, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import QLabel, QMainWindow, QStackedWidget, QVBoxLayout, QWidget
@@ -20,7 +22,8 @@ from crewagent.ui.message_bar import MessageBar
 from crewagent.ui.model_picker import connect_model_picker
 from crewagent.ui.narrow import shrinkable
 from crewagent.ui.project_view import ProjectView
-from crewagent.ui.settings import SettingsDialog, provider_label
+from crewagent.ui.settings.labels import provider_label
+from crewagent.ui.settings_opener import SettingsOpener
 from crewagent.ui.shortcut_sheet import ShortcutSheetOpener
 from crewagent.ui.sidebar_toggle import SidebarToggle
 from crewagent.ui.single_instance import ActivationRequest
@@ -31,6 +34,9 @@ from crewagent.ui.window_state import read_bytes
 from crewagent.worker import ProjectRef, Worker
 from crewagent.worker.turn_values import ProviderInfo, TurnError
 from crewagent.worker.values import PackageImport
+
+if TYPE_CHECKING:
+    from crewagent.ui.settings import SettingsDialog
 
 APP_TITLE = "CrewAgent"
 #: Milliseconds a close waits for running turns to stop and persist what they stopped.
@@ -92,17 +98,20 @@ class MainWindow(QMainWindow):
         self._languages = languages
         self._settings: Settings | None = None
 
-        self.message_bar = MessageBar(self)
+        # Each widget is made in the parent it ends up in: under the app's style sheet, moving a
+        # built subtree to another parent restyles all of it (the pages' moves were ~40 % of a
+        # themed window's build).
+        central = QWidget(self)
+        self.message_bar = MessageBar(central)
         self._dialogs = dialogs or QtProjectDialogs(state)
-        self.start_page = StartPage(self._dialogs, self)
-        self.project_view = ProjectView(self)
+        self.stack = QStackedWidget(central)
+        self.start_page = StartPage(self._dialogs, self.stack)
+        self.project_view = ProjectView(self.stack)
         self.project_view.conversation.outputs.dialogs = self._dialogs
         self.project_view.conversation.composer.dialogs = self._dialogs  # "Attach image…" (issue 17)
-        self.settings_dialog = SettingsDialog(self, dialogs=self._dialogs)
-        self.stack = QStackedWidget(self)
+        self.settings_opener = SettingsOpener(self, worker, self._dialogs)  # the dialog is built on first use
         self.stack.addWidget(self.start_page)
         self.stack.addWidget(self.project_view)
-        central = QWidget(self)
         layout = QVBoxLayout(central)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
@@ -326,7 +335,7 @@ class MainWindow(QMainWindow):
     @Slot(object)
     def _on_package_imported(self, answer: PackageImport) -> None:
         """A failed Re-import from the missing-package card (the Packages page shows its own answers)."""
-        if answer.package is not None or self.settings_dialog.isVisible():
+        if answer.package is not None or self.settings_opener.is_open():
             return
         first = str(answer.problems[0]) if answer.problems else ""
         more = self.tr(" (and {count} more problems)").format(count=len(answer.problems) - 1) if len(answer.problems) > 1 else ""
@@ -344,6 +353,11 @@ class MainWindow(QMainWindow):
         self.settings_dialog.show_settings()
 
     @property
+    def settings_dialog(self) -> SettingsDialog:
+        """The Settings dialog, built the first time it is asked for (ui/settings_opener.py)."""
+        return self.settings_opener.dialog()
+
+    @property
     def settings(self) -> Settings | None:
         """The settings in force, as last announced by the worker."""
         return self._settings
@@ -355,7 +369,6 @@ class MainWindow(QMainWindow):
             self._theme.set_choice(settings.appearance.theme)
         if self._languages is not None:
             self._languages.set_language(settings.appearance.language)
-        self.settings_dialog.set_settings(settings)
         self.start_page.set_provider(provider_label(settings.llm.provider), settings.llm.model)
         if first and settings.llm.provider == "demo":
             self.local_probe_requested.emit()

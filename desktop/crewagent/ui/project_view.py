@@ -78,7 +78,9 @@ class ProjectView(QWidget):
         self.setObjectName("projectView")
         self._project: ProjectRef | None = None
 
-        sidebar = QFrame(self)
+        # Made in their splitter (not moved there once built: see MainWindow.__init__).
+        splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        sidebar = QFrame(splitter)
         sidebar.setObjectName("sidebar")
         self.project_name = QLabel(sidebar)
         self.project_name.setObjectName("projectName")
@@ -125,12 +127,11 @@ class ProjectView(QWidget):
         side_layout.addLayout(bottom)
 
         self.conversation = ConversationView(self)
-        self.tabs = QTabWidget(self)
+        self.tabs = QTabWidget(splitter)
         self.tabs.setObjectName("workspaceTabs")
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.conversation, self.tr("Conversation"))
 
-        splitter = QSplitter(Qt.Orientation.Horizontal, self)
         splitter.setObjectName("projectSplitter")
         splitter.addWidget(sidebar)
         splitter.addWidget(self.tabs)

@@ -15,10 +15,12 @@ from crewagent.ui.index_watcher import IndexWatcher
 
 if TYPE_CHECKING:
     from crewagent.ui.mainwindow import MainWindow
+    from crewagent.ui.settings import SettingsDialog
+    from crewagent.worker import Worker
 
 
 def connect_signals(window: MainWindow) -> None:
-    """The pages, the settings dialog and the menus, wired to the worker."""
+    """The pages, the settings and the menus, wired to the worker."""
     worker, start, project = window._worker, window.start_page, window.project_view
     # UI -> worker: always queued, so the slot runs on the worker thread, never here.
     queued = Qt.ConnectionType.QueuedConnection
@@ -61,46 +63,14 @@ def connect_signals(window: MainWindow) -> None:
     watcher.changed.connect(worker.load_conversations, queued)
 
     # Settings: the dialog asks, the worker validates, saves and announces; all of it applies live.
-    dialog = window.settings_dialog
+    # The dialog itself is built and wired when first opened (ui/settings_opener.py, connect_settings_dialog).
     window.load_settings_requested.connect(worker.load_settings, queued)
-    dialog.save_requested.connect(worker.save_settings, queued)
-    dialog.refresh_requested.connect(worker.refresh_settings, queued)
-    dialog.api_key_submitted.connect(worker.set_api_key, queued)
-    dialog.key_state_requested.connect(worker.load_api_key_state, queued)
-    dialog.connection_test_requested.connect(worker.test_connection, queued)
-    dialog.models_requested.connect(worker.list_models, queued)
-    dialog.local_probe_requested.connect(worker.probe_local_servers, queued)
-    worker.local_servers_found.connect(dialog.show_local_servers)
     window.local_probe_requested.connect(worker.probe_local_servers, queued)
     worker.local_servers_found.connect(start.show_local_servers)
     worker.settings_changed.connect(window._on_settings_changed)
-    worker.settings_invalid.connect(dialog.show_problems)
-    worker.settings_saved.connect(dialog.confirm_saved)
-    worker.api_key_changed.connect(dialog.set_key_state)
-    worker.connection_tested.connect(dialog.show_connection_report)
-    worker.models_listed.connect(dialog.set_model_list)
     window.settings_action.triggered.connect(window.show_settings)
     start.settings_requested.connect(window.show_settings)
     project.settings_requested.connect(window.show_settings)
-    # Settings → Packages (issue 11, part 4): install and remove; the new listing reaches every view.
-    packages = dialog.packages_page
-    packages.listing_requested.connect(worker.load_packages, queued)
-    packages.import_requested.connect(worker.import_package, queued)
-    packages.removal_requested.connect(worker.remove_package, queued)
-    worker.packages_loaded.connect(packages.set_listing)
-    worker.package_imported.connect(packages.show_import)
-    worker.package_removal.connect(packages.show_removal)
-    # Settings → MCP (issue 12): secret values, Test Connection and imports go through Worker.mcp.
-    mcp = dialog.mcp_page
-    mcp.secrets_submitted.connect(worker.mcp.save_secrets, queued)
-    mcp.secrets_removed.connect(worker.mcp.delete_secrets, queued)
-    mcp.test_requested.connect(worker.mcp.test_server, queued)
-    mcp.import_requested.connect(worker.mcp.import_file, queued)
-    worker.mcp.tested.connect(mcp.show_test)
-    worker.mcp.imported.connect(mcp.show_import)
-    worker.turns.mcp_state_changed.connect(mcp.show_state)
-    mcp.live_log.requested.connect(worker.turns.read_mcp_log, queued)  # the stderr of the servers the turns started
-    worker.turns.mcp_log_read.connect(mcp.live_log.show)
 
     # Page navigation and actions.
     project.exit_requested.connect(window.show_start_page)
@@ -153,3 +123,39 @@ def connect_runs(window: MainWindow) -> None:
     project.conversation.reimport_requested.connect(window._reimport_package)
     worker.package_imported.connect(window._on_package_imported)
     window.load_packages_requested.emit()
+
+
+def connect_settings_dialog(dialog: SettingsDialog, worker: Worker) -> None:
+    """The Settings dialog, wired to the worker when it is built (on first use). What the worker
+    announces unasked (settings, packages, local servers, MCP states) reaches it through the
+    SettingsOpener; these are its requests and their answers."""
+    queued = Qt.ConnectionType.QueuedConnection
+    dialog.save_requested.connect(worker.save_settings, queued)
+    dialog.refresh_requested.connect(worker.refresh_settings, queued)
+    dialog.api_key_submitted.connect(worker.set_api_key, queued)
+    dialog.key_state_requested.connect(worker.load_api_key_state, queued)
+    dialog.connection_test_requested.connect(worker.test_connection, queued)
+    dialog.models_requested.connect(worker.list_models, queued)
+    dialog.local_probe_requested.connect(worker.probe_local_servers, queued)
+    worker.settings_invalid.connect(dialog.show_problems)
+    worker.settings_saved.connect(dialog.confirm_saved)
+    worker.api_key_changed.connect(dialog.set_key_state)
+    worker.connection_tested.connect(dialog.show_connection_report)
+    worker.models_listed.connect(dialog.set_model_list)
+    # Settings → Packages (issue 11, part 4): install and remove; the new listing reaches every view.
+    packages = dialog.packages_page
+    packages.listing_requested.connect(worker.load_packages, queued)
+    packages.import_requested.connect(worker.import_package, queued)
+    packages.removal_requested.connect(worker.remove_package, queued)
+    worker.package_imported.connect(packages.show_import)
+    worker.package_removal.connect(packages.show_removal)
+    # Settings → MCP (issue 12): secret values, Test Connection and imports go through Worker.mcp.
+    mcp = dialog.mcp_page
+    mcp.secrets_submitted.connect(worker.mcp.save_secrets, queued)
+    mcp.secrets_removed.connect(worker.mcp.delete_secrets, queued)
+    mcp.test_requested.connect(worker.mcp.test_server, queued)
+    mcp.import_requested.connect(worker.mcp.import_file, queued)
+    worker.mcp.tested.connect(mcp.show_test)
+    worker.mcp.imported.connect(mcp.show_import)
+    mcp.live_log.requested.connect(worker.turns.read_mcp_log, queued)  # the stderr of the servers the turns started
+    worker.turns.mcp_log_read.connect(mcp.live_log.show)

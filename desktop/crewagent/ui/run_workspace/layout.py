@@ -27,17 +27,19 @@ class RunWorkspaceLayout(QObject):
 
     def __init__(self, chat: QWidget, parent: QWidget):
         super().__init__(parent)
-        self.workspace = RunWorkspace(parent)
-        self.logs = LogPanel(parent)
-        self.columns = QSplitter(Qt.Orientation.Horizontal, parent)
+        # Made in the splitters they end up in: under the app's style sheet, moving a built
+        # subtree restyles all of it (see MainWindow.__init__).
+        self.root = QSplitter(Qt.Orientation.Vertical, parent)
+        self.root.setObjectName("logSplitter")
+        self.columns = QSplitter(Qt.Orientation.Horizontal, self.root)
         self.columns.setObjectName("runSplitter")
+        self.workspace = RunWorkspace(self.columns)
+        self.logs = LogPanel(self.root)
         self.columns.addWidget(chat)
         self.columns.addWidget(self.workspace)
         self.columns.setStretchFactor(0, 1)
         self.columns.setStretchFactor(1, 0)
         self.columns.setChildrenCollapsible(False)
-        self.root = QSplitter(Qt.Orientation.Vertical, parent)
-        self.root.setObjectName("logSplitter")
         self.root.addWidget(self.columns)
         self.root.addWidget(self.logs)
         self.root.setStretchFactor(0, 1)
