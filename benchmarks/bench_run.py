@@ -18,7 +18,8 @@ process's cache, ``prepare_run``: the state read and parsed, the turn marked run
 - ``state write``: the model calls ``fs.apply_patch`` with ``updateFrontmatter`` once, then
   answers. Chat: the patch goes to an ordinary Markdown file. Run: to the run's state, through
   the guard (schema, graph successors, stepsCompleted), followed by a ``RunProgress`` event (from
-  the state the patch reports it wrote; other writes of the state are read back).
+  the state the patch reports it wrote; other writes of the state are read back). The chat's file
+  is written before its first turn as ``create_run`` writes the run's state: atomically, fsync'd.
 
 Each round makes a fresh conversation (and, in Run mode, a fresh run) outside the timing and
 times two turns in it: the **first** turn (a chat's first turn names and indexes the
@@ -62,6 +63,7 @@ from crewagent.core.packages import PackageStore
 from crewagent.core.runs import create_run
 from crewagent.core.settings import Settings
 from crewagent.core.store import ProjectInfo, RuntimeStore
+from crewagent.core.store._fsutil import atomic_write_bytes
 from crewagent.core.tools import AutoApprover
 from crewagent.core.turns import TurnHooks, run_turn
 
@@ -278,7 +280,12 @@ async def _bench(rounds: int) -> dict[str, Any]:
                 if mode == "run":
                     run = await asyncio.to_thread(create_run, store, project, meta.id, package, "notes")
                 if kind == "state write" and run is None:
-                    doc.write_text("---\ncurrentNodeId: write\nstepsCompleted: []\n---\nbody\n", encoding="utf-8")
+                    # Written as create_run writes the run's state (atomically, fsync'd), so that both
+                    # first turns replace a file whose blocks are allocated. Unsynced, the chat's file
+                    # was still in delayed allocation, and replacing it skipped the synchronous discard
+                    # of its blocks that replacing the run's state pays on this disk (2-4 ms; see
+                    # docs/benchmarks.md, Run mode, session 8): a set-up difference, not the run's.
+                    atomic_write_bytes(doc, b"---\ncurrentNodeId: write\nstepsCompleted: []\n---\nbody\n")
                 responder.patch_path = "" if kind == "text" else run.state_alias if run is not None else "@project/doc.md"
                 for turn, update in zip(TURNS, UPDATES):
                     responder.update = update

@@ -320,3 +320,40 @@ def test_the_run_blocks_line_by_line_count_is_exact_or_a_few_tokens_over(complet
         text = block["content"]
         whole, by_line = counter.count(text), LineCounter(counter).count(text)
         assert whole <= by_line <= whole + text.count("\n\n") + 1, (whole, by_line)
+
+
+def test_run_blocks_sent_before_are_sized_without_counting_them_again() -> None:
+    # Every model call of a run sends RUN_DIRECTIVE and NODE_BRIEF; a run's calls on one node send
+    # the same text: it is sized once, and the request and its size are those of a fresh count.
+    from crewagent.core.context.tokens import default_counter
+
+    class Counting:
+        def __init__(self) -> None:
+            self.inner = default_counter()
+            self.name, self.exact = self.inner.name, self.inner.exact
+            self.texts: list[str] = []
+
+        def count(self, text: str) -> int:
+            self.texts.append(text)
+            return self.inner.count(text)
+
+    counter = Counting()
+    log = [msg("user", "go on")]
+    first = build_llm_messages(log, mode="run", persona="P", run_context=RUN, counter=counter)
+    counted = list(counter.texts)
+    counter.texts.clear()
+    again = build_llm_messages(log, mode="run", persona="P", run_context=RUN, counter=counter)
+    assert any("RUN_DIRECTIVE" in text for text in counted)
+    assert not any("RUN_DIRECTIVE" in text or "NODE_BRIEF" in text or text.startswith("- ") for text in counter.texts), counter.texts
+    assert again.messages == first.messages
+    assert (again.debug["estimatedTokens"], again.debug["estimatedChars"]) == (first.debug["estimatedTokens"], first.debug["estimatedChars"])
+
+    # Another counter (another tokenizer) counts for itself; another node is sized anew.
+    other = Counting()
+    build_llm_messages(log, mode="run", persona="P", run_context=RUN, counter=other)
+    assert any("RUN_DIRECTIVE" in text for text in other.texts)
+    counter.texts.clear()
+    moved = build_llm_messages(log, mode="run", persona="P", run_context=replace(RUN, current_node_id="outro"), counter=counter)
+    assert any("NODE_BRIEF" in text for text in counter.texts)
+    fresh = build_llm_messages(log, mode="run", persona="P", run_context=replace(RUN, current_node_id="outro"), counter=Counting())
+    assert moved.debug["estimatedTokens"] == fresh.debug["estimatedTokens"]

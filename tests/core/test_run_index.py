@@ -191,3 +191,42 @@ def test_a_lookup_parses_the_index_again_only_when_its_bytes_changed(tmp_path: P
     assert len(parses) == 1
     index.update("run_b", phase="waiting-user")  # a change made here reads the index it parsed
     assert len(parses) == 1 and [run.phase for run in RunIndex(tmp_path).list()] == ["idle", "waiting-user"]
+
+
+def test_a_change_encodes_only_the_entries_it_changed_and_writes_what_a_full_dump_would(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A run's first turn changes its phase: one entry of an index holding the project's whole
+    # history. The lines of the other runs, written by this process, are not encoded again, and
+    # the file is byte for byte what encoding every entry would give.
+    index = RunIndex(tmp_path)
+    for n in range(30):
+        index.add(_run(f"run_{n:02}", packageName="Notes ✎" if n % 3 else "Notes"))
+    encoded: list[object] = []
+    real_encode = json.JSONEncoder.encode
+
+    def counting(self: json.JSONEncoder, value: object) -> str:
+        encoded.append(value)
+        return real_encode(self, value)
+
+    monkeypatch.setattr(json.JSONEncoder, "encode", counting)
+    index.update("run_07", phase="waiting-user", lastError={"code": "E", "message": "line\nbreak"})
+    index.add(_run("run_30"))
+    index.update("run_30", phase="completed")
+    assert [entry["runId"] for entry in encoded] == ["run_07", "run_30", "run_30"]  # type: ignore[index]
+    monkeypatch.undo()
+
+    entries = json.loads(index.path.read_text(encoding="utf-8"))
+    full = "[\n" + ",\n".join(json.dumps(entry, ensure_ascii=False) for entry in entries) + "\n]\n"
+    assert index.path.read_bytes() == full.encode()
+    assert [(run.runId, run.phase) for run in index.list() if run.phase != "idle"] == [("run_07", "waiting-user"), ("run_30", "completed")]
+
+    # An index rewritten by another process is parsed, and its lines are encoded again once.
+    index.path.write_text(full.replace('"run_12"', '"run_x"'), encoding="utf-8")
+    monkeypatch.setattr(json.JSONEncoder, "encode", counting)
+    encoded.clear()
+    index.update("run_x", phase="failed")
+    index.update("run_x", phase="idle")
+    assert len(encoded) == 31 + 1
+    monkeypatch.undo()
+    assert RunIndex(tmp_path).get("run_x").phase == "idle" and len(RunIndex(tmp_path).list()) == 31

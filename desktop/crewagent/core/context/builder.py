@@ -125,8 +125,28 @@ class LineCounter:
 
 
 def _run_piece(run_context: RunContext, counter: TokenCounter) -> Piece:
-    """RUN_DIRECTIVE and NODE_BRIEF (counted line by line with a tokenizer: see LineCounter)."""
-    return make_piece([], run_blocks(run_context), LineCounter(counter) if counter.exact else counter)
+    """RUN_DIRECTIVE and NODE_BRIEF (counted line by line with a tokenizer: see LineCounter).
+
+    The size of blocks seen before is remembered by their text: every model call of a run sends
+    them, and a run's turns on one node send the same text again (sizing it took ~60 µs a call,
+    most of a run call's own build). A new run or node is sized, once.
+    """
+    payload = run_blocks(run_context)
+    # By the counter object (kept in the value, so that its id names no other counter meanwhile).
+    key = (id(counter), *(message["content"] for message in payload))
+    known = _RUN_PIECE_SIZES.get(key)
+    if known is not None and known[0] is counter:
+        return Piece([], payload, known[1], known[2])
+    piece = make_piece([], payload, LineCounter(counter) if counter.exact else counter)
+    if len(_RUN_PIECE_SIZES) >= _RUN_PIECE_SIZES_MAX:
+        _RUN_PIECE_SIZES.clear()
+    _RUN_PIECE_SIZES[key] = (counter, piece.chars, piece.tokens)
+    return piece
+
+
+#: The counter, characters and tokens of run blocks, by the counter's id and the blocks' texts (see _run_piece).
+_RUN_PIECE_SIZES: dict[tuple[object, ...], tuple[TokenCounter, int, int]] = {}
+_RUN_PIECE_SIZES_MAX = 256
 
 
 @gc_paused()  # it makes many short-lived objects, none in cycles: see store/gcpause.py
