@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
-import threading
 import stat
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -70,10 +71,14 @@ def test_a_file_being_written_in_place_is_not_kept_aside(isolated_dirs: dict[str
     writer = threading.Thread(target=write_in_place)
     writer.start()
     try:
-        torn = 0
-        for _ in range(200):
+        torn = loads = 0
+        deadline = time.monotonic() + 20
+        # At least 200 loads, and on until the writer has been caught half-way a few times (how
+        # soon depends on the threads' scheduling, so a fixed count of loads could miss it).
+        while loads < 200 or (torn < 3 and time.monotonic() < deadline):
             torn += path.stat().st_size != len(whole)
             assert store.load().llm.model == "keep-me", store.problems
+            loads += 1
     finally:
         stop.set()
         writer.join()
