@@ -461,6 +461,38 @@ def test_tool_calls_show_an_error_code_in_red_and_new_calls_are_appended(qtbot: 
     qtmodeltester.check(model)
 
 
+def test_a_hidden_log_goes_to_its_newest_line_when_shown_not_on_every_line(qtbot: Any) -> None:
+    """The log is closed by default but fed every turn: scrolling its hidden view laid it out
+    again for every line. It scrolls once, when shown, and only if it was at its bottom."""
+    from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+    from crewagent.ui.run_workspace.logs import LogPanel
+
+    window = QWidget()
+    qtbot.addWidget(window)
+    panel = LogPanel(window)
+    QVBoxLayout(window).addWidget(panel)
+    window.resize(400, 200)
+    window.show()
+    panel.hide()  # as the Run workspace starts it
+    panel.show_conversation("c1")
+    bar = panel.view.verticalScrollBar()
+    for step in range(60):
+        panel.on_stream_started("c1", step, "demo")
+    assert bar.value() == 0  # not scrolled while hidden
+    panel.show()
+    assert bar.maximum() > 0 and bar.value() == bar.maximum()
+    # Shown: each line follows at once.
+    panel.on_stream_started("c1", 60, "demo")
+    assert bar.value() == bar.maximum()
+    # Scrolled up by the user, then hidden: new lines leave the place alone.
+    bar.setValue(0)
+    panel.hide()
+    panel.on_stream_started("c1", 61, "demo")
+    panel.show()
+    assert bar.value() == 0
+
+
 def test_the_log_has_tool_info_warn_and_error_lines_for_its_conversation_only(qtbot: Any) -> None:
     from crewagent.core.loop.events import RunProgress
     from crewagent.ui.run_workspace.logs import LogPanel

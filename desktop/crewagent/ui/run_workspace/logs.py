@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QEvent, QModelIndex, QPersistentModelIndex, Qt, Signal, Slot
-from PySide6.QtGui import QBrush, QColor
+from PySide6.QtGui import QBrush, QColor, QShowEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QTreeView, QVBoxLayout, QWidget
 
 from crewagent.core.loop.events import RunProgress
@@ -149,6 +149,8 @@ class LogPanel(QFrame):
         self.setObjectName("runLogs")
         self.model = LogModel(self)
         self._conversation_id = ""
+        #: Lines came while the panel was hidden, with the log at its bottom: go there when shown.
+        self._follow_when_shown = False
         self.title = QLabel(self)
         self.title.setObjectName("sectionTitle")
         self.clear_button = QPushButton(self)
@@ -282,6 +284,20 @@ class LogPanel(QFrame):
             self.model.add("error", translate_core(error.message))
 
     def _follow(self) -> None:
+        if self._follow_when_shown:
+            return
         bar = self.view.verticalScrollBar()
         if bar.value() >= bar.maximum() - 4:  # at the bottom: stay there
+            if self.view.isVisible():
+                self.view.scrollToBottom()
+            else:
+                # Hidden (the panel is closed by default): scrolling lays the hidden view out
+                # again for every line (~1 ms each, every turn of every conversation). Nobody can
+                # scroll a hidden log, so it is done once, when the panel is shown.
+                self._follow_when_shown = True
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self._follow_when_shown:
+            self._follow_when_shown = False
             self.view.scrollToBottom()
