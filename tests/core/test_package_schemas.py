@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import string
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
@@ -192,6 +193,39 @@ _EDGE_STRINGS = ["", " ", "1.1", "1.1\n", "1.1.0", "1.1.\u0663", "1.0.0", "1.0.0
 _NASTY = st.one_of(st.none(), st.booleans(), st.integers(-2, 2), st.sampled_from(_EDGE_STRINGS), st.just([]), st.just({}))
 
 
+_SHORT = 30  # pattern strings stay under 30 characters
+
+
+def _matching(pattern: str) -> st.SearchStrategy[str]:
+    """The strings under ``_SHORT`` characters that ``re.fullmatch(pattern)`` accepts."""
+    return st.from_regex(pattern, fullmatch=True).filter(lambda text: len(text) < _SHORT)
+
+
+def _concat(head: st.SearchStrategy[str], tail: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+    return st.builds(str.__add__, head, tail)
+
+
+_NAME_HEAD = string.ascii_letters + string.digits
+# The same strings as ``_matching(pattern)`` for the schemas' common patterns, drawn directly: the
+# regex strategy draws a string 3-6 times as slowly (1 character at a time through sre's parse
+# tree), and most of each example was spent there. Each entry generates exactly the set
+# {s : re.fullmatch(pattern, s) and len(s) < _SHORT}: it spells the pattern's alphabet and the
+# lengths the filter lets through; test_the_pattern_texts_are_the_filtered_regex checks every
+# drawn string against the pattern and the length.
+_PATTERN_TEXTS: dict[str, st.SearchStrategy[str]] = {
+    # "1.1", or "1.1." and 1-25 Unicode decimal digits (Python's \d is category Nd, as hypothesis' is).
+    r"^1\.1(\.\d+)?$": st.just("1.1")
+    | _concat(st.just("1.1."), st.text(st.characters(categories=["Nd"]), min_size=1, max_size=_SHORT - 5)),
+    # One letter or ASCII digit, then 0-28 of letters, ASCII digits and ._:-
+    r"^[A-Za-z0-9][A-Za-z0-9._:-]*$": _concat(
+        st.sampled_from(_NAME_HEAD), st.text(_NAME_HEAD + "._:-", max_size=_SHORT - 2)
+    ),
+    # 64 hex digits: never under 30 characters, so no string (the filter above refused every one;
+    # the manifest's integrity.sha256 is never generated, with or without this entry).
+    r"^[a-fA-F0-9]{64}$": st.nothing(),
+}
+
+
 def _valid(schema: dict[str, Any], root: dict[str, Any], depth: int = 0) -> st.SearchStrategy[Any]:
     """Instances built from the schema's shape; strings from its patterns (Python's reading of them,
     so a Unicode digit can appear: one more thing the two validators must agree on)."""
@@ -216,7 +250,8 @@ def _valid(schema: dict[str, Any], root: dict[str, Any], depth: int = 0) -> st.S
         return st.lists(_valid(schema.get("items", {"type": "string"}), root, depth + 1), min_size=low, max_size=low + 2)
     if kind == "string":
         if "pattern" in schema:
-            return st.from_regex(schema["pattern"], fullmatch=True).filter(lambda text: len(text) < 30)
+            pattern = schema["pattern"]
+            return _PATTERN_TEXTS[pattern] if pattern in _PATTERN_TEXTS else _matching(pattern)
         return st.text(min_size=schema.get("minLength", 0), max_size=6)
     if kind == "integer":
         return st.integers(schema.get("minimum", 0), 100)
@@ -263,6 +298,31 @@ def _around(draw: st.DrawFn, kind: SchemaKind) -> Any:
         elif action == "newline" and path and isinstance(target, str):
             parent[path[-1]] = target + "\n"
     return value
+
+
+# 30 strings per pattern: the check guards a slip in an alphabet or a length, which shows at once.
+@settings(max_examples=examples(60), deadline=None)
+@given(data=st.data(), pattern=st.sampled_from([p for p, texts in _PATTERN_TEXTS.items() if not texts.is_empty]))
+def test_the_pattern_texts_are_the_filtered_regex(data: st.DataObject, pattern: str) -> None:
+    """Every string of ``_PATTERN_TEXTS`` is one ``_matching`` could give (the other inclusion is
+    by construction: each entry spells the pattern's own alphabet and lengths)."""
+    text = data.draw(_PATTERN_TEXTS[pattern])
+    assert re.fullmatch(pattern, text) and len(text) < _SHORT, text
+
+
+def test_the_pattern_texts_cover_the_schemas_patterns_and_the_hash_cannot_be_short() -> None:
+    patterns = {p for kind in KINDS for p in _patterns(reference(kind))}
+    assert set(_PATTERN_TEXTS) <= patterns
+    assert _PATTERN_TEXTS[r"^[a-fA-F0-9]{64}$"].is_empty  # 64 characters are never under _SHORT
+
+
+def _patterns(schema: Any) -> Iterator[str]:
+    if isinstance(schema, dict):
+        for key, value in schema.items():
+            yield from [value] if key == "pattern" else _patterns(value)
+    elif isinstance(schema, list):
+        for value in schema:
+            yield from _patterns(value)
 
 
 @pytest.mark.parametrize("kind", KINDS, ids=lambda k: k.value)
