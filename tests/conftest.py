@@ -10,19 +10,29 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import settings
 
 from tests.examples import PROFILE, THOROUGH_FACTOR
+from tests.xdist_role import is_xdist_controller
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-# Hypothesis profiles (tests/examples.py): "ci", the default, runs the counts the tests set through
-# examples(); HYPOTHESIS_PROFILE=thorough runs every property ten times as deep.
-settings.register_profile("ci", settings.get_profile("default"))
-settings.register_profile("thorough", max_examples=settings.get_profile("default").max_examples * THOROUGH_FACTOR)
-settings.load_profile(PROFILE)
-
 pytest_plugins = ["tests.fakes.fixtures"]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Hypothesis profiles (tests/examples.py): "ci", the default, runs the counts the tests set
+    through examples(); HYPOTHESIS_PROFILE=thorough runs every property ten times as deep.
+
+    Not in an xdist controller, which runs no test (0.3 CPU-s of imports there, taken from the
+    workers on 2 cores), unless ``-v`` asks hypothesis for its profile in the report header.
+    """
+    if is_xdist_controller(config) and config.option.verbose < 1:
+        return
+    from hypothesis import settings
+
+    settings.register_profile("ci", settings.get_profile("default"))
+    settings.register_profile("thorough", max_examples=settings.get_profile("default").max_examples * THOROUGH_FACTOR)
+    settings.load_profile(PROFILE)
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:

@@ -4,17 +4,27 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 
-from crewagent.core.llm.adapter import CLIENT_MODULE
-from crewagent.core.llm.local_server import LocalServer
-from tests.fakes.scripted_server import ScriptedServer
-from tests.fakes.zygote import Zygote, without_file_override
+from tests.xdist_role import is_xdist_controller
 
-# A test that runs a turn must not spend its timed waits importing the model client library
-# (0.4 s, but 9 s measured on a loaded 2-core machine): it is imported once per test process, here.
-importlib.import_module(CLIENT_MODULE)
+if TYPE_CHECKING:
+    from crewagent.core.llm.local_server import LocalServer
+    from tests.fakes.scripted_server import ScriptedServer
+    from tests.fakes.zygote import Zygote
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A test that runs a turn must not spend its timed waits importing the model client library
+    (0.4 s, but 9 s measured on a loaded 2-core machine): it is imported once per test process, here.
+    Not in an xdist controller, which runs no test: there it would only take CPU from the workers."""
+    if is_xdist_controller(config):
+        return
+    from crewagent.core.llm.adapter import CLIENT_MODULE
+
+    importlib.import_module(CLIENT_MODULE)
 
 
 @pytest.fixture
@@ -24,6 +34,8 @@ def scripted_llm() -> Iterator[ScriptedServer]:
     At teardown it stops and fails the test if a step was left unused or a request went beyond
     the script.
     """
+    from tests.fakes.scripted_server import ScriptedServer
+
     server = ScriptedServer().start()
     try:
         yield server
@@ -36,6 +48,7 @@ def scripted_llm() -> Iterator[ScriptedServer]:
 def demo_llm() -> Iterator[LocalServer]:
     """The demo provider's server, unpaced (no delay between chunks)."""
     from crewagent.core.llm.demo import DemoResponder
+    from crewagent.core.llm.local_server import LocalServer
 
     with LocalServer(DemoResponder(chunk_delay=0.0)) as server:
         yield server
@@ -47,5 +60,7 @@ def crewagent_zygote(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Zygot
     one per test session (per xdist worker), shared by the crash loops and the CLI tests that need
     a real process; the tests that use it share the xdist group ``ZYGOTE_GROUP``. As root it runs
     without the capabilities that bypass file modes, so that mode 000 applies to its commands."""
+    from tests.fakes.zygote import Zygote, without_file_override
+
     with Zygote(stderr=tmp_path_factory.mktemp("zygote") / "stderr.txt", wrapper=without_file_override()) as zygote:
         yield zygote
