@@ -46,10 +46,13 @@ def row_detail(main: MainWindow, conversation_id: str) -> str:
     return works.delegate.detail_text(index, works.model.summary(row))
 
 
+@pytest.mark.slow  # 10 s of a stream, mostly waiting: started first, beside the others
 def test_a_streaming_conversation_row_shows_its_count_and_that_it_streams(
     qtbot: Any, scripted_llm: ScriptedServer, project: Any, make_window: Callable[[], MainWindow]
 ) -> None:
-    scripted_llm.script(slow_text(*[f"word{i} " for i in range(100)], interval=0.03))  # 3 s: long enough to be seen at load 20
+    # 10 s of stream, long enough for the row to show it on a loaded machine (a 3 s stream ended
+    # before the row showed it once, at load 11-20); the wait below ends as soon as it does.
+    scripted_llm.script(slow_text(*[f"word{i} " for i in range(200)], interval=0.05))
     main = make_window()
     open_conversation(qtbot, main, project.root)
     conversation = main.project_view.conversation
@@ -58,9 +61,9 @@ def test_a_streaming_conversation_row_shows_its_count_and_that_it_streams(
     say(qtbot, main, "tell me a story", wait=False)
     qtbot.waitUntil(lambda: conversation.model.streaming, timeout=10_000)
     # The row hears of the stream through the works panel's own signal: it may show it a moment later.
-    qtbot.waitUntil(lambda: row_detail(main, cid) == "1 message · streaming…", timeout=2_500)
+    qtbot.waitUntil(lambda: row_detail(main, cid) == "1 message · streaming…", timeout=9_000)
     assert conversation.model.streaming
-    qtbot.waitUntil(lambda: not conversation.busy, timeout=10_000)
+    qtbot.waitUntil(lambda: not conversation.busy, timeout=20_000)
     qtbot.waitUntil(lambda: row_detail(main, cid) == "2 messages", timeout=5_000)
 
 
