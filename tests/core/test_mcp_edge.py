@@ -1,7 +1,8 @@
 """MCP edge cases against a server written with the SDK's own server side (tests/fakes/mcp_edge_server.py):
-Stop, timeouts, garbage on stdout, a hang in initialize, MCP off, policies. A server killed mid-call and
-quitting are about the app's handling of the process: there the lean echo server (tests/fakes/mcp_echo_server.py,
-the same tools without the SDK's 2 CPU-s of imports) is started instead."""
+Stop, timeouts, a hang in initialize, MCP off, policies. Garbage on stdout, a server killed mid-call and
+quitting are about the app's handling of the process and its pipe: there the lean echo server
+(tests/fakes/mcp_echo_server.py, the same tools and the same garbage without the SDK's 1.5-2 CPU-s of
+imports) is started instead."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ __all__ = ["loop"]
 
 MARK = mark()
 SETTINGS = McpSettings.model_validate(
-    {"servers": [edge_server("edge", MARK), edge_server("garbage", "--garbage", MARK, trusted=True), edge_server("bad", "--bad-replies", MARK)]}
+    {"servers": [edge_server("edge", MARK), echo_server("garbage", "--garbage", MARK, trusted=True), edge_server("bad", "--bad-replies", MARK)]}
 )
 
 
