@@ -144,11 +144,18 @@ def test_the_agent_policy_hides_a_server_it_does_not_allow(loop: asyncio.Abstrac
     assert refused["error"]["code"] == "TOOL_NOT_AVAILABLE"
 
 
-def test_a_server_hanging_in_initialize_times_out_and_is_stopped(loop: asyncio.AbstractEventLoop) -> None:
+def test_a_server_hanging_in_initialize_times_out_and_is_stopped(loop: asyncio.AbstractEventLoop, monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcp.client import stdio
+
+    # A server that never answered initialize is killed at once, not asked to exit: with the SDK's
+    # grace period for an exit on stdin's close made a minute, the start still gives up in seconds.
+    monkeypatch.setattr(stdio, "PROCESS_TERMINATION_TIMEOUT", 60.0)
     hang_mark = mark()
     settings = McpSettings.model_validate({"servers": [edge_server("hang", "--hang-initialize", hang_mark, startTimeoutSeconds=1.5)]})
     manager = McpManager()
+    started = time.monotonic()
     registry, added = registry_with(loop, manager, settings)
+    assert time.monotonic() - started < 10.0
     assert added == [] and registry.get("mcp__hang__echo") is None
     [state] = manager.states()
     assert state.status == McpStatus.ERROR and "did not answer initialize within 1.5 s" in state.error

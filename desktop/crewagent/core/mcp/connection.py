@@ -119,6 +119,7 @@ class McpServer:
         self._client: Any = None
         self._owner: asyncio.Task[None] | None = None
         self._stop: asyncio.Event | None = None
+        self._pids: list[int] = []  # the stdio process the current owner task started
         self._start_lock = asyncio.Lock()
 
     @property
@@ -180,14 +181,19 @@ class McpServer:
 
     async def _forget(self) -> None:
         """Tell the owner task to leave the client, and wait for it (bounded). An owner still in
-        ``initialize`` is cancelled at once: it would never see the stop event."""
-        owner, stop, started = self._owner, self._stop, self._client is not None
+        ``initialize`` is cancelled at once: it would never see the stop event. Its process is
+        killed first: a server that never answered ``initialize`` has nothing to close gracefully,
+        and the SDK's shutdown would wait 2 s for it to exit on its own (a hung start's timeout, or
+        quitting during a Test, took that much longer)."""
+        owner, stop, started, pids = self._owner, self._stop, self._client is not None, self._pids
         self._client, self._owner, self._stop = None, None, None
         if owner is None:
             return
         if stop is not None:
             stop.set()
         if not started:
+            for pid in pids:
+                _kill_group(pid)
             owner.cancel()
         for attempt in range(2):
             try:
@@ -210,6 +216,7 @@ class McpServer:
 
         errlog = self.stderr.open_pipe() if self.spec.settings.transport == "stdio" else None
         pids: list[int] = []
+        self._pids = pids
         _watch_spawns()
         _on_spawn.set(pids.append)  # this task's own context: only this server's spawn lands here
         try:
