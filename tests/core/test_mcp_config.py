@@ -182,3 +182,40 @@ def test_the_sdk_reads_a_server_s_stdout_a_whole_line_at_a_time() -> None:
     chunks = asyncio.run(read_all())
     assert b"".join(chunks) == b"x" * (256 * 4096) + b"\nshort\nline\ntail"
     assert all(b"\n" in chunk for chunk in chunks[:-1]) and chunks[-1].endswith(b"tail")
+
+
+def test_a_cancelled_read_of_whole_lines_loses_no_piece() -> None:
+    """The SDK cancels its stdout reader at shutdown and drains the pipe after: pieces of a line read
+    before a cancellation are returned by the next read, in order."""
+    import asyncio
+
+    from anyio import EndOfStream
+
+    from crewagent.core.mcp.connection import WholeLines
+
+    class Pipe:
+        def __init__(self) -> None:
+            self.chunks: asyncio.Queue[bytes | None] = asyncio.Queue()
+
+        async def receive(self, max_bytes: int = 65536) -> bytes:
+            chunk = await self.chunks.get()
+            if chunk is None:
+                self.chunks.put_nowait(None)  # the end, again on every read (as anyio's pipe streams do)
+                raise EndOfStream
+            return chunk
+
+    async def scenario() -> list[bytes]:
+        pipe = Pipe()
+        lines = WholeLines(pipe)
+        pipe.chunks.put_nowait(b'{"a": ')
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(0.05):
+                await lines.receive()  # one piece read, then cancelled waiting for the line's end
+        for chunk in (b'1}\n{"b"', b": 2}\n", b"tail", None):
+            pipe.chunks.put_nowait(chunk)
+        got = [await lines.receive(), await lines.receive(), await lines.receive()]
+        with pytest.raises(EndOfStream):
+            await lines.receive()
+        return got
+
+    assert asyncio.run(scenario()) == [b'{"a": 1}\n{"b"', b": 2}\n", b"tail"]
