@@ -143,3 +143,79 @@ def test_the_sdk_still_spawns_stdio_servers_through_the_function_the_orphan_prot
     assert len(pids) == 1
     if sys.platform != "win32":
         assert pids[0] > 0 and pids[0] != os.getpid()
+
+
+def test_the_sdk_reads_a_server_s_stdout_a_whole_line_at_a_time() -> None:
+    """The SDK's stdout reader joins its pending text to each chunk and splits the lot again: a 10 MB
+    result written in small pieces cost the app 2-6 CPU-s (docs/benchmarks.md, Test suite, session 8).
+    The spawn hook gives it whole lines: every chunk read ends a line, but the stream's unended tail."""
+    import asyncio
+    import os
+    import sys
+
+    from anyio import EndOfStream
+    from mcp.client import stdio
+
+    from crewagent.core.mcp import connection
+
+    connection._watch_spawns()
+    # A 1 MB line in 4 KB pieces (more than a pipe holds, more than one read returns), two short
+    # lines, and a tail with no line end.
+    writer = (
+        "import os\nfor _ in range(256): os.write(1, b'x' * 4096)\n"
+        "os.write(1, b'\\nshort\\nline\\n'); os.write(1, b'tail')"
+    )
+
+    async def read_all() -> list[bytes]:
+        with open(os.devnull, "w", encoding="utf-8") as errlog:
+            process = await stdio._create_platform_compatible_process(command=sys.executable, args=["-c", writer], errlog=errlog)
+            chunks = []
+            try:
+                while True:
+                    chunks.append(await process.stdout.receive())
+            except EndOfStream:
+                pass
+            await process.wait()
+            await process.aclose()
+            return chunks
+
+    chunks = asyncio.run(read_all())
+    assert b"".join(chunks) == b"x" * (256 * 4096) + b"\nshort\nline\ntail"
+    assert all(b"\n" in chunk for chunk in chunks[:-1]) and chunks[-1].endswith(b"tail")
+
+
+def test_a_cancelled_read_of_whole_lines_loses_no_piece() -> None:
+    """The SDK cancels its stdout reader at shutdown and drains the pipe after: pieces of a line read
+    before a cancellation are returned by the next read, in order."""
+    import asyncio
+
+    from anyio import EndOfStream
+
+    from crewagent.core.mcp.connection import WholeLines
+
+    class Pipe:
+        def __init__(self) -> None:
+            self.chunks: asyncio.Queue[bytes | None] = asyncio.Queue()
+
+        async def receive(self, max_bytes: int = 65536) -> bytes:
+            chunk = await self.chunks.get()
+            if chunk is None:
+                self.chunks.put_nowait(None)  # the end, again on every read (as anyio's pipe streams do)
+                raise EndOfStream
+            return chunk
+
+    async def scenario() -> list[bytes]:
+        pipe = Pipe()
+        lines = WholeLines(pipe)
+        pipe.chunks.put_nowait(b'{"a": ')
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(0.05):
+                await lines.receive()  # one piece read, then cancelled waiting for the line's end
+        for chunk in (b'1}\n{"b"', b": 2}\n", b"tail", None):
+            pipe.chunks.put_nowait(chunk)
+        got = [await lines.receive(), await lines.receive(), await lines.receive()]
+        with pytest.raises(EndOfStream):
+            await lines.receive()
+        return got
+
+    assert asyncio.run(scenario()) == [b'{"a": 1}\n{"b"', b": 2}\n", b"tail"]

@@ -1,6 +1,7 @@
 """MCP tools in real turns: a scripted OpenAI-compatible server (real HTTP) asks for the tools of real
 third-party servers (mcp-server-time from PyPI, @modelcontextprotocol/server-everything from npm, over
-stdio and streamable HTTP) and of the SDK-written edge server; the results are persisted and the chain stays valid."""
+stdio and streamable HTTP) and of the lean echo server (its 5 MB result: the app's offloading; the SDK's own
+server side is tests/core/test_mcp_edge.py's); the results are persisted and the chain stays valid."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from crewagent.core.store import ProjectInfo, RuntimeStore
 from crewagent.core.tools import AutoApprover
 from crewagent.core.turns import TurnHooks, run_turn
 from tests.core.loop_helpers import assert_log_valid, assert_request_valid, result_of
-from tests.core.mcp_helpers import EVERYTHING, START_TIMEOUT, edge_server, everything_missing, mark, time_server, wait_gone
+from tests.core.mcp_helpers import EVERYTHING, START_TIMEOUT, echo_server, everything_missing, mark, time_server, wait_gone
 from tests.fakes.scripted_server import ScriptedServer, call, text, tool_calls
 
 pytestmark = pytest.mark.slow
@@ -60,7 +61,7 @@ def test_a_turn_uses_time_everything_and_edge_servers_started_in_parallel(
 ) -> None:
     everything = everything_missing() is None
     marker = mark()
-    servers = [time_server(), edge_server("edge", marker)]
+    servers = [time_server(), echo_server("edge", marker)]
     calls = [
         call("t1", "mcp__time__get_current_time", json.dumps({"timezone": "Asia/Tokyo"})),
         call("b1", "mcp__edge__big", json.dumps({"megabytes": 5})),

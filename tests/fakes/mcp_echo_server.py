@@ -16,6 +16,7 @@ edge server's tools under the same names, schemas and read-only hints:
 - ``spawn_child()``: starts a grandchild that sleeps, with the ``--mark`` on its command line.
 
 ``--mark`` only tags the command line, so a test can find the process and its children.
+``--garbage`` writes non-JSON lines on stdout before and around the replies, as the edge server's does.
 """
 
 from __future__ import annotations
@@ -57,8 +58,16 @@ def _text(text: str, error: bool = False) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": text}], "isError": error}
 
 
+def _garbage(line: bytes) -> None:
+    with _write_lock:
+        sys.stdout.flush()
+        os.write(1, line)
+
+
 def _call(name: str, arguments: dict[str, Any], argv: list[str]) -> dict[str, Any]:
     if name == "echo":
+        if "--garbage" in argv:
+            _garbage(b"garbage in the middle of a call\n")
         return _text(str(arguments.get("text", "")))
     if name == "slow":
         seconds = float(arguments.get("seconds", 0))
@@ -88,6 +97,8 @@ def _answer_call(request_id: Any, params: dict[str, Any], argv: list[str]) -> No
 
 
 def main(argv: list[str]) -> None:
+    if "--garbage" in argv:
+        _garbage(b"this is not JSON-RPC\n{broken json\n")
     for line in sys.stdin:
         if not line.strip():
             continue
