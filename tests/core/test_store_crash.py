@@ -24,7 +24,7 @@ from crewagent.core.messages import ConversationMessage
 from crewagent.core.store import RuntimeStore
 from crewagent.core.store.log import QUARANTINE_NAME
 from tests.core.store_crash_child import append_messages, message_for
-from tests.fakes.lean_fork import LeanForker, run_child
+from tests.fakes.lean_fork import LeanForker, fork_child
 
 pytestmark = [
     pytest.mark.slow,
@@ -38,17 +38,6 @@ KILLS = 220
 # Every round reloads and re-parses the whole log: ten rounds per conversation keep that reload
 # (and so each round) short while every conversation still sees ten kills in a row.
 ROUNDS_PER_CONVERSATION = 10
-
-
-def _run_child(body: Callable[[int], None]) -> tuple[int, int]:
-    """Fork a child that runs ``body(write_fd)`` and never returns into pytest; (pid, read_fd)."""
-    read_fd, write_fd = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - runs in the child
-        os.close(read_fd)
-        run_child(lambda: body(write_fd), write_fd)
-    os.close(write_fd)
-    return pid, read_fd
 
 
 def _wait_ready(fd: int) -> bytes:
@@ -250,7 +239,7 @@ def test_append_after_kill_mid_line_starts_on_a_fresh_line(store, project) -> No
 
     for _attempt in range(30):
         log_path.write_bytes(b"")
-        pid, read_fd = _run_child(body)
+        pid, read_fd = fork_child(body)
         assert os.read(read_fd, 1) == b"w"
         time.sleep(rng.uniform(0.0, 0.004))
         os.kill(pid, signal.SIGKILL)
@@ -277,7 +266,7 @@ def test_append_after_kill_mid_line_starts_on_a_fresh_line(store, project) -> No
 
 
 def _run_concurrently(bodies: list[Callable[[int], None]], go_write: int) -> list[list[str]]:
-    children = [_run_child(body) for body in bodies]
+    children = [fork_child(body) for body in bodies]
     os.write(go_write, b"x" * len(bodies))  # release them together
     results = []
     for pid, read_fd in children:

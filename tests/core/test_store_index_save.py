@@ -15,7 +15,7 @@ import pytest
 from crewagent.core.messages import ConversationMessage
 from crewagent.core.store import RuntimeStore
 from crewagent.core.store import index as index_module
-from tests.fakes.lean_fork import run_child
+from tests.fakes.lean_fork import fork_child
 
 
 def _index_json(project) -> Path:  # type: ignore[no-untyped-def]
@@ -78,12 +78,7 @@ def test_sigkill_before_the_index_was_saved_loses_nothing_in_the_listing(store, 
         os.write(write_fd, f"{last.createdAt}\n".encode())
         time.sleep(60)  # killed here, with the index changes staged and not saved
 
-    read_fd, write_fd = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - runs in the child
-        os.close(read_fd)
-        run_child(lambda: body(write_fd), write_fd)
-    os.close(write_fd)
+    pid, read_fd = fork_child(body)
     try:
         line = b""
         while not line.endswith(b"\n"):

@@ -96,6 +96,18 @@ def run_child(body: Callable[[], None], write_fd: int) -> NoReturn:  # pragma: n
         os._exit(code)
 
 
+def fork_child(body: Callable[[int], None]) -> tuple[int, int]:
+    """Fork this process into a child that runs ``body(write_fd)`` (see :func:`run_child`) and never
+    returns into pytest; ``(pid, read_fd)`` for the parent, which reads what the child writes."""
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - runs in the child
+        os.close(read_fd)
+        run_child(lambda: body(write_fd), write_fd)
+    os.close(write_fd)
+    return pid, read_fd
+
+
 def _run(target: str, write_fd: int, args: list[Any]) -> NoReturn:  # pragma: no cover - runs in a child
     module, _, name = target.partition(":")
     run_child(lambda: getattr(importlib.import_module(module), name)(write_fd, *args), write_fd)
