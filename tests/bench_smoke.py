@@ -13,9 +13,11 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import io
+import json
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -47,3 +49,10 @@ def run_once(script: Path, argv: list[str]) -> str:
         with contextlib.redirect_stdout(out):
             assert module.main(argv) == 0
     return out.getvalue()
+
+
+def run_once_with_json(script: Path, argv: list[str], folder: Path) -> tuple[str, dict[str, Any]]:
+    """``run_once`` with ``--json-file`` in ``folder``: the script's stdout and its JSON results."""
+    results = folder / "results.json"
+    out = run_once(script, [*argv, "--json-file", str(results)])
+    return out, json.loads(results.read_text(encoding="utf-8"))

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.bench_smoke import run_once
+from tests.bench_smoke import run_once_with_json
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_llm.py"
 
@@ -18,9 +17,7 @@ pytestmark = pytest.mark.xdist_group("bench_llm_smoke")
 
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, Any]]:
-    results = tmp_path_factory.mktemp("bench_llm") / "results.json"
-    out = run_once(BENCH, ["--quick", "--rounds", "3", "--json-file", str(results)])
-    return out, json.loads(results.read_text(encoding="utf-8"))
+    return run_once_with_json(BENCH, ["--quick", "--rounds", "3"], tmp_path_factory.mktemp("bench_llm"))
 
 
 def test_quick_run_prints_both_tables(quick_run: tuple[str, dict[str, Any]]) -> None:
