@@ -170,3 +170,98 @@ def test_without_fcntl_filelock_takes_the_lock(tmp_path: Path, monkeypatch: pyte
             FileLock(tmp_path / ".lock", timeout=0.05).acquire()
     with FileLock(tmp_path / ".lock", timeout=1):
         pass  # released by the outermost exit
+
+
+# -- the kept descriptor (issue 14: no open and close of the lock file per hold) ----------------
+
+
+def _open_fds() -> set[int]:
+    return {int(name) for name in os.listdir("/proc/self/fd")} if os.path.isdir("/proc/self/fd") else set()
+
+
+@needs_fork
+def test_the_descriptor_is_kept_between_holds_and_released_by_each_hold(tmp_path: Path) -> None:
+    lock_path = tmp_path / ".lock"
+    lock = ProcessLock(lock_path)
+    before = _open_fds()
+    for _ in range(5):
+        with lock:
+            pass
+    if before:
+        assert len(_open_fds() - before) == 1, "one descriptor for every hold, not one per hold"
+    # Released although its descriptor stays open: another process takes it at once.
+    pid = _fork(lambda: ProcessLock(lock_path, timeout=0.5).acquire())
+    assert _exited_cleanly(pid)
+
+
+@needs_fork
+def test_a_forked_child_does_not_share_the_parents_lock(tmp_path: Path) -> None:
+    # An flock belongs to the open file: a child locking through the descriptor it inherited would
+    # lock the parent's open file, and the parent would then take the "same" lock at once.
+    lock = ProcessLock(tmp_path / ".lock", timeout=0.05)
+    with lock:
+        pass  # the descriptor is open now, and kept
+    ready_read, ready_write = os.pipe()
+    hold_read, hold_write = os.pipe()
+
+    def holder() -> None:
+        with lock:  # the parent's object, as a forked worker would use it
+            os.write(ready_write, b"R")
+            os.read(hold_read, 1)
+
+    pid = _fork(holder)
+    try:
+        assert os.read(ready_read, 1) == b"R"
+        with pytest.raises(Timeout):
+            lock.acquire()  # the child holds it
+    finally:
+        os.write(hold_write, b"G")
+        assert _exited_cleanly(pid)
+        for fd in (ready_read, ready_write, hold_read, hold_write):
+            os.close(fd)
+    with lock:
+        pass
+
+
+@needs_fork
+def test_a_removed_lock_file_is_not_locked_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The project folder deleted and made again: other processes lock the new file, so must this
+    # one, from its first hold after the check's interval.
+    monkeypatch.setattr(_lock, "VERIFY_S", 0.05)
+    lock_path = tmp_path / ".lock"
+    lock = ProcessLock(lock_path, timeout=0.05)
+    with lock:
+        pass
+    lock_path.unlink()
+    with lock:  # within the interval: not checked again
+        pass
+    time.sleep(0.05)
+    ready_read, ready_write = os.pipe()
+    hold_read, hold_write = os.pipe()
+
+    def holder() -> None:
+        with ProcessLock(lock_path):  # makes and locks the new file
+            os.write(ready_write, b"R")
+            os.read(hold_read, 1)
+
+    pid = _fork(holder)
+    try:
+        assert os.read(ready_read, 1) == b"R"
+        with pytest.raises(Timeout):
+            lock.acquire()
+    finally:
+        os.write(hold_write, b"G")
+        assert _exited_cleanly(pid)
+        for fd in (ready_read, ready_write, hold_read, hold_write):
+            os.close(fd)
+    with lock:  # and the new file once it is free
+        assert os.fstat(lock._fd).st_ino == lock_path.stat().st_ino
+
+
+def test_a_collected_lock_closes_its_descriptor(tmp_path: Path) -> None:
+    before = _open_fds()
+    for number in range(20):
+        with ProcessLock(tmp_path / f"{number}.lock"):
+            pass
+    if before:
+        assert _open_fds() <= before | set(), "a dropped lock left its descriptor open"
