@@ -15,6 +15,7 @@ from crewagent.core.errors import ConversationNotFound
 from crewagent.core.messages import ConversationMessage, ConversationMeta, iso_from_ns, utc_now_iso
 from crewagent.core.store import RuntimeStore
 from crewagent.core.store.index import record_append
+from crewagent.core.store.log import encode_message
 
 # 1970 to 9999: every time whose ISO year has four digits.
 _NS = st.integers(min_value=0, max_value=253_402_300_799_999_999_999 - 2 * 10**9)  # room for the +1 s below
@@ -129,3 +130,31 @@ def test_appends_count_into_the_right_entry_when_another_process_reorders_the_in
     assert counts == {conversations[0].id: 2, conversations[1].id: 3, conversations[2].id: 2, conversations[3].id: 2}
     counts_here = {meta.id: meta.messageCount for meta in store.list_conversations(project.id)}
     assert counts_here == counts
+
+
+def test_the_last_byte_is_read_only_when_someone_else_wrote_last(store: RuntimeStore, project, conversation, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """An append reads the log's last byte (a torn record to step over?) unless the log ends where
+    this process's last append ended: then that byte is the append's own newline."""
+    from crewagent.core.store import _fsutil
+
+    reads: list[int] = []
+    real_pread = os.pread
+
+    def counting_pread(fd: int, length: int, offset: int) -> bytes:
+        reads.append(offset)
+        return real_pread(fd, length, offset)
+
+    monkeypatch.setattr(_fsutil.os, "pread", counting_pread)
+    log_path = store.log_path(project.id, conversation.id)
+    first = store.append_message(project.id, conversation.id, ConversationMessage.new("user", "one"))
+    reads.clear()
+    second = store.append_message(project.id, conversation.id, ConversationMessage.new("assistant", "two"))
+    assert reads == [], "the second append read the newline the first one wrote"
+    reads.clear()
+    with open(log_path, "ab") as other:  # another process, killed in the middle of its record
+        other.write(b'{"id": "torn", "role": "us')
+    third = store.append_message(project.id, conversation.id, ConversationMessage.new("user", "three"))
+    assert reads == [log_path.stat().st_size - len(encode_message(third)) - 2], "the torn tail went unnoticed"
+    loaded = RuntimeStore(store.data_dir).load_messages(project.id, conversation.id)
+    assert [m.id for m in loaded.messages] == [first.id, second.id, third.id]
+    assert len(loaded.problems) == 1

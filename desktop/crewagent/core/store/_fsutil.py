@@ -89,7 +89,7 @@ _APPEND_EXISTING_FLAGS = _APPEND_FLAGS & ~os.O_CREAT
 
 
 def append_records_span(
-    path: Path | str, line: bytes, *, make_parents: bool = True, create: bool = True
+    path: Path | str, line: bytes, *, make_parents: bool = True, create: bool = True, known_end: int = -1
 ) -> tuple[int, int]:
     """:func:`append_records`, returning the file's size before and after the append.
 
@@ -97,6 +97,9 @@ def append_records_span(
     conversation deleted by another process: no stat of the folder before every append).
     ``create=False``: neither is a missing file; FileNotFoundError is raised (the caller has
     something to do before a file's first record: no stat of the file before every append).
+    ``known_end``: the size this file had right after the caller's last append to it, which ended
+    in a newline. A file still that size ends in that newline (the file only grows, under the
+    caller's lock): its last byte is not read again to look for a torn record.
     """
     assert line.endswith(b"\n")
     try:
@@ -113,7 +116,7 @@ def append_records_span(
         raise StoreWriteError.from_os_error(Path(path), exc) from exc
     try:
         size = os.lseek(fd, 0, os.SEEK_END)  # the size (O_APPEND writes there), without a stat result
-        if size > 0 and os.pread(fd, 1, size - 1) != b"\n":
+        if size > 0 and size != known_end and os.pread(fd, 1, size - 1) != b"\n":
             line = b"\n" + line
         try:
             written = os.write(fd, line)

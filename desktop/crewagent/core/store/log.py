@@ -81,13 +81,16 @@ def append_message_line(log_path: Path, message: ConversationMessage) -> int:
     return append_line(log_path, encode_message(message))
 
 
-def append_message_span(log_path: Path | str, message: ConversationMessage, *, create: bool = True) -> tuple[int, int]:
+def append_message_span(
+    log_path: Path | str, message: ConversationMessage, *, create: bool = True, known_end: int = -1
+) -> tuple[int, int]:
     """Append one message to an existing conversation folder; the log's size before and after.
 
     FileNotFoundError when the folder is gone (deleted by another process); it is not recreated.
     ``create=False``: FileNotFoundError when the log itself is missing too (not created).
+    ``known_end``: see :func:`append_records_span`.
     """
-    return append_records_span(log_path, encode_message(message), make_parents=False, create=create)
+    return append_records_span(log_path, encode_message(message), make_parents=False, create=create, known_end=known_end)
 
 
 def count_records(log_path: Path, start: int, end: int) -> int:

@@ -9,7 +9,7 @@ import threading
 from collections.abc import Iterable
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from crewagent.core import paths, texts
 from crewagent.core.errors import (
@@ -66,13 +66,19 @@ DEFAULT_TITLE = "New conversation"
 log = logging.getLogger(__name__)
 
 
-class _ConversationFiles(NamedTuple):
+class _ConversationFiles:
     """The files of one conversation folder an append looks at, joined once (the two it opens or
-    stats every time as text: a Path converts itself to text on each call)."""
+    stats every time as text: a Path converts itself to text on each call), and where this
+    process's last append to the log ended."""
 
-    folder: Path
-    log: str
-    deleted: str
+    __slots__ = ("deleted", "folder", "log", "log_end")
+
+    def __init__(self, folder: Path, log: str, deleted: str) -> None:
+        self.folder = folder
+        self.log = log
+        self.deleted = deleted
+        #: The log's size after this process's last append (a newline), -1 before the first one.
+        self.log_end = -1
 
 
 class RuntimeStore:
@@ -409,9 +415,10 @@ class RuntimeStore:
             try:
                 # The log is opened, not created: a missing one is the rare case (below), and so no
                 # stat of the legacy messages.json, which matters only while there is no log.
-                start, size = append_message_span(files.log, stored, create=False)
+                start, size = append_message_span(files.log, stored, create=False, known_end=files.log_end)
             except FileNotFoundError:
                 start, size = self._append_first(project_id, conversation_id, files.folder, stored)
+            files.log_end = size
             if meta.logBytes != start:  # another process appended since the index was saved
                 index.catch_up(meta, Path(files.log), size=start)
             record_append(meta, size, utc_now_iso())
