@@ -267,11 +267,12 @@ class ConversationMessage(BaseModel):
     def _is_large(self) -> bool:
         """A text of the message is megabytes long (the model's arguments of an fs.write of a big file ...)."""
         large = bigjson.LARGE_CHARS
-        return (
-            (isinstance(self.content, str) and len(self.content) > large)
-            or len(self.reasoning_content or "") > large
-            or any(len(call.function.arguments) > large for call in self.tool_calls or ())
-        )
+        if (isinstance(self.content, str) and len(self.content) > large) or len(self.reasoning_content or "") > large:
+            return True
+        for call in self.tool_calls or ():  # a loop, not any() over a generator: every append asks
+            if len(call.function.arguments) > large:
+                return True
+        return False
 
     @property
     def is_offloaded(self) -> bool:

@@ -74,7 +74,7 @@ class ProcessLock:
     def guarded(self) -> _Guarded:
         """``with lock.guarded():`` holds the lock; failing to take it is a one-line StoreWriteError
         naming the lock file (held too long by another process, or the file cannot be opened)."""
-        return _Guarded(self)  # one per hold: a lock keeping one would be a cycle, kept open until a collection
+        return _Guarded(self)  # not kept here: the lock and its holder would make a cycle (see RuntimeStore._locked)
 
     def acquire(self) -> None:
         """Take the lock; raises ``Timeout`` after ``timeout`` seconds, OSError when the lock file

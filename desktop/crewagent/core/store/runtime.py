@@ -94,7 +94,7 @@ class RuntimeStore:
         _check_folder(self.data_dir)
         self._projects: dict[str, ProjectInfo] = {}
         self._indexes: dict[str, ConversationIndex] = {}
-        self._locks: dict[str, ProcessLock] = {}
+        self._guards: dict[str, Any] = {}  # each lock file's holder (ProcessLock.guarded), by key
         self._runtime_dirs: dict[str, Path] = {}
         self._conversation_dirs: dict[tuple[str, str], Path] = {}
         self._conversation_files: dict[tuple[str, str], _ConversationFiles] = {}
@@ -116,19 +116,20 @@ class RuntimeStore:
     # -- locking ---------------------------------------------------------------------------
 
     def _locked(self, key: str, lock_path: Path) -> AbstractContextManager[None]:
-        lock = self._locks.get(key)
-        if lock is None:
+        guard = self._guards.get(key)
+        if guard is None:
             with self._guard:
-                lock = self._locks.get(key)
-                if lock is None:
+                guard = self._guards.get(key)
+                if guard is None:
                     lock_path.parent.mkdir(parents=True, exist_ok=True)
-                    lock = self._locks[key] = ProcessLock(lock_path, timeout=LOCK_TIMEOUT_S)
-        return lock.guarded()
+                    lock = ProcessLock(lock_path, timeout=LOCK_TIMEOUT_S)
+                    guard = self._guards[key] = lock.guarded()  # holds no state: one serves every hold
+        return guard
 
     def _project_lock(self, project_id: str) -> Any:
-        lock = self._locks.get(project_id)  # made by the first hold, whose path is computed once
-        if lock is not None:
-            return lock.guarded()
+        guard = self._guards.get(project_id)  # made by the first hold, whose path is computed once
+        if guard is not None:
+            return guard
         return self._locked(project_id, paths.project_lock_file(self._runtime_dir(project_id)))
 
     # -- projects --------------------------------------------------------------------------
