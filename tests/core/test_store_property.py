@@ -119,6 +119,27 @@ app_fields = st.fixed_dictionaries(
 message_id = safe_id.map(lambda s: "msg_" + s) | st.text(min_size=1, max_size=30)  # imports bring odd ids
 
 
+# Declared fields set after the build (the app sets them on messages it made: an interrupted
+# answer, a repair result, a subagent's status), in any order, to any plain JSON value allowed.
+later = st.lists(
+    st.sampled_from(
+        [
+            ("interrupted", st.booleans()),
+            ("synthetic", st.booleans()),
+            ("error", st.dictionaries(st.text(max_size=8), json_value, max_size=3)),
+            ("usage", st.dictionaries(st.text(max_size=8), st.integers(0, 10**6), max_size=3)),
+            ("reasoningSeconds", st.floats(0, 1e4, allow_nan=False)),
+            ("subagentStatus", st.text(max_size=10)),
+            ("replaces", st.none() | message_id),
+            ("summaryOf", st.lists(message_id, max_size=3)),
+            ("content", st.none() | st.text(max_size=20)),
+        ]
+    ),
+    max_size=4,
+)
+
+
+
 @st.composite
 def conversations(draw: st.DrawFn) -> list[ConversationMessage]:
     count = draw(st.integers(1, 10))
@@ -172,10 +193,19 @@ def test_appended_messages_reload_equal_in_a_fresh_store(messages: list[Conversa
 
 
 @settings(max_examples=examples(300), deadline=None)
-@given(message=openai_message(large=False))
-def test_from_openai_then_to_openai_is_the_identity(message: dict[str, Any]) -> None:
+@given(message=openai_message(large=False), fields=app_fields, data=st.data())
+def test_from_openai_then_to_openai_is_the_identity(message: dict[str, Any], fields: dict[str, Any], data: st.DataObject) -> None:
     wrapped = from_openai(message)
     assert to_openai(wrapped) == message
     # And the same after a trip through the log line format.
     assert to_openai(ConversationMessage.model_validate_json(wrapped.to_log_line())) == message
     assert set(message) - MODEL_FIELDS <= set(wrapped.to_log_dict())
+    # An append's encoding (orjson from the fields, tests/core/test_log_encoding.py) writes
+    # pydantic's bytes for any message: with the app's fields too, set when built or after.
+    stamped = from_openai(message, message_id="msg_1", created_at="2026-02-03T04:05:06.789Z", **fields)
+    for name, values in data.draw(later):
+        setattr(stamped, name, data.draw(values))
+    for encoded in (wrapped, stamped):
+        pydantic_bytes = encoded.__pydantic_serializer__.to_json(encoded, exclude_unset=True)
+        assert encoded.to_log_bytes(b"\n") == pydantic_bytes + b"\n"
+        assert encoded.to_log_bytes() == pydantic_bytes
