@@ -297,7 +297,7 @@ def _serve() -> None:
 
     for kind in SchemaKind:
         validator(kind)
-    # Every command builds the whole argparse tree before it parses (~15 ms of CPU and ~400 page
+    # Every command builds the whole argparse tree before it parses (~15 ms of CPU and ~250 page
     # faults per fork: argparse's gettext look-ups stat the locale folders for every help string).
     # Built once here; each fork parses with its own copy. The tree holds no state between parses
     # and its defaults read no environment (tests/cli/parser_cache.py), and nothing patches the
