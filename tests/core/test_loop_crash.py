@@ -41,7 +41,9 @@ KILLS_PER_LANE = 25  # two lanes: 50 kills
 LANES = 2
 WORDS_PER_ANSWER = 24
 WORD_INTERVAL = 0.03  # ~0.72 s of streaming per answer: the 500 ms checkpoint falls inside it
-TREE_DIRS, TREE_FILES = 8, 100  # 800 files; the query below takes ~0.5 s over them
+# 80 files of 750 lines; the query below takes ~0.5 s over them. The search's time is in the lines
+# it scans: 800 files of 50 lines took as long, and creating them cost each lane 0.15-0.4 CPU-s.
+TREE_DIRS, TREE_FILES, TREE_LINES = 8, 10, 750
 SLOW_QUERY = "(?:o.*){3}q"  # never matches, backtracks over every line
 HOLD, HOLD_SECONDS = " (hold)", 5.0  # a streamed answer that waits after its opening chunk; killed meanwhile
 SEED = int(os.environ.get("CREWAGENT_CRASH_SEED", str(time.time_ns() % 2**32)))
@@ -115,7 +117,7 @@ class LaneReport:
 
 
 def _make_tree(root: Path) -> None:
-    line = "lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor\n" * 50
+    line = "lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor\n" * TREE_LINES
     for d in range(TREE_DIRS):
         folder = root / "tree" / f"d{d}"
         folder.mkdir(parents=True)

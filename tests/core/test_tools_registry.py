@@ -78,6 +78,32 @@ def test_openai_tool_list_has_every_builtin_with_an_object_schema() -> None:
     }
 
 
+def test_a_models_schema_is_made_once_and_each_tool_gets_its_own_copy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every session makes its Task tools again: pydantic's schema of their arguments is built once."""
+    from pydantic import BaseModel, Field
+
+    from crewagent.core.tools.registry import schema_of
+
+    class Args(BaseModel):
+        path: str = Field(description="Where.")
+        depth: int | None = None
+
+    built: list[type[BaseModel]] = []
+    real = Args.model_json_schema.__func__  # type: ignore[attr-defined]
+
+    def counting(cls: type[BaseModel], *args: Any, **kwargs: Any) -> dict[str, Any]:
+        built.append(cls)
+        return real(cls, *args, **kwargs)
+
+    monkeypatch.setattr(Args, "model_json_schema", classmethod(counting))
+    first = Tool(name="t.a", description="", handler=lambda a, c: ok(), args_model=Args)
+    second = Tool(name="t.b", description="", handler=lambda a, c: ok(), args_model=Args)
+    assert built == [Args]
+    assert first.parameters == second.parameters == schema_of(Args)
+    assert first.parameters["properties"]["depth"] == {"type": "integer"}
+    first.parameters["properties"].clear()  # one tool's dict is not another's
+    assert set(second.parameters["properties"]) == set(schema_of(Args)["properties"]) == {"path", "depth"}
+
 def test_policy_and_ui_decide_what_is_visible() -> None:
     registry = default_registry()
     no_fs = [t["function"]["name"] for t in registry.openai_tools(ToolPolicy(fs_enabled=False))]

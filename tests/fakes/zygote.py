@@ -297,6 +297,24 @@ def _serve() -> None:
 
     for kind in SchemaKind:
         validator(kind)
+    # Every command builds the whole argparse tree before it parses (~15 ms of CPU and ~250 page
+    # faults per fork: argparse's gettext look-ups stat the locale folders for every help string).
+    # Built once here; each fork parses with its own copy. The tree holds no state between parses
+    # and its defaults read no environment (tests/cli/parser_cache.py), and nothing patches the
+    # handlers it binds in a fork.
+    import functools
+
+    from crewagent import cli
+
+    cli.build_parser = functools.cache(cli.build_parser)
+    cli.build_parser()
+    # Every chat or run session makes its Task tools again; their arguments' JSON schemas are
+    # cached per process (core/tools/registry.schema_of): made once here, not in every fork.
+    from crewagent.core.subagents.tools import SessionArgs, StatusArgs, TaskArgs
+    from crewagent.core.tools.registry import schema_of
+
+    for model in (TaskArgs, StatusArgs, SessionArgs):
+        schema_of(model)
 
     # What the preload built is never collected: frozen, a child's garbage collections skip it
     # instead of writing to (and so copying) every page of it. Half a forked command's CPU:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import functools
 import logging
 import math
 import threading
@@ -472,8 +473,15 @@ def _json_type(value: Any) -> str:
 def schema_of(model: type[BaseModel]) -> dict[str, Any]:
     """A compact JSON schema for a pydantic arguments model (titles dropped, ``X | None`` as X, refs inlined).
 
-    Inlined because some OpenAI-compatible servers do not follow ``$ref``.
+    Inlined because some OpenAI-compatible servers do not follow ``$ref``. Made once per model
+    (pydantic builds it anew on every call, ~2 ms for the Task tool's arguments, and every session
+    makes its Task tools again); each caller gets its own copy.
     """
+    return copy.deepcopy(_schema_of(model))
+
+
+@functools.cache
+def _schema_of(model: type[BaseModel]) -> dict[str, Any]:
     schema = _compact(model.model_json_schema())
     defs = schema.pop("$defs", {})
     return _inline(schema, defs)
