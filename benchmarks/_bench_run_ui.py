@@ -108,7 +108,7 @@ def server(payload: dict[str, Any]) -> Any:
             messages = request.body["messages"]
             done = sum(1 for m in messages if m["role"] == "tool")
             if done >= writes:
-                return SseReply(itertools.chain(paced(0.3), [chunk({}, "stop")]))
+                return SseReply(itertools.chain(paced(min(0.3, payload["stream_s"])), [chunk({}, "stop")]))
             update = {"currentNodeId": ids[done + 1], "stepsCompleted": ids[: done + 1]}
             call = {"index": 0, "id": f"call_{done}", "type": "function",
                     "function": {"name": "fs_apply_patch", "arguments": json.dumps({"path": alias, "updateFrontmatter": update})}}
@@ -309,19 +309,22 @@ def section(scratch: Path, results: dict[str, Any], *, quick: bool, env_of: Call
             run_child: Callable[[str, dict[str, Any], dict[str, str], float], dict[str, Any]],
             table: Callable[[list[str], list[list[str]]], str], percentile: Callable[[list[float], float], float],
             model_server: Callable[[str, dict[str, Any], dict[str, str]], AbstractContextManager[str]], probe_ms: int,
-            writes_here: bool = False) -> None:
+            smoke: bool = False) -> None:
     # --quick (the smoke run of tests/ui/test_bench_ui_smoke.py) only proves the section runs:
     # a 30-node graph, two short streams and writes, two outside writes, one extra layout, and
     # no baseline app (a third and fourth process, for a row that only a full run can compare).
-    # ``writes_here`` (--smoke): the outside writes are made by this process, not by two more.
+    # ``smoke`` (--smoke, the test itself): streams of 0.1 s (the same writes, fewer chunks between
+    # them), and the outside writes made by this process, not by two more.
     writes, nodes, stream_s, external_writes, extra_layouts = (2, 30, 0.3, 2, 1) if quick else (20, NODES, 1.0, 20, 5)
+    if smoke:
+        stream_s = 0.1
     outs: dict[bool, dict[str, Any]] = {}
     for panel in (True,) if quick else (True, False):
         data = prepare(scratch / ("run" if panel else "baseline"), writes=writes, nodes=nodes, stream_s=stream_s)
         env = env_of(data["config_dir"], data["data_dir"])
         with model_server("serve_run", data, env) as url:
             outs[panel] = run_child("run", {**data, "url": url, "external_writes": external_writes if panel else 0,
-                                            "extra_layouts": extra_layouts, "panel": panel, "writes_here": writes_here}, env, 600)
+                                            "extra_layouts": extra_layouts, "panel": panel, "writes_here": smoke}, env, 600)
     out, baseline = outs[True], outs.get(False)
     out["baseline"] = baseline
     results["run"] = out

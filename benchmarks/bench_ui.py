@@ -1204,7 +1204,7 @@ def main(argv: list[str] | None = None) -> int:
         if "run" in sections:
             _bench_run_ui.section(scratch, results, quick=cfg.quick, env_of=child_env, run_child=run_child, table=table,
                                   percentile=percentile, model_server=model_server, probe_ms=PROBE_INTERVAL_MS,
-                                  writes_here=args.smoke)
+                                  smoke=args.smoke)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     if args.json:
