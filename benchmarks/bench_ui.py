@@ -120,8 +120,10 @@ QUICK = Config(
 
 #: ``--smoke`` (tests/ui/test_bench_ui_smoke.py): the smallest sizes that still take every code
 #: path and print every row, and every section's child run inside this process (one interpreter
-#: and one app import instead of five); section 3's ``crewagent gui`` is a fork of this process,
-#: made before any QApplication. Its figures mean nothing: it only proves that the benchmark runs.
+#: and one app import instead of five), with the model servers of sections 2 and 4 in threads of
+#: it and section 4's outside state writes made by it (five interpreters fewer); section 3's
+#: ``crewagent gui`` is a fork of this process, made before any QApplication. Its figures mean
+#: nothing: it only proves that the benchmark runs.
 SMOKE = Config(
     messages=160,  # above a first page (150 messages) and the rows a window shows (120): both paths run
     tool_parts=2,
