@@ -27,6 +27,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -83,8 +84,8 @@ def prepare(scratch: Path, *, writes: int, nodes: int = NODES, stream_s: float =
             "conversation_id": meta.id, "run_id": run.runId, "nodes": ids, "writes": writes, "stream_s": stream_s}
 
 
-def serve(payload: dict[str, Any]) -> None:
-    """The model: ~1 s (``stream_s``) of paced text, then one state write moving the run on; ``writes`` times."""
+def server(payload: dict[str, Any]) -> Any:
+    """The model, started: ~1 s (``stream_s``) of paced text, then one state write moving the run on; ``writes`` times."""
     from crewagent.core.llm.local_server import LocalServer, Pause, RecordedRequest, Reply, SseReply
 
     ids, writes, alias = payload["nodes"], int(payload["writes"]), f"@state/runs/{payload['run_id']}/workflow.md"
@@ -107,7 +108,7 @@ def serve(payload: dict[str, Any]) -> None:
             messages = request.body["messages"]
             done = sum(1 for m in messages if m["role"] == "tool")
             if done >= writes:
-                return SseReply(itertools.chain(paced(0.3), [chunk({}, "stop")]))
+                return SseReply(itertools.chain(paced(min(0.3, payload["stream_s"])), [chunk({}, "stop")]))
             update = {"currentNodeId": ids[done + 1], "stepsCompleted": ids[: done + 1]}
             call = {"index": 0, "id": f"call_{done}", "type": "function",
                     "function": {"name": "fs_apply_patch", "arguments": json.dumps({"path": alias, "updateFrontmatter": update})}}
@@ -119,10 +120,7 @@ def serve(payload: dict[str, Any]) -> None:
 
             return JsonReply(200, {"object": "list", "data": [{"id": "bench", "object": "model"}]})
 
-    server = LocalServer(Responder()).start()
-    print(f"URL {server.base_url}", flush=True)
-    sys.stdin.read()
-    server.stop()
+    return LocalServer(Responder()).start()
 
 
 def child(payload: dict[str, Any], gui_factory: Callable[..., Any], probe_ms: int) -> dict[str, Any]:
@@ -253,11 +251,15 @@ def child(payload: dict[str, Any], gui_factory: Callable[..., Any], probe_ms: in
     external: list[tuple[int, str]] = []
     for n in range(payload["external_writes"]):
         node = payload["nodes"][(n % 2) + len(payload["nodes"]) // 2]
-        writer = subprocess.Popen([sys.executable, "-c", _EXTERNAL_WRITE, str(state_file), node], stdout=subprocess.PIPE, text=True)
-        gui.spin_until(lambda: writer.poll() is not None, 30)
-        assert writer.stdout is not None
-        with writer.stdout:
-            external.append((int(writer.stdout.read().strip()), node))
+        if payload.get("writes_here"):  # --smoke: the same write by this process (the app's file watch cannot tell)
+            external.append((write_state(str(state_file), node), node))
+        else:
+            writer = subprocess.Popen([sys.executable, "-c", _EXTERNAL_WRITE, str(Path(__file__).parent), str(state_file), node],
+                                      stdout=subprocess.PIPE, text=True)
+            gui.spin_until(lambda: writer.poll() is not None, 30)
+            assert writer.stdout is not None
+            with writer.stdout:
+                external.append((int(writer.stdout.read().strip()), node))
         deadline = time.monotonic() + 0.5
         gui.spin_until(lambda: time.monotonic() > deadline, 5)
     probe.stop()
@@ -280,17 +282,20 @@ def child(payload: dict[str, Any], gui_factory: Callable[..., Any], probe_ms: in
     }
 
 
-#: Run by another process: replace the state file with currentNodeId = argv[2]; print the new mtime (ns).
-_EXTERNAL_WRITE = """
-import os, sys
-from pathlib import Path
-from crewagent.core.store._fsutil import atomic_write_bytes
-from crewagent.core.tools import frontmatter
-path = Path(sys.argv[1])
-document = frontmatter.parse(open(path, encoding="utf-8").read())
-atomic_write_bytes(path, frontmatter.render(document, {**document.data, "currentNodeId": sys.argv[2]}).encode("utf-8"))
-print(os.stat(path).st_mtime_ns)
-"""
+def write_state(state_file: str, node: str) -> int:
+    """Replace the state file with currentNodeId = ``node`` (an atomic replace, as the app's own
+    writes); the new mtime (ns)."""
+    from crewagent.core.store._fsutil import atomic_write_bytes
+    from crewagent.core.tools import frontmatter
+
+    path = Path(state_file)
+    document = frontmatter.parse(path.read_text(encoding="utf-8"))
+    atomic_write_bytes(path, frontmatter.render(document, {**document.data, "currentNodeId": node}).encode("utf-8"))
+    return os.stat(path).st_mtime_ns
+
+
+#: Run by another process: ``write_state(argv[2], argv[3])`` (this module's folder is argv[1]); prints the mtime.
+_EXTERNAL_WRITE = "import sys; sys.path.insert(0, sys.argv[1]); from _bench_run_ui import write_state; print(write_state(*sys.argv[2:4]))"
 
 
 def lateness(ticks: list[float], window: list[float], interval_ms: float) -> list[float]:
@@ -303,28 +308,23 @@ def lateness(ticks: list[float], window: list[float], interval_ms: float) -> lis
 def section(scratch: Path, results: dict[str, Any], *, quick: bool, env_of: Callable[[str, str], dict[str, str]],
             run_child: Callable[[str, dict[str, Any], dict[str, str], float], dict[str, Any]],
             table: Callable[[list[str], list[list[str]]], str], percentile: Callable[[list[float], float], float],
-            script: str, probe_ms: int) -> None:
+            model_server: Callable[[str, dict[str, Any], dict[str, str]], AbstractContextManager[str]], probe_ms: int,
+            smoke: bool = False) -> None:
     # --quick (the smoke run of tests/ui/test_bench_ui_smoke.py) only proves the section runs:
     # a 30-node graph, two short streams and writes, two outside writes, one extra layout, and
     # no baseline app (a third and fourth process, for a row that only a full run can compare).
+    # ``smoke`` (--smoke, the test itself): streams of 0.1 s (the same writes, fewer chunks between
+    # them), and the outside writes made by this process, not by two more.
     writes, nodes, stream_s, external_writes, extra_layouts = (2, 30, 0.3, 2, 1) if quick else (20, NODES, 1.0, 20, 5)
+    if smoke:
+        stream_s = 0.1
     outs: dict[bool, dict[str, Any]] = {}
     for panel in (True,) if quick else (True, False):
         data = prepare(scratch / ("run" if panel else "baseline"), writes=writes, nodes=nodes, stream_s=stream_s)
         env = env_of(data["config_dir"], data["data_dir"])
-        server = subprocess.Popen([sys.executable, script, "--_child", "serve_run", json.dumps(data)], stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE, text=True, env=env)
-        try:
-            assert server.stdout is not None
-            url = server.stdout.readline().split()[1]
+        with model_server("serve_run", data, env) as url:
             outs[panel] = run_child("run", {**data, "url": url, "external_writes": external_writes if panel else 0,
-                                            "extra_layouts": extra_layouts, "panel": panel}, env, 600)
-        finally:
-            if server.stdin:
-                server.stdin.close()
-            server.wait(10)
-            if server.stdout:
-                server.stdout.close()
+                                            "extra_layouts": extra_layouts, "panel": panel, "writes_here": smoke}, env, 600)
     out, baseline = outs[True], outs.get(False)
     out["baseline"] = baseline
     results["run"] = out

@@ -48,6 +48,7 @@ process, section 3 as a program: ``bench_ui.py --smoke --only cold``).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import json
 import os
@@ -119,8 +120,10 @@ QUICK = Config(
 
 #: ``--smoke`` (tests/ui/test_bench_ui_smoke.py): the smallest sizes that still take every code
 #: path and print every row, and every section's child run inside this process (one interpreter
-#: and one app import instead of five); section 3's ``crewagent gui`` is a fork of this process,
-#: made before any QApplication. Its figures mean nothing: it only proves that the benchmark runs.
+#: and one app import instead of five), with the model servers of sections 2 and 4 in threads of
+#: it and section 4's outside state writes made by it (five interpreters fewer); section 3's
+#: ``crewagent gui`` is a fork of this process, made before any QApplication. Its figures mean
+#: nothing: it only proves that the benchmark runs.
 SMOKE = Config(
     messages=160,  # above a first page (150 messages) and the rows a window shows (120): both paths run
     tool_parts=2,
@@ -616,8 +619,8 @@ def child_open(payload: dict[str, Any]) -> dict[str, Any]:
 # -- the model server for section 2 (its own process) ----------------------------------------------
 
 
-def child_serve(payload: dict[str, Any]) -> None:
-    """An OpenAI-compatible server: paced text, and fs.write calls with big content."""
+def latency_server(payload: dict[str, Any]) -> Any:
+    """An OpenAI-compatible server, started: paced text, and fs.write calls with big content."""
     from crewagent.core.llm.local_server import LocalServer, Pause, Raw, RecordedRequest, Reply, SseReply
 
     rate = float(payload["tokens_per_s"])
@@ -680,10 +683,43 @@ def child_serve(payload: dict[str, Any]) -> None:
 
             return JsonReply(200, {"object": "list", "data": [{"id": "bench", "object": "model"}]})
 
-    server = LocalServer(Responder()).start()
+    return LocalServer(Responder()).start()
+
+
+#: The model servers of sections 2 and 4, by their ``--_child`` kind: each returns a started server.
+SERVERS: dict[str, Callable[[dict[str, Any]], Any]] = {"serve": latency_server, "serve_run": _bench_run_ui.server}
+
+
+def child_serve(kind: str, payload: dict[str, Any]) -> None:
+    """A model server in its own process: its URL on stdout, then serve until the parent closes our stdin."""
+    server = SERVERS[kind](payload)
     print(f"URL {server.base_url}", flush=True)
-    sys.stdin.read()  # until the parent closes our stdin
+    sys.stdin.read()
     server.stop()
+
+
+@contextlib.contextmanager
+def model_server(kind: str, payload: dict[str, Any], env: dict[str, str]) -> Iterator[str]:
+    """A section's model server, for the ``with`` block: its base URL. In a process of its own, so
+    that its Python work does not compete with the app's; with ``--smoke``, whose figures mean
+    nothing, in a thread of this process (a fresh interpreter and its imports saved)."""
+    if _CHILDREN_HERE:
+        server = SERVERS[kind](payload)
+        try:
+            yield server.base_url
+        finally:
+            server.stop()
+        return
+    proc = subprocess.Popen([sys.executable, __file__, "--_child", kind, json.dumps(payload)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert proc.stdout is not None
+        yield proc.stdout.readline().split()[1]
+    finally:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.close()
+        proc.wait(30)
+        proc.stdout.close()
 
 
 def _long_c_calls(threshold_s: float = 0.015, cpu_threshold_s: float = 0.004) -> list[tuple[float, float, str, str, float]]:
@@ -959,22 +995,11 @@ def section_latency(cfg: Config, data: Dataset, results: dict[str, Any], variant
     settings = {"tools": {"fs": {"maxWriteBytes": cfg.write_bytes * 2}, "alwaysAllow": ["fs.write"]},
                 "llm": {"provider": "openai-compatible", "baseUrl": "http://127.0.0.1:9/v1", "model": "bench"}}
     Path(data.config_dir, "settings.json").write_text(json.dumps(settings))
-    server = subprocess.Popen(
-        [sys.executable, __file__, "--_child", "serve", json.dumps({
-            "tokens_per_s": cfg.tokens_per_s, "before_s": cfg.stream_before_tool_s,
-            "after_s": cfg.stream_after_tool_s, "write_bytes": cfg.write_bytes, "variant": variant,
-            "scratch": str(scratch)})],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
-    try:
-        assert server.stdout is not None
-        url = server.stdout.readline().split()[1]
+    serving = {"tokens_per_s": cfg.tokens_per_s, "before_s": cfg.stream_before_tool_s, "after_s": cfg.stream_after_tool_s,
+               "write_bytes": cfg.write_bytes, "variant": variant, "scratch": str(scratch)}
+    with model_server("serve", serving, env) as url:
         out = run_child("latency", {"dataset": asdict(data), "url": url, "diagnose": diagnose, "variant": variant},
                         env, timeout=900)
-    finally:
-        assert server.stdin is not None and server.stdout is not None
-        server.stdin.close()
-        server.wait(30)
-        server.stdout.close()
     ticks = out["ticks"]
     late = [(b - a) * MS - PROBE_INTERVAL_MS for a, b in zip(ticks, ticks[1:]) if b >= out["started"]]
     stalls = sorted(((b - a) * MS - PROBE_INTERVAL_MS, (a - out["started"]) * MS) for a, b in zip(ticks, ticks[1:]) if b >= out["started"])[-5:]
@@ -1144,11 +1169,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args._child:
         kind, payload = args._child[0], json.loads(args._child[1])
-        if kind == "serve":
-            child_serve(payload)
-            return 0
-        if kind == "serve_run":
-            _bench_run_ui.serve(payload)
+        if kind in SERVERS:
+            child_serve(kind, payload)
             return 0
         print(json.dumps(child_result(kind, payload)))
         return 0
@@ -1183,7 +1205,8 @@ def main(argv: list[str] | None = None) -> int:
             section_cold(cfg, cold if cold is not None else measure_cold(cfg, scratch / "cold"), results)
         if "run" in sections:
             _bench_run_ui.section(scratch, results, quick=cfg.quick, env_of=child_env, run_child=run_child, table=table,
-                                  percentile=percentile, script=__file__, probe_ms=PROBE_INTERVAL_MS)
+                                  percentile=percentile, model_server=model_server, probe_ms=PROBE_INTERVAL_MS,
+                                  smoke=args.smoke)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     if args.json:

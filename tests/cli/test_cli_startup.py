@@ -9,9 +9,11 @@ from __future__ import annotations
 import ast
 import importlib
 import json
+import os
 import subprocess
 import sys
 import types
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,9 @@ import pytest
 import crewagent
 from crewagent import cli_commands
 from crewagent.core.messages import MODES
+
+# One fresh interpreter (the ``started`` fixture) for the startup claims: one worker makes it.
+pytestmark = pytest.mark.xdist_group("cli_startup")
 
 #: Packages no command needs to build its parser (top-level names as ``-X importtime`` prints them).
 HEAVY = ("PySide6", "openai", "pydantic", "pydantic_core", "httpx", "httpx2", "jsonschema", "tiktoken", "keyring")
@@ -39,15 +44,6 @@ HEAVY_APP = (
 )
 
 
-def _imported(stderr: str) -> set[str]:
-    """The modules a ``python -X importtime`` run imported, from its stderr."""
-    names = set()
-    for line in stderr.splitlines():
-        if line.startswith("import time:") and "|" in line:
-            names.add(line.rsplit("|", 1)[1].strip())
-    return names
-
-
 def _heavy(names: set[str]) -> list[str]:
     return sorted(
         name for name in names if name.split(".")[0] in HEAVY or any(name == m or name.startswith(m + ".") for m in HEAVY_APP)
@@ -55,13 +51,26 @@ def _heavy(names: set[str]) -> list[str]:
 
 
 HELPS = (["--help"], ["chat", "--help"], ["run", "--help"], ["packages", "list", "--help"])
-#: ``python -m crewagent <argv>`` for each of HELPS in turn, in one fresh interpreter (one start, not
-#: four): each run's exit code and output after a marker line. What they import together is none of
-#: the app, so neither does any one of them.
-_HELPS_IN_ONE = """
-import json, runpy, sys
-for argv in json.loads(sys.argv[1]):
-    print("=== help", *argv, flush=True)
+#: Arguments of every command, parsed (not run).
+PARSED = (
+    ["chat", "--project", ".", "hi"], ["run", "--project", "."], ["runs", "--project", "."],
+    ["export", "--project", ".", "--conversation", "c"], ["import", "--project", ".", "f"],
+    ["validate", "f"], ["context", "--project", ".", "--conversation", "c"], ["packages", "list"],
+)
+#: What the claims below check, in one fresh interpreter (one start and one import of the parser,
+#: not four): each stage prints what it ran and then every module imported so far (``=== modules``).
+#: (1) ``python -m crewagent <argv>`` for each of HELPS in turn; (2) the parser built and every
+#: command's arguments parsed; then, in a fork of that process (single-threaded, nothing heavy
+#: imported), (3) ``crewagent packages list``; and in the process itself (4) the modules a command
+#: and the app's worker import before any model is called. Each stage's modules include the
+#: stages' before it, which the tests check import nothing heavy: a stage's import cannot hide.
+_STAGES = """
+import json, os, runpy, sys
+
+def modules(stage):
+    print("=== modules", stage, json.dumps(sorted(sys.modules)), flush=True)
+
+def crewagent(argv):
     sys.argv = ["crewagent", *argv]
     try:
         runpy.run_module("crewagent", run_name="__main__", alter_sys=True)
@@ -69,37 +78,79 @@ for argv in json.loads(sys.argv[1]):
     except SystemExit as exc:
         code = exc.code
     print("=== exit", code, flush=True)
+
+given = json.loads(sys.argv[1])
+for argv in given["helps"]:
+    print("=== help", *argv, flush=True)
+    crewagent(argv)
+modules("helps")
+from crewagent.cli import build_parser
+parser = build_parser()
+for argv in given["parsed"]:
+    parser.parse_args(argv)
+modules("parsed")
+sys.stdout.flush()
+pid = os.fork()
+if pid == 0:
+    print("=== packages list", flush=True)
+    crewagent(["packages", "list", "--data-dir", given["data_dir"]])
+    modules("packages list")
+    sys.stdout.flush()
+    os._exit(0)
+_, status = os.waitpid(pid, 0)
+print("=== packages list status", status, flush=True)
+build_parser().parse_args(["conversations", "--project", "."])
+import crewagent.core.packages, crewagent.core.runs, crewagent.core.turns
+import crewagent.core.llm.demo, crewagent.worker.bridge
+print("=== not yet loaded", json.dumps(sorted(m for m in ("jsonschema", "openai") if m in sys.modules)), flush=True)
 """
 
 
-def test_help_imports_none_of_the_app() -> None:
-    result = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", _HELPS_IN_ONE, json.dumps(HELPS)], capture_output=True, text=True, timeout=120
-    )
+@dataclass(frozen=True)
+class Started:
+    """The output of the stages (``_STAGES``): each stage's text, and the modules imported by its end."""
+
+    text: dict[str, str]
+    modules: dict[str, set[str]]
+
+
+@pytest.fixture(scope="module")
+def started(tmp_path_factory: pytest.TempPathFactory) -> Started:
+    folder = tmp_path_factory.mktemp("cli_startup")
+    env = {**os.environ, "CREWAGENT_DATA_DIR": str(folder / "data"), "CREWAGENT_CONFIG_DIR": str(folder / "config"),
+           "XDG_DATA_HOME": str(folder / "xdg-data"), "XDG_CONFIG_HOME": str(folder / "xdg-config"),
+           "XDG_CACHE_HOME": str(folder / "cache"), "HOME": str(folder / "home"), "CREWAGENT_LOCAL_SERVERS": ""}
+    given = {"helps": HELPS, "parsed": PARSED, "data_dir": str(folder / "d")}
+    result = subprocess.run([sys.executable, "-c", _STAGES, json.dumps(given)], capture_output=True, text=True, timeout=120, env=env)
     assert result.returncode == 0, result.stderr[-2000:]
-    runs = result.stdout.split("=== help ")[1:]
+    text: dict[str, str] = {}
+    modules: dict[str, set[str]] = {}
+    stage = "helps"
+    for line in result.stdout.splitlines(keepends=True):
+        if line.startswith("=== modules "):
+            name, listed = line[len("=== modules "):].rsplit(" [", 1)
+            modules[name] = set(json.loads("[" + listed))
+            stage = {"helps": "parsed", "parsed": "packages list", "packages list": "after the fork"}[name]
+        else:
+            text[stage] = text.get(stage, "") + line
+    assert set(modules) == {"helps", "parsed", "packages list"}, result.stdout[-2000:]
+    return Started(text, modules)
+
+
+def test_help_imports_none_of_the_app(started: Started) -> None:
+    runs = started.text["helps"].split("=== help ")[1:]
     assert [run.splitlines()[0].split() for run in runs] == [list(argv) for argv in HELPS]
     for run in runs:
         assert run.rstrip().endswith("=== exit 0"), run[-2000:]
         assert "usage: crewagent" in run
-    imported = _imported(result.stderr)
-    assert "crewagent.cli" in imported  # the -X importtime output was read
+    imported = started.modules["helps"]
+    assert "crewagent.cli" in imported  # the stage's modules were read
     assert _heavy(imported) == []
 
 
-def test_parsing_every_command_imports_none_of_their_handlers() -> None:
+def test_parsing_every_command_imports_none_of_their_handlers(started: Started) -> None:
     """Building the parser and parsing any command's arguments stays light; only running it imports more."""
-    code = (
-        "import sys\nfrom crewagent.cli import build_parser\np = build_parser()\n"
-        "for argv in (['chat', '--project', '.', 'hi'], ['run', '--project', '.'], ['runs', '--project', '.'],\n"
-        "             ['export', '--project', '.', '--conversation', 'c'], ['import', '--project', '.', 'f'],\n"
-        "             ['validate', 'f'], ['context', '--project', '.', '--conversation', 'c'], ['packages', 'list']):\n"
-        "    p.parse_args(argv)\n"
-        "print('\\n'.join(sys.modules))"
-    )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr
-    imported = set(result.stdout.split())
+    imported = started.modules["parsed"]
     assert "crewagent.cli_commands" in imported
     assert _heavy(imported) == []
 
@@ -130,17 +181,24 @@ NOT_FOR_PACKAGES = (
 )
 
 
-def test_packages_list_runs_headless_without_the_context_tools_or_store(tmp_path: Path) -> None:
-    """``crewagent packages list`` in a fresh interpreter: no Qt, and only the package modules it needs."""
-    result = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "crewagent", "packages", "list", "--data-dir", str(tmp_path / "d")],
-        capture_output=True, text=True, timeout=120,
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
-    assert "project-brief-1.0.0" in result.stdout  # the built-in package was installed and listed
-    imported = _imported(result.stderr)
-    assert "crewagent.core.packages.loader" in imported and "crewagent.core.agents" in imported
+def test_packages_list_runs_headless_without_the_context_tools_or_store(started: Started) -> None:
+    """``crewagent packages list`` in a fresh interpreter (after only the light stages above): no Qt,
+    and only the package modules it needs."""
+    out = started.text["packages list"]
+    assert out.rstrip().endswith("=== exit 0"), out[-2000:]
+    assert "project-brief-1.0.0" in out  # the built-in package was installed and listed
+    imported = started.modules["packages list"]
+    own = imported - started.modules["parsed"]
+    assert "crewagent.core.packages.loader" in own and "crewagent.core.agents" in own
     assert sorted(n for n in imported if any(n == m or n.startswith(m + ".") for m in NOT_FOR_PACKAGES)) == []
+
+
+def test_other_commands_do_not_pay_for_the_package_checker(started: Started) -> None:
+    """jsonschema (and the schemas) load when a package is checked, not when a command starts; nor
+    does openai (~0.4 s of API types) load before a model is called, in the CLI or the app's worker."""
+    after = started.text["after the fork"]
+    assert "=== packages list status 0\n" in after
+    assert after.rstrip().endswith("=== not yet loaded []"), after[-2000:]
 
 
 def _lazy_packages() -> list[Path]:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -91,15 +89,3 @@ def test_a_missing_path_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureF
     assert "does not exist" in capsys.readouterr().err
 
 
-def test_other_commands_do_not_pay_for_the_package_checker() -> None:
-    """jsonschema (and the schemas) load when a package is checked, not when a command starts; nor
-    does openai (~0.4 s of API types) load before a model is called, in the CLI or the app's worker."""
-    code = (
-        "import sys\nfrom crewagent.cli import build_parser\nbuild_parser().parse_args(['conversations', '--project', '.'])\n"
-        "import crewagent.core.packages, crewagent.core.runs, crewagent.core.turns\n"
-        "import crewagent.core.llm.demo, crewagent.worker.bridge\n"
-        "print(sorted(m for m in ('jsonschema', 'openai') if m in sys.modules))"
-    )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "[]"

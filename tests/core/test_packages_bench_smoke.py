@@ -10,13 +10,13 @@ from tests.bench_smoke import run_main
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_packages.py"
 
-pytestmark = pytest.mark.slow  # ~2 CPU-s, most of it two `crewagent packages import` processes
+pytestmark = pytest.mark.slow  # ~1 CPU-s, most of it one `crewagent packages import` process
 
 
 def test_smoke_run_prints_every_row(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    # A small package, one timed run per case (after the warm-up): its command-line case still
-    # starts `crewagent packages import` as a new process, twice.
-    out = run_main(BENCH, ["--steps", "5", "--runs", "1"], monkeypatch, capsys)
+    # A small package, one timed run per case and no warm-up: its command-line case still starts
+    # `crewagent packages import` as a new process, once (a warm-up made it twice: ~1 CPU-s more).
+    out = run_main(BENCH, ["--steps", "5", "--runs", "1", "--warmup", "0"], monkeypatch, capsys)
     rows = [line for line in out.splitlines() if line.startswith("| ") and not line.startswith("| case")]
     names = [row.split("|")[1].strip() for row in rows]
     assert len(names) == 6

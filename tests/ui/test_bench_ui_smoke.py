@@ -1,7 +1,8 @@
 """The desktop UI benchmark runs end to end (--smoke) and prints its tables; no timing is asserted.
 
 --smoke only proves each section runs: the smallest sizes, no baseline app in section 4, every
-section's child in the script's own process, and section 3's `crewagent gui` forked from it.
+section's child in the script's own process (and its model servers in threads of it, section 4's
+outside state writes made by it), and section 3's `crewagent gui` forked from it.
 Sections 1, 2 and 4 run their ``main()`` in the test process (its QApplication), as the other
 benchmarks' smoke tests do: a fresh interpreter would import Qt and the app again (~2.5 CPU-s).
 Section 3, the cold start, is about a fresh process: it runs as the benchmark is run by hand,
