@@ -13,8 +13,10 @@ import pytest
 from crewagent.cli import main
 from crewagent.core.store import RuntimeStore
 from tests.core.loop_helpers import assert_log_valid, result_of
-from tests.core.mcp_helpers import echo_server, mark, processes_with_env, wait_gone
+from tests.core.mcp_helpers import MCP_GROUP, echo_server, mark, processes_with_env, wait_gone
 from tests.fakes.scripted_server import API_KEY, ScriptedServer, call, text, tool_calls
+
+pytestmark = pytest.mark.xdist_group(MCP_GROUP)
 
 
 def _out(capsys: pytest.CaptureFixture[str]) -> tuple[str, str]:
@@ -103,7 +105,10 @@ def test_chat_uses_an_enabled_server_and_leaves_no_process(
     opened = store.open_project(project)
     conversation_id = err.splitlines()[1]
     [result] = [m for m in assert_log_valid(store, opened.id, conversation_id) if m.role == "tool"]
-    assert json.loads(result_of(result)["content"])["timezone"] == "Asia/Tokyo"
+    assert json.loads(result_of(result)["content"])["timezone"] == "Asia/Tokyo" and result.toolName == "mcp__time__get_current_time"
+    # Its tool was offered to the model with the schema it declares.
+    offered = {tool["function"]["name"]: tool["function"] for tool in scripted_llm.bodies[0]["tools"]}
+    assert offered["mcp__time__get_current_time"]["parameters"]["required"] == ["timezone"]
     # The env value reached the server (found by it) and lives only in the secrets store.
     assert processes_with_env(marker) == []
     holders = [p for p in tmp_path.rglob("*") if p.is_file() and marker.encode() in p.read_bytes()]

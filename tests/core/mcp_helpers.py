@@ -25,6 +25,10 @@ NPM_FOLDER = REPO / ".mcp-test-servers"
 EVERYTHING = NPM_FOLDER / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 #: Starts are slow on a loaded 2-core machine (a Python server imports the SDK: seconds).
 START_TIMEOUT = 300.0
+#: The xdist group of every test that starts an MCP server from the test process: the app imports
+#: the SDK then (0.8-1.4 CPU-s, tests/core/test_mcp_edge.py's module docstring), once per process,
+#: so one worker pays it instead of each of them (the tests take ~20 s together).
+MCP_GROUP = "mcp"
 
 
 def everything_missing() -> str | None:
@@ -56,16 +60,6 @@ def echo_server(server_id: str, *flags: str, **fields: Any) -> dict[str, Any]:
     """A settings entry for tests/fakes/mcp_echo_server.py: the edge server's tools without the SDK's
     2 CPU-s of imports, for the tests about the app rather than about the SDK's server side."""
     return {**edge_server(server_id, *flags, **fields), "args": ["-m", "tests.fakes.mcp_echo_server", *flags]}
-
-
-def time_server(server_id: str = "time", *flags: str) -> dict[str, Any]:
-    """mcp-server-time, the PyPI package (a test dependency), over stdio."""
-    return {
-        "id": server_id,
-        "command": sys.executable,
-        "args": ["-m", "mcp_server_time", "--local-timezone", "UTC", *flags],
-        "startTimeoutSeconds": START_TIMEOUT,
-    }
 
 
 def processes_with(text: str) -> list[int]:

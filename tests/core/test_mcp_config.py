@@ -14,6 +14,7 @@ from crewagent.core.mcp.manager import split_tool_name, tool_name
 from crewagent.core.secrets import SecretStore
 from crewagent.core.settings import Settings, SettingsStore
 from crewagent.core.tools import ToolPolicy
+from tests.core.mcp_helpers import MCP_GROUP
 
 CLAUDE_DESKTOP = {
     "mcpServers": {
@@ -110,6 +111,7 @@ def test_the_agent_policy_only_tightens_the_servers() -> None:
     assert not system.tighten({"mcp": {"enabled": False}}).allows("mcp__time__get_current_time")
 
 
+@pytest.mark.xdist_group(MCP_GROUP)  # imports the SDK: with the other MCP tests
 def test_the_sdk_still_spawns_stdio_servers_through_the_function_the_orphan_protection_wraps() -> None:
     """Orphan protection (connection._watch_spawns) wraps the SDK's private
     ``mcp.client.stdio._create_platform_compatible_process`` to learn each server's pid (its process
@@ -145,6 +147,7 @@ def test_the_sdk_still_spawns_stdio_servers_through_the_function_the_orphan_prot
         assert pids[0] > 0 and pids[0] != os.getpid()
 
 
+@pytest.mark.xdist_group(MCP_GROUP)  # imports the SDK: with the other MCP tests
 def test_the_sdk_reads_a_server_s_stdout_a_whole_line_at_a_time() -> None:
     """The SDK's stdout reader joins its pending text to each chunk and splits the lot again: a 10 MB
     result written in small pieces cost the app 2-6 CPU-s (docs/benchmarks.md, Test suite, session 8).

@@ -16,10 +16,10 @@ import pytest
 from crewagent.core.mcp import McpManager, McpStatus
 from crewagent.core.settings import McpSettings
 from crewagent.core.tools import ApprovalGate, DenyingApprover, ToolPolicy
-from tests.core.mcp_helpers import context, echo_server, edge_server, loop, mark, processes_with, registry_with, wait_gone
+from tests.core.mcp_helpers import MCP_GROUP, context, echo_server, edge_server, loop, mark, processes_with, registry_with, wait_gone
 
 # The tests share one manager and its started servers: one xdist worker, one event loop.
-pytestmark = [pytest.mark.xdist_group("mcp_edge"), pytest.mark.slow]
+pytestmark = [pytest.mark.xdist_group(MCP_GROUP), pytest.mark.slow]
 __all__ = ["loop"]
 
 MARK = mark()

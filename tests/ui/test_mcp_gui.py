@@ -20,13 +20,13 @@ from crewagent.ui.mainwindow import MainWindow
 from crewagent.ui.timeline import TimelineRole
 from crewagent.ui.timeline.rows.tool import tool_label
 from crewagent.worker import WorkerThread
-from tests.core.mcp_helpers import EVERYTHING, START_TIMEOUT, everything_missing, processes_with_env
+from tests.core.mcp_helpers import EVERYTHING, MCP_GROUP, START_TIMEOUT, everything_missing, processes_with_env
 from tests.fakes.scripted_server import ScriptedServer, call, text, tool_calls
 from tests.ui.test_conversation import ScriptedApprovals, _option, approvals, host, make_window, open_conversation, rows, say  # noqa: F401
 from tests.ui.test_mcp_images import Opened
 from tests.ui.test_settings import no_system_keyring  # noqa: F401  (fixture: keys go to the private file)
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group(MCP_GROUP)]
 
 
 def _gone(qtbot: Any, marker: str) -> None:

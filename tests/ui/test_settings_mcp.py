@@ -18,9 +18,11 @@ from crewagent.core.settings import SettingsStore
 from crewagent.ui.settings.mcp_form import KEEP
 from crewagent.ui.settings.mcp_page import McpPage
 from crewagent.worker import WorkerThread
-from tests.core.mcp_helpers import REPO, mark, processes_with, wait_gone
+from tests.core.mcp_helpers import MCP_GROUP, REPO, mark, processes_with, wait_gone
 from tests.ui.conftest import ScriptedDialogs, SettingsOnly
 from tests.ui.test_settings import no_system_keyring  # noqa: F401  (a fixture)
+
+pytestmark = pytest.mark.xdist_group(MCP_GROUP)
 
 
 @pytest.fixture

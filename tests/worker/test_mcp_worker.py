@@ -11,12 +11,12 @@ import pytest
 from crewagent.core.settings import SettingsStore
 from crewagent.worker import WorkerThread
 from tests.core.loop_helpers import assert_log_valid, error_code_of
-from tests.core.mcp_helpers import echo_server, mark, processes_with, wait_gone
+from tests.core.mcp_helpers import MCP_GROUP, echo_server, mark, processes_with, wait_gone
 from tests.fakes.scripted_server import ScriptedServer, call, text, tool_calls
 from tests.worker.gui_thread import wait_signal
 from tests.worker.turns_support import TurnClient, TurnRecorder, scripted_provider
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group(MCP_GROUP)]
 
 
 def test_stop_cancels_an_mcp_call_and_quitting_leaves_no_process(
