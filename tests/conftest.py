@@ -19,42 +19,13 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 pytest_plugins = ["tests.fakes.fixtures"]
 
 
-#: A RAM-backed file system (Linux) for the tests' folders; see _temp_root_in_ram.
-SHM = Path("/dev/shm")
-
-
-def _temp_root_in_ram(config: pytest.Config) -> None:
-    """Every test's folders (``tmp_path``: its data, config and home folders, its projects and
-    logs, what the processes it starts write) go under /dev/shm when the machine has one.
-
-    On this machine's disk (ext4) creating a file or a folder costs ~0.4 ms of CPU, on tmpfs
-    ~0.01 ms (docs/benchmarks.md, "Session 9: the workers' start and the per-test overhead"): with
-    five folders per test before it starts and the stores' files, indexes and renames after, that
-    was several CPU-s of the suite. Nothing a test claims is about the disk's medium: the files,
-    renames, fsync calls, file modes, symlinks, SIGKILLed writers and file-size limits are the
-    same system calls; a process killed mid-write leaves the same page cache on either.
-
-    pytest's own retention (the last three sessions) keeps the RAM bounded (a full run leaves
-    100-250 MB). The xdist controller chooses the folder for its workers. ``--basetemp`` or a
-    ``PYTEST_DEBUG_TEMPROOT`` already set (pytest's variable for this) win, so
-    ``PYTEST_DEBUG_TEMPROOT=/tmp`` puts them back on the disk.
-    """
-    if config.option.basetemp or os.environ.get("PYTEST_DEBUG_TEMPROOT") or hasattr(config, "workerinput"):
-        return
-    if SHM.is_dir() and os.access(SHM, os.W_OK | os.X_OK):
-        os.environ["PYTEST_DEBUG_TEMPROOT"] = str(SHM)
-
-
 def pytest_configure(config: pytest.Config) -> None:
-    """The tests' folders in RAM where there is some (_temp_root_in_ram).
-
-    Hypothesis profiles (tests/examples.py): "ci", the default, runs the counts the tests set
+    """Hypothesis profiles (tests/examples.py): "ci", the default, runs the counts the tests set
     through examples(); HYPOTHESIS_PROFILE=thorough runs every property ten times as deep.
 
     Not in an xdist controller, which runs no test (0.3 CPU-s of imports there, taken from the
     workers on 2 cores), unless ``-v`` asks hypothesis for its profile in the report header.
     """
-    _temp_root_in_ram(config)
     if is_xdist_controller(config) and config.option.verbose < 1:
         return
     from hypothesis import settings
