@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -249,6 +249,21 @@ def slow_text(*parts: str, interval: float = 0.05) -> Step:
         items += [Pause(interval), chunk({"content": part})]
     items.append(chunk({}, "stop"))
     return Step("slow text", SseReply(items))
+
+
+def held_text(gate: threading.Event, first: str, *rest: str) -> Step:
+    """``first``, then nothing until ``gate`` is set, then ``rest``: a stream that lasts exactly as
+    long as the test needs it to (instead of a long :func:`slow_text` that repaints at every chunk)."""
+
+    def events() -> Iterator[SseItem]:
+        yield chunk({"role": "assistant", "content": ""})
+        yield chunk({"content": first})
+        while not gate.is_set():
+            yield Pause(0.02)  # a Pause ends early when the client goes away or the server stops
+        yield from _text_chunks(rest)
+        yield chunk({}, "stop")
+
+    return Step("held text", lambda _request: SseReply(events()))
 
 
 def completion(

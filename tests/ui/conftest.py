@@ -5,13 +5,14 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 import shiboken6
-from PySide6.QtCore import QEvent, QMimeData, QPointF, Qt, Signal
+from PySide6.QtCore import QEvent, QEventLoop, QMimeData, QPointF, Qt, QTimer, Signal
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication, QWidget
 
@@ -23,6 +24,8 @@ from crewagent.ui.mainwindow import MainWindow
 from crewagent.ui.settings import SettingsDialog
 from crewagent.ui.settings_opener import SettingsOpener
 from crewagent.worker import WorkerThread
+from pytestqt.exceptions import TimeoutError as WaitTimeout
+from pytestqt.qtbot import QtBot
 from tests.worker.conftest import worker_thread  # noqa: F401  (a fixture shared with tests/worker)
 from tests.worker.gui_thread import wait_signal
 
@@ -56,6 +59,51 @@ def no_lexer_warm_up(monkeypatch: pytest.MonkeyPatch) -> None:
     code block compiles its own lexer when it is rendered). Marked as already scheduled here;
     tests/ui/test_markdown_blocks.py resets the mark and checks the warm-up itself."""
     monkeypatch.setattr(markdown, "_warm_up_scheduled", True)
+
+
+class LeanQtBot(QtBot):
+    """pytest-qt's ``QtBot``, whose ``waitUntil`` polls on one event loop and timer per wait.
+
+    ``QtBot.waitUntil`` calls its callback every 10 ms and waits in between with ``wait(10)``,
+    which makes a QEventLoop, a QTimer and their connection anew each time: ~0.5 ms of CPU a poll,
+    5 % of a core for as long as a test waits (the UI tests wait about a minute in all). The same
+    loop and timer reused cost ~0.2 ms a poll. Otherwise it is pytest-qt's: the callback returns
+    None (raising AssertionError until then) or True/False, anything else is a ValueError, and the
+    same TimeoutError is raised once ``timeout`` ms have passed.
+    """
+
+    def waitUntil(self, callback: Any, *, timeout: int = 5000) -> None:
+        __tracebackhide__ = True
+        start = time.time()
+        loop = QEventLoop()
+        timer = QTimer(loop)
+        timer.setSingleShot(True)
+        timer.setInterval(10)
+        timer.timeout.connect(loop.quit)
+        message = f"waitUntil timed out in {timeout} milliseconds"
+        while True:
+            try:
+                result = callback()
+            except AssertionError as exc:
+                if (time.time() - start) * 1000 > timeout:
+                    raise WaitTimeout(message) from exc
+            else:
+                if result not in (None, True, False):
+                    raise ValueError(f"waitUntil() callback must return None, True or False, returned {result!r}")
+                if result is None or result:
+                    return
+                if (time.time() - start) * 1000 > timeout:
+                    raise WaitTimeout(message)
+            timer.start()
+            loop.exec()
+
+    wait_until = waitUntil
+
+
+@pytest.fixture
+def qtbot(qapp: QApplication, request: pytest.FixtureRequest) -> LeanQtBot:
+    """pytest-qt's ``qtbot`` with a cheaper ``waitUntil`` (see :class:`LeanQtBot`)."""
+    return LeanQtBot(request)
 
 
 def _top_level_widgets() -> dict[int, QWidget]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from crewagent.ui.mainwindow import MainWindow
 from crewagent.ui.timeline import TimelineRole
 from crewagent.worker import WorkerThread
 from crewagent.worker.turn_values import ApprovalPrompt
-from tests.fakes.scripted_server import ScriptedServer, call, drop, slow_text, text, tool_calls
+from tests.fakes.scripted_server import ScriptedServer, call, drop, held_text, text, tool_calls
 from tests.ui.conftest import ScriptedDialogs, open_project
 from tests.worker.turns_support import scripted_worker
 
@@ -176,7 +177,8 @@ def test_enter_sends_and_shift_enter_breaks_the_line(
 def test_stop_mid_stream_with_escape_keeps_the_partial_text_as_interrupted_then_continue(
     qtbot: Any, scripted_llm: ScriptedServer, project: Any, make_window: Callable[[], MainWindow]
 ) -> None:
-    scripted_llm.script(slow_text(*[f"word{i} " for i in range(80)], interval=0.03), text("…and the rest."))
+    # The answer holds after its first words until Esc stops it (it never ends on its own).
+    scripted_llm.script(held_text(threading.Event(), "word0 word1 word2 word3 "), text("…and the rest."))
     main = make_window()
     open_conversation(qtbot, main, project.root)
     conversation = main.project_view.conversation
@@ -308,7 +310,7 @@ def test_ask_user_renders_inline_submits_and_turns_read_only(
 def test_closing_mid_stream_stops_the_turn_and_the_next_window_shows_it_interrupted(
     qtbot: Any, scripted_llm: ScriptedServer, project: Any, make_window: Callable[[], MainWindow], host: WorkerThread
 ) -> None:
-    scripted_llm.script(slow_text(*[f"w{i} " for i in range(80)], interval=0.03), text("Resumed."))
+    scripted_llm.script(held_text(threading.Event(), "w0 w1 w2 "), text("Resumed."))  # held until the close stops it
     main = make_window()
     open_conversation(qtbot, main, project.root)
     conversation = main.project_view.conversation

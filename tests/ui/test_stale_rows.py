@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ from PySide6.QtCore import QSettings
 
 from crewagent.ui.mainwindow import MainWindow
 from crewagent.worker import WorkerThread
-from tests.fakes.scripted_server import ScriptedServer, slow_text
+from tests.fakes.scripted_server import ScriptedServer, held_text
 from tests.fakes.zygote import ZYGOTE_GROUP, Zygote
 from tests.ui.conftest import ScriptedDialogs, open_project
 from tests.ui.test_conversation import ScriptedApprovals, open_conversation, say
@@ -46,13 +47,14 @@ def row_detail(main: MainWindow, conversation_id: str) -> str:
     return works.delegate.detail_text(index, works.model.summary(row))
 
 
-@pytest.mark.slow  # 10 s of a stream, mostly waiting: started first, beside the others
 def test_a_streaming_conversation_row_shows_its_count_and_that_it_streams(
     qtbot: Any, scripted_llm: ScriptedServer, project: Any, make_window: Callable[[], MainWindow]
 ) -> None:
-    # 10 s of stream, long enough for the row to show it on a loaded machine (a 3 s stream ended
-    # before the row showed it once, at load 11-20); the wait below ends as soon as it does.
-    scripted_llm.script(slow_text(*[f"word{i} " for i in range(200)], interval=0.05))
+    # The answer streams its first word, then holds until the row has shown the stream: however
+    # loaded the machine, the row has the time to show it (a 10 s slow stream used to give it
+    # that time, and cost 2 CPU-s of repainting at every word).
+    held = threading.Event()
+    scripted_llm.script(held_text(held, "Once ", "upon ", "a time."))
     main = make_window()
     open_conversation(qtbot, main, project.root)
     conversation = main.project_view.conversation
@@ -63,6 +65,7 @@ def test_a_streaming_conversation_row_shows_its_count_and_that_it_streams(
     # The row hears of the stream through the works panel's own signal: it may show it a moment later.
     qtbot.waitUntil(lambda: row_detail(main, cid) == "1 message · streaming…", timeout=9_000)
     assert conversation.model.streaming
+    held.set()
     qtbot.waitUntil(lambda: not conversation.busy, timeout=20_000)
     qtbot.waitUntil(lambda: row_detail(main, cid) == "2 messages", timeout=5_000)
 

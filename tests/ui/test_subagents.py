@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -17,12 +18,10 @@ from crewagent.ui.timeline import TimelineRole, TimelineView
 from crewagent.ui.timeline.model import SUBAGENT_NOTICE
 from crewagent.worker import WorkerThread
 from crewagent.worker.turn_values import SubagentInfo
-from tests.fakes.scripted_server import ScriptedServer, slow_text, text
+from tests.fakes.scripted_server import ScriptedServer, held_text, slow_text, text
 from tests.fakes.subagent_helpers import marker, sidechain_valid, task_step
 from tests.ui.conftest import ScriptedDialogs, open_project
 from tests.worker.turns_support import scripted_worker
-
-WORDS = [f"word{n} " for n in range(120)]
 
 
 @pytest.fixture
@@ -186,7 +185,7 @@ def test_stop_cancels_the_child_and_its_tab_shows_the_cancelled_end(
     qtbot: Any, scripted_llm: ScriptedServer, project: Any, make_window: Callable[[], MainWindow]
 ) -> None:
     scripted_llm.script(task_step("call_fg", "fg-U"))
-    scripted_llm.script_for(marker("fg-U"), slow_text(*WORDS, interval=0.05))
+    scripted_llm.script_for(marker("fg-U"), held_text(threading.Event(), "word0 word1 word2 word3 "))  # held until stopped
     main = make_window()
     start(qtbot, main, project.root, "delegate: a long job")
     conversation = main.project_view.conversation
@@ -214,7 +213,7 @@ def test_stop_subagent_in_its_tab_cancels_a_background_child(
     qtbot: Any, scripted_llm: ScriptedServer, project: Any, make_window: Callable[[], MainWindow]
 ) -> None:
     scripted_llm.script(task_step("call_bg", "bg-V", run_in_background=True), text("Started it."))
-    scripted_llm.script_for(marker("bg-V"), slow_text(*WORDS, interval=0.05))
+    scripted_llm.script_for(marker("bg-V"), held_text(threading.Event(), "word0 word1 word2 word3 "))  # held until stopped
     main = make_window()
     start(qtbot, main, project.root, "delegate in the background: a long job")
     conversation = main.project_view.conversation

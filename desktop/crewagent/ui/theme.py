@@ -306,6 +306,12 @@ class ThemeManager(QObject):
         if name == self._applied:
             return
         self._app.setPalette(palette(name))
+        if self._app.styleSheet():
+            # Replacing a style sheet by another restyles every widget about ten times over (7,000
+            # style changes for the 712 widgets of the window with Settings open: 0.6-1 s of
+            # GUI-thread CPU); with the old one dropped first, twice: the same pixels in a fifth
+            # of the time. Nothing is painted in between (paints wait for the event loop).
+            self._app.setStyleSheet("")
         self._app.setStyleSheet(stylesheet(name))
         self._applied = name
         log.debug("theme %s applied", name)
