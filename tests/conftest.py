@@ -108,6 +108,22 @@ def isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[d
     yield dirs
 
 
+_NO_QT_TESTS = (Path(__file__).parent / "core", Path(__file__).parent / "cli")
+
+
+@pytest.fixture(autouse=True)
+def no_qt_import_hook(request: pytest.FixtureRequest) -> Iterator[None]:
+    """The core's and the command line's tests import as the ``crewagent`` command does, without
+    PySide6's import hook, which costs their property tests ~10 % of their CPU (tests/import_hook.py)."""
+    if not any(request.node.path.is_relative_to(folder) for folder in _NO_QT_TESTS):
+        yield
+        return
+    from tests.import_hook import python_import
+
+    with python_import():
+        yield
+
+
 @pytest.fixture
 def store(isolated_dirs: dict[str, Path]):  # type: ignore[no-untyped-def]
     from crewagent.core.store import RuntimeStore
