@@ -220,6 +220,15 @@ _PATTERN_TEXTS: dict[str, st.SearchStrategy[str]] = {
     r"^[A-Za-z0-9][A-Za-z0-9._:-]*$": _concat(
         st.sampled_from(_NAME_HEAD), st.text(_NAME_HEAD + "._:-", max_size=_SHORT - 2)
     ),
+    # Three runs of 1-25 Unicode decimal digits joined by dots, then optionally "-" and "+" each
+    # with 1-23 of ASCII letters, digits and .- (the lengths the filter can let through); the filter
+    # keeps the ones under _SHORT, as _matching's does.
+    r"^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$": st.builds(
+        "{}.{}.{}{}{}".format,
+        *[st.text(st.characters(categories=["Nd"]), min_size=1, max_size=_SHORT - 5)] * 3,
+        st.just("") | _concat(st.just("-"), st.text(_NAME_HEAD + ".-", min_size=1, max_size=_SHORT - 7)),
+        st.just("") | _concat(st.just("+"), st.text(_NAME_HEAD + ".-", min_size=1, max_size=_SHORT - 7)),
+    ).filter(lambda text: len(text) < _SHORT),
     # 64 hex digits: never under 30 characters, so no string (the filter above refused every one;
     # the manifest's integrity.sha256 is never generated, with or without this entry).
     r"^[a-fA-F0-9]{64}$": st.nothing(),
