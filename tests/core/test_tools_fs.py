@@ -130,11 +130,23 @@ def test_a_line_longer_than_the_limit_is_cut_on_a_character_boundary(env: dict[s
 def test_byte_window_never_splits_a_character(env: dict[str, Path]) -> None:
     data = "aé€😀b".encode()
     (env["project"] / "u.txt").write_bytes(data)
-    for offset in range(len(data)):
-        for limit in range(1, len(data) + 1):
-            result = call(env, "fs.read", {"path": "u.txt", "offset": offset, "limit": limit})
-            assert "\ufffd" not in result["content"], (offset, limit)
-            assert result["content"].encode() in data
+    windows = [(offset, limit) for offset in range(len(data)) for limit in range(1, len(data) + 1)]
+
+    async def read_each() -> list[dict[str, Any]]:
+        # What call() does for each window, with one context and one event loop for the 121 reads,
+        # as the app runs a conversation's calls (execute gives each call its own ctx.for_call):
+        # a context per read resolved its sandbox and protected paths again (realpath of each),
+        # and with an asyncio.run each that was 80 % of this test's CPU.
+        registry, ctx = default_registry(), make_ctx(env)
+        return [
+            await registry.execute("fs.read", json.dumps({"path": "u.txt", "offset": offset, "limit": limit}), ctx, call_id="call_1")
+            for offset, limit in windows
+        ]
+
+    for (offset, limit), result in zip(windows, asyncio.run(read_each()), strict=True):
+        json.dumps(result)  # sendable to the model, as call() checks
+        assert "\ufffd" not in result["content"], (offset, limit)
+        assert result["content"].encode() in data
 
 
 def test_read_refuses_binary_missing_folders_and_mixed_windows(env: dict[str, Path]) -> None:
