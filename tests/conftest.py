@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.examples import PROFILE, THOROUGH_FACTOR
+from tests.import_hook import python_import
 from tests.xdist_role import is_xdist_controller
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -118,8 +119,6 @@ def no_qt_import_hook(request: pytest.FixtureRequest) -> Iterator[None]:
     if not any(request.node.path.is_relative_to(folder) for folder in _NO_QT_TESTS):
         yield
         return
-    from tests.import_hook import python_import
-
     with python_import():
         yield
 

@@ -37,6 +37,7 @@ def _startup_import() -> Callable[..., Any]:
         builtins.__dict__.update(now)
 
 
+#: Read when tests/conftest.py imports this module, before any test (or thread of one) runs.
 _STARTUP_IMPORT = _startup_import()
 
 
