@@ -160,6 +160,10 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         owner = self.server.owner
+        if len(raw) < length:  # the client went away in the middle of its request (killed): no one to answer
+            self.close_connection = True
+            owner._note_cut_request()
+            return
         request = owner._record(self.command, self.path, dict(self.headers.items()), raw)
         path = self.path.split("?", 1)[0].rstrip("/")
         try:
@@ -290,6 +294,8 @@ class LocalServer:
         self.client_disconnects: list[int] = []
         #: Exceptions raised by the responder or the handler (a bug, never a client hang-up).
         self.errors: list[BaseException] = []
+        #: Requests whose client went away before its whole body arrived (not recorded, not answered).
+        self.cut_requests = 0
 
     # lifecycle
 
@@ -360,6 +366,11 @@ class LocalServer:
             request = RecordedRequest(len(self.requests) + 1, method, path, headers, raw)
             self.requests.append(request)
             return request
+
+    def _note_cut_request(self) -> None:
+        with self._lock:
+            self.cut_requests += 1
+            self._lock.notify_all()
 
     def _note_disconnect(self, number: int) -> None:
         with self._lock:
