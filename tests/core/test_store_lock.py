@@ -194,18 +194,13 @@ def test_the_descriptor_is_kept_between_holds_and_released_by_each_hold(tmp_path
     assert _exited_cleanly(pid)
 
 
-@needs_fork
-def test_a_forked_child_does_not_share_the_parents_lock(tmp_path: Path) -> None:
-    # An flock belongs to the open file: a child locking through the descriptor it inherited would
-    # lock the parent's open file, and the parent would then take the "same" lock at once.
-    lock = ProcessLock(tmp_path / ".lock", timeout=0.05)
-    with lock:
-        pass  # the descriptor is open now, and kept
+def _times_out_while_a_child_holds(lock: ProcessLock, child_lock: Callable[[], ProcessLock]) -> None:
+    """Fork a child that holds ``child_lock()``; meanwhile ``lock`` must time out in this process."""
     ready_read, ready_write = os.pipe()
     hold_read, hold_write = os.pipe()
 
     def holder() -> None:
-        with lock:  # the parent's object, as a forked worker would use it
+        with child_lock():
             os.write(ready_write, b"R")
             os.read(hold_read, 1)
 
@@ -213,12 +208,22 @@ def test_a_forked_child_does_not_share_the_parents_lock(tmp_path: Path) -> None:
     try:
         assert os.read(ready_read, 1) == b"R"
         with pytest.raises(Timeout):
-            lock.acquire()  # the child holds it
+            lock.acquire()
     finally:
         os.write(hold_write, b"G")
         assert _exited_cleanly(pid)
         for fd in (ready_read, ready_write, hold_read, hold_write):
             os.close(fd)
+
+
+@needs_fork
+def test_a_forked_child_does_not_share_the_parents_lock(tmp_path: Path) -> None:
+    # An flock belongs to the open file: a child locking through the descriptor it inherited would
+    # lock the parent's open file, and the parent would then take the "same" lock at once.
+    lock = ProcessLock(tmp_path / ".lock", timeout=0.05)
+    with lock:
+        pass  # the descriptor is open now, and kept
+    _times_out_while_a_child_holds(lock, lambda: lock)  # the parent's object, as a forked worker would use it
     with lock:
         pass
 
@@ -236,24 +241,7 @@ def test_a_removed_lock_file_is_not_locked_again(tmp_path: Path, monkeypatch: py
     with lock:  # within the interval: not checked again
         pass
     time.sleep(0.05)
-    ready_read, ready_write = os.pipe()
-    hold_read, hold_write = os.pipe()
-
-    def holder() -> None:
-        with ProcessLock(lock_path):  # makes and locks the new file
-            os.write(ready_write, b"R")
-            os.read(hold_read, 1)
-
-    pid = _fork(holder)
-    try:
-        assert os.read(ready_read, 1) == b"R"
-        with pytest.raises(Timeout):
-            lock.acquire()
-    finally:
-        os.write(hold_write, b"G")
-        assert _exited_cleanly(pid)
-        for fd in (ready_read, ready_write, hold_read, hold_write):
-            os.close(fd)
+    _times_out_while_a_child_holds(lock, lambda: ProcessLock(lock_path))  # the child makes and locks the new file
     with lock:  # and the new file once it is free
         assert os.fstat(lock._fd).st_ino == lock_path.stat().st_ino
 
