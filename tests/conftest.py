@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import hypothesis_utf8
 from tests.examples import PROFILE, THOROUGH_FACTOR
 from tests.import_hook import python_import
 from tests.xdist_role import is_xdist_controller
@@ -34,6 +35,7 @@ def pytest_configure(config: pytest.Config) -> None:
     settings.register_profile("ci", settings.get_profile("default"))
     settings.register_profile("thorough", max_examples=settings.get_profile("default").max_examples * THOROUGH_FACTOR)
     settings.load_profile(PROFILE)
+    hypothesis_utf8.install()  # ~2 CPU-s a worker in a clean clone (tests/hypothesis_utf8.py)
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
