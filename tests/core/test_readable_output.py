@@ -53,8 +53,14 @@ def test_a_large_output_parsed_in_steps_is_what_json_loads_gives(monkeypatch: py
     assert results._loads_in_steps(text) == json.loads(text)
 
 
-def test_a_30_mb_file_read_result_shows_its_content_whole() -> None:
-    content = "".join(f"line {n:07d} \"quoted\" \\ tab\t é 😀\n" for n in range(300_000))
-    shown = readable(json.dumps({"ok": True, "path": "@project/big.log", "content": content}))
+def test_a_file_read_result_of_megabytes_shows_its_content_whole() -> None:
+    # 60,000 lines: 2.0 M characters of content, 3.2 M of JSON (over twice LARGE_OUTPUT_CHARS: the
+    # large path) decoded in a dozen _SLICE steps through one string. 300,000 lines (16 MB of JSON,
+    # 5x the CPU) took the same path through more steps of the same code; bench_output_viewer.py
+    # times a 30 MB output.
+    content = "".join(f"line {n:07d} \"quoted\" \\ tab\t é 😀\n" for n in range(60_000))
+    dumped = json.dumps({"ok": True, "path": "@project/big.log", "content": content})
+    assert len(dumped) > 2 * results.LARGE_OUTPUT_CHARS and len(dumped) > 10 * results._SLICE
+    shown = readable(dumped)
     assert len(shown) > results.LARGE_OUTPUT_CHARS
     assert shown.endswith("\n--- content ---\n" + content)
