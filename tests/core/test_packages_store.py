@@ -8,9 +8,11 @@ import random
 import signal
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from crewagent.core import paths
 from crewagent.core.packages import (
     PackageError,
     PackageNotFound,
@@ -19,6 +21,7 @@ from crewagent.core.packages import (
     ensure_builtin_packages,
     package_id,
 )
+from crewagent.core.packages.loader import load_definition
 from tests.core.package_helpers import Files, builder_package, flat_package, md, tree, write_folder, write_zip
 
 
@@ -260,3 +263,46 @@ def test_new_state_is_a_private_copy_of_the_template(tmp_path: Path) -> None:
     state = workflow.new_state()
     state["stepsCompleted"].append("step-1")
     assert workflow.new_state()["stepsCompleted"] == [] and workflow.state_template["currentNodeId"] == ""
+
+
+def test_a_new_data_folder_checks_the_builtin_package_once_per_process_not_per_reader(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every first start (and every UI test's window) installs the built-in package, then lists the
+    agents and the packages: each read checked the whole package again (three checks of the same
+    files per data folder). The install's check is remembered for the built-in files, the process's
+    store of the folder keeps what it installed, and the catalog and the listing read that."""
+    from crewagent.core import agent_catalog
+    from crewagent.core.packages import builtin, shared_store, store as store_module
+
+    checks: list[str] = []
+
+    def counted(source: Any) -> Any:
+        checks.append(source.label)
+        return load_definition(source)
+
+    monkeypatch.setattr(store_module, "load_definition", counted)
+    monkeypatch.setattr(builtin, "load_definition", counted)
+    ensure_builtin_packages(tmp_path / "first")  # checked here unless an earlier test of this process did
+    for data in (tmp_path / "first", tmp_path / "second"):
+        checks.clear()
+        assert ensure_builtin_packages(data) == (["project-brief-1.0.0"] if data.name == "second" else [])
+        agents = agent_catalog.catalog(data)
+        (package,) = shared_store(data).list()
+        assert checks == []
+        assert package.id == "project-brief-1.0.0" and package.root == paths.packages_dir(paths.data_dir(data)) / package.id
+        assert {entry.agent.id for entry in agents if entry.package_id} == {"project-brief-1.0.0:analyst", "project-brief-1.0.0:reviewer"}
+    # A store of its own still checks what it reads (a package damaged after its install is reported).
+    assert [p.id for p in PackageStore(tmp_path / "second").list()] == ["project-brief-1.0.0"] and len(checks) == 1
+
+
+def test_the_builtin_check_is_redone_when_a_file_of_the_folder_changes(tmp_path: Path) -> None:
+    from crewagent.core.packages import builtin
+    from crewagent.core.packages.archive import FolderSource
+
+    folder = write_folder(flat_package(), tmp_path / "src")
+    with FolderSource(folder) as source:
+        first = builtin._checked_definition(folder, source)
+    with FolderSource(folder) as source:
+        assert builtin._checked_definition(folder, source) is first
+    (folder / "steps" / "end.md").write_text("no frontmatter any more")
+    with FolderSource(folder) as source, pytest.raises(PackageError):
+        builtin._checked_definition(folder, source)

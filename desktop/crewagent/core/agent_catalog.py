@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from crewagent.core import texts
 from crewagent.core.agents import Agent, builtin_agents, effective_agent
 from crewagent.core.errors import CrewAgentError, RunSetupError
-from crewagent.core.packages import InstalledPackage, PackageError, PackageNotFound, PackageStore, ensure_builtin_packages
+from crewagent.core.packages import InstalledPackage, PackageError, PackageNotFound, PackageStore, ensure_builtin_packages, shared_store
 from crewagent.core.runs import RunMetadata
 from crewagent.core.runs.conversation import begin_run
 from crewagent.core.runs.service import find_workflow
@@ -55,7 +55,7 @@ def catalog(data_dir: str | os.PathLike[str] | None = None) -> tuple[CatalogAgen
     except (PackageError, OSError, CrewAgentError) as exc:
         log.warning("the built-in packages could not be installed: %s", exc)
     try:
-        packages = PackageStore(data_dir).list()
+        packages = shared_store(data_dir).list()
     except PackageError as exc:  # a damaged package folder hides its agents, not everyone's
         log.warning("packages could not be listed: %s", exc)
         packages = []
@@ -74,7 +74,7 @@ def find(data_dir: str | os.PathLike[str] | None, agent_id: str | None) -> Catal
         return CatalogAgent(found) if found is not None else None
     package_id, local = agent_id.split(SEPARATOR, 1)
     try:
-        package = PackageStore(data_dir).get(package_id)
+        package = shared_store(data_dir).get(package_id)
     except (PackageNotFound, PackageError):
         return None
     agent = package.definition.agent(local)

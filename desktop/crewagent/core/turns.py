@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-import threading
 from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
@@ -31,7 +30,7 @@ from crewagent.core.context.window import ContextWindow
 from crewagent.core.loop.factory import context_window, tool_context, turn_settings
 from crewagent.core.mcp import McpManager, mcp_prompt_block
 from crewagent.core.messages import ConversationMessage, ConversationMeta, Mode
-from crewagent.core.packages import PackageStore
+from crewagent.core.packages import PackageStore, shared_store
 from crewagent.core.runs import RunDriver, RunSetupError
 from crewagent.core.runs.service import active_run, load_driver
 from crewagent.core.settings import Settings
@@ -41,18 +40,10 @@ from crewagent.core.tools import ApprovalGate, Approver, default_registry
 from crewagent.core.tools.registry import AskUser
 
 
-_package_stores: dict[Path, PackageStore] = {}
-_package_stores_lock = threading.Lock()
-
-
 def package_store(data_dir: Path) -> PackageStore:
-    """One PackageStore per data folder for the process: it caches loaded packages (by inode and mtime),
-    so a run's turn does not validate its whole package again."""
-    with _package_stores_lock:
-        found = _package_stores.get(data_dir)
-        if found is None:
-            found = _package_stores[data_dir] = PackageStore(data_dir)
-        return found
+    """One PackageStore per data folder for the process (``packages.shared_store``): it caches loaded
+    packages (by inode and mtime), so a run's turn does not validate its whole package again."""
+    return shared_store(data_dir)
 
 
 @dataclass

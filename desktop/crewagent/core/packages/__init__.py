@@ -16,7 +16,7 @@ from crewagent.core.packages.model import (
     package_id,
 )
 from crewagent.core.packages.problems import PackageError, PackageNotFound, Problem
-from crewagent.core.packages.store import PackageStore
+from crewagent.core.packages.store import PackageStore, shared_store
 
 __all__ = [
     "MAX_ENTRIES",
@@ -28,6 +28,7 @@ __all__ = [
     "PackageError",
     "PackageNotFound",
     "PackageStore",
+    "shared_store",
     "Problem",
     "Workflow",
     "WorkflowGraph",

@@ -4,18 +4,27 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from importlib.resources import as_file, files
 from pathlib import Path
 
 from crewagent.core.errors import CrewAgentError
 from crewagent.core.packages.archive import FolderSource
-from crewagent.core.packages.model import package_id
-from crewagent.core.packages.store import PackageStore
+from crewagent.core.packages.loader import load_definition
+from crewagent.core.packages.model import PackageDefinition, package_id
+from crewagent.core.packages.store import PackageStore, shared_store
 from crewagent.core.store._fsutil import atomic_write_json
 
 BUILTIN_FOLDERS = ("project-brief",)
 #: The built-in package ids ever installed in this data folder: one the user removed stays removed.
 MARKER = ".builtin.json"
+
+_Fingerprint = tuple[tuple[str, int, int, int], ...]
+#: The built-in packages' folders as this process checked them: each file's (path, size, mtime,
+#: inode) then, and what they loaded as. Every new data folder installs them: one check per process
+#: instead of one per data folder (~5 ms each, every first start and every UI test's window).
+_checked: dict[Path, tuple[_Fingerprint, PackageDefinition]] = {}
+_checked_lock = threading.Lock()
 
 
 def builtin_package_ids() -> list[str]:
@@ -32,7 +41,7 @@ def ensure_builtin_packages(data_root: str | os.PathLike[str] | None = None) -> 
     Idempotent and cheap when there is nothing to do (one small file read per package). A broken
     built-in package is a bug in the build, so its PackageError is not softened.
     """
-    store = PackageStore(data_root)
+    store = shared_store(data_root)  # what the install checked, the next listing does not check again
     marker = store.root / MARKER
     wanted = list(zip(BUILTIN_FOLDERS, builtin_package_ids(), strict=True))
     if all(pid in _installed(marker) for _folder, pid in wanted):
@@ -45,7 +54,7 @@ def ensure_builtin_packages(data_root: str | os.PathLike[str] | None = None) -> 
                 continue
             with as_file(files("crewagent.resources").joinpath("packages", folder)) as path:
                 with FolderSource(Path(path)) as source:
-                    store.install(source)
+                    store.install(source, checked=_checked_definition(Path(path), source))
             done.append(pid)
             installed.append(pid)
         atomic_write_json(marker, {"installed": done})
@@ -62,6 +71,29 @@ def example_package_id(data_root: str | os.PathLike[str] | None = None) -> str:
     if wanted not in PackageStore(data_root).ids():
         raise CrewAgentError("The example workflow package was removed; import a workflow package to try one.")
     return wanted
+
+
+def _checked_definition(folder: Path, source: FolderSource) -> PackageDefinition:
+    """``load_definition(source)``, once per process while the folder's files stay the same."""
+    fingerprint = _fingerprint(folder)
+    with _checked_lock:
+        known = _checked.get(folder)
+    if known is not None and known[0] == fingerprint:
+        return known[1]
+    definition = load_definition(source)
+    with _checked_lock:
+        _checked[folder] = (fingerprint, definition)
+    return definition
+
+
+def _fingerprint(folder: Path) -> _Fingerprint:
+    found = []
+    for parent, _dirs, names in os.walk(folder):
+        for name in names:
+            path = os.path.join(parent, name)
+            info = os.stat(path, follow_symlinks=False)
+            found.append((os.path.relpath(path, folder), info.st_size, info.st_mtime_ns, info.st_ino))
+    return tuple(sorted(found))
 
 
 def _installed(marker: Path) -> list[str]:

@@ -118,8 +118,10 @@ class PackageStore:
         with open_source(Path(path)) as source:
             return self.install(source)
 
-    def install(self, source: PackageSource) -> InstalledPackage:
-        definition = _checked(source)
+    def install(self, source: PackageSource, *, checked: PackageDefinition | None = None) -> InstalledPackage:
+        """Install ``source``; ``checked`` is what loading exactly these files gave already (the
+        built-in package, checked once per process), else the source is checked here."""
+        definition = checked if checked is not None else _checked(source)
         package_id = definition.package_id
         with self._locked():
             self._recover()
@@ -205,6 +207,23 @@ class PackageStore:
                 self._file_lock = ProcessLock(self.root / _LOCK_NAME, timeout=LOCK_TIMEOUT_S)
             with self._file_lock.guarded():
                 yield
+
+
+_shared: dict[Path, PackageStore] = {}
+_shared_lock = threading.Lock()
+
+
+def shared_store(data_root: str | os.PathLike[str] | None = None) -> PackageStore:
+    """The process's PackageStore of a data folder. It keeps the packages it loaded (by inode and
+    mtime), so what an install or a listing checked is not checked again by the next reader: the
+    agent catalog, the Packages listing, a run's turn. A store of one's own (``PackageStore(...)``)
+    checks every package again on its first read."""
+    root = paths.data_dir(data_root)
+    with _shared_lock:
+        found = _shared.get(root)
+        if found is None:
+            found = _shared[root] = PackageStore(root)
+        return found
 
 
 def _checked(source: PackageSource) -> PackageDefinition:
