@@ -43,16 +43,24 @@ def estimate_and_layout(view: TimelineView, index: Any, width: int) -> tuple[flo
 def test_every_row_kind_is_estimated_exactly_as_it_is_laid_out(qapp: QApplication, shown: tuple[TimelineView, TimelineModel]) -> None:
     view, model = shown
     state = view.view_state
+    delegate = view.timeline_delegate
     kinds: set[str] = set()
-    for width in ROW_WIDTHS:
-        gallery.set_width(qapp, view, width)
-        for key, index in gallery.rows(model):
-            *_, kind, _from_end, _text, _reasoning, special = index.data(TimelineRole.MEASURE)
-            if state.signature(key) != (False, False) or (special and kind != "notice"):
-                continue  # measured exactly, never estimated (see the next test)
-            estimate, laid_out = estimate_and_layout(view, index, width)
-            assert estimate == pytest.approx(laid_out, abs=1e-6), (key, width)
-            kinds.add(kind)
+    # Each width is the delegate's row width, as the view gives it when it is that wide (see the
+    # property below): resizing the shown gallery made the view lay out and paint every row again
+    # at each width, most of this test's CPU, and none of it is what the test compares.
+    view_width = delegate._row_width
+    try:
+        for width in ROW_WIDTHS:
+            delegate._row_width = lambda width=width: width
+            for key, index in gallery.rows(model):
+                *_, kind, _from_end, _text, _reasoning, special = index.data(TimelineRole.MEASURE)
+                if state.signature(key) != (False, False) or (special and kind != "notice"):
+                    continue  # measured exactly, never estimated (see the next test)
+                estimate, laid_out = estimate_and_layout(view, index, width)
+                assert estimate == pytest.approx(laid_out, abs=1e-6), (key, width)
+                kinds.add(kind)
+    finally:
+        delegate._row_width = view_width
     assert kinds == {"user", "assistant", "tool", "notice"}
 
 
