@@ -290,8 +290,10 @@ def test_a_long_history_opens_on_its_newest_rows_and_shows_older_ones_on_the_way
     # older rows shown and newer ones hidden; newer rows shown and older ones hidden. It checks
     # every insertion and removal they signal. The slides that repeat them to the ends of the
     # history are not watched (the tester walks every row again at each signal: ~0.1 CPU-s a
-    # slide over 600 rows); the model is checked once each way is done.
-    messages = _big_history(1_000, 20)
+    # slide over 600 rows); the model is checked once each way is done. 760 messages: the way up
+    # slides 3 times before the window is full, hides newer rows at the 4th and slides twice more;
+    # the way down slides twice (1,000 made it 8 and 4 slides of the same kinds).
+    messages = _big_history(760, 20)
     model = TimelineModel()
     view = TimelineView()
     view.set_timeline(model)
