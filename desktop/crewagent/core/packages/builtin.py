@@ -9,7 +9,7 @@ from importlib.resources import as_file, files
 from pathlib import Path
 
 from crewagent.core.errors import CrewAgentError
-from crewagent.core.packages.archive import FolderSource
+from crewagent.core.packages.archive import FolderSource, PackageSource
 from crewagent.core.packages.loader import load_definition
 from crewagent.core.packages.model import PackageDefinition, package_id
 from crewagent.core.packages.store import PackageStore, shared_store
@@ -73,7 +73,7 @@ def example_package_id(data_root: str | os.PathLike[str] | None = None) -> str:
     return wanted
 
 
-def _checked_definition(folder: Path, source: FolderSource) -> PackageDefinition:
+def _checked_definition(folder: Path, source: PackageSource) -> PackageDefinition:
     """``load_definition(source)``, once per process while the folder's files stay the same."""
     fingerprint = _fingerprint(folder)
     with _checked_lock:
