@@ -29,13 +29,28 @@ from tests.ui.test_conversation import ScriptedApprovals
 EXAMPLE_STEPS = ("gather-goals", "draft-brief", "review", "end")
 
 
+class Questions(QObject):
+    """The ui.ask_user prompts, recorded on the GUI thread: after every signal the worker sent before
+    each of them (``run_progress``...). ``list.append`` connected directly ran on the worker's thread,
+    so a test could see the review's question before the progress report that preceded it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.prompts: list[AskUserPrompt] = []
+
+    @Slot(object)
+    def record(self, prompt: AskUserPrompt) -> None:
+        self.prompts.append(prompt)
+
+
 class DemoApp:
     """Windows on one data folder, each on a worker of its own (a new one is an app started again)."""
 
     def __init__(self, qtbot: Any, data: Path, state: Path, dialogs: ScriptedDialogs):
         self.qtbot, self.data, self.state, self.dialogs = qtbot, data, state, dialogs
         self.hosts: list[WorkerThread] = []
-        self.questions: list[AskUserPrompt] = []
+        self._questions = Questions()
+        self.questions = self._questions.prompts
         self.approvals = ScriptedApprovals()
         self.approvals.answers = ["allow_conversation"] * 20
 
@@ -43,7 +58,7 @@ class DemoApp:
         """A new worker (the demo provider: the settings' default) and a window on it."""
         host = start_worker(self.data)
         self.hosts.append(host)
-        host.worker.turns.ask_user_requested.connect(self.questions.append)
+        host.worker.turns.ask_user_requested.connect(self._questions.record)
         state = QSettings(str(self.state), QSettings.Format.IniFormat)
         main = MainWindow(host.worker, dialogs=self.dialogs, state=state, approvals=self.approvals)
         self.qtbot.addWidget(main)
