@@ -6,6 +6,9 @@ import gc
 import itertools
 import os
 import re
+import shutil
+import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,14 +31,39 @@ def pytest_configure(config: pytest.Config) -> None:
     Not in an xdist controller, which runs no test (0.3 CPU-s of imports there, taken from the
     workers on 2 cores), unless ``-v`` asks hypothesis for its profile in the report header.
     """
-    if is_xdist_controller(config) and config.option.verbose < 1:
-        return
+    if is_xdist_controller(config):
+        _fork_the_workers(config)
+        if config.option.verbose < 1:
+            return
     from hypothesis import settings
 
     settings.register_profile("ci", settings.get_profile("default"))
     settings.register_profile("thorough", max_examples=settings.get_profile("default").max_examples * THOROUGH_FACTOR)
     settings.load_profile(PROFILE)
     hypothesis_utf8.install()  # ~2 CPU-s a worker in a clean clone (tests/hypothesis_utf8.py)
+
+
+def _fork_the_workers(config: pytest.Config) -> None:
+    """The xdist workers forked from a server that imported the libraries and the app once
+    (tests/forkserver.py), instead of fresh interpreters that each import them."""
+    from tests import forkserver
+
+    specs = config.option.tx
+    if not specs or any(spec != "popen" for spec in specs) or not forkserver.usable([sys.executable, forkserver.__file__]):
+        return
+    folder = tempfile.mkdtemp(prefix="crewagent-forkserver-")
+    try:
+        server = forkserver.ForkServer(config.rootpath, Path(folder) / "socket")
+    except (OSError, RuntimeError) as exc:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise pytest.UsageError(f"{exc}; {forkserver.SWITCH}=0 starts the xdist workers without it") from None
+    config.option.tx = [f"popen//python={server.python_spec}"] * len(specs)
+
+    def stop() -> None:
+        server.close()
+        shutil.rmtree(folder, ignore_errors=True)
+
+    config.add_cleanup(stop)
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
