@@ -48,8 +48,18 @@ PRELOAD = (
     "crewagent.worker",
     "crewagent.core.turn_host",
     "crewagent.ui.mainwindow",
+    "crewagent.ui.settings",
     "jsonschema",
     "yaml",
+    "PySide6.QtTest",  # pytest-qt's
+    "unittest.mock",
+    "pdb",  # pytest's debugging plugin
+    "xml.etree.ElementTree",
+    "tomllib",
+    # tests/ui/conftest.py's: keyring's backends (the app still picks one per test, in its folders)
+    "keyring.backends.SecretService",
+    "keyring.backends.libsecret",
+    "keyring.backends.kwallet",
 )
 _MAX_FDS = 3
 #: Seconds the server may take to import ``PRELOAD`` (~3 CPU-s; far longer on a loaded machine).
@@ -119,8 +129,12 @@ def _serve(socket_path: str) -> Worker | None:
 
     for name in PRELOAD:
         importlib.import_module(name)
-    if threading.active_count() != 1:
-        raise RuntimeError(f"a preloaded module started a thread: {threading.enumerate()}")
+    from crewagent.core.context.tokens import default_counter
+
+    default_counter()  # the tokenizer's tables (~0.4 CPU-s), which every worker's turns load
+    tasks = os.listdir("/proc/self/task") if os.path.isdir("/proc/self/task") else ["?"] * threading.active_count()
+    if len(tasks) != 1:  # a fork keeps only the forking thread: another one's locks would stay taken
+        raise RuntimeError(f"the preload started {len(tasks) - 1} thread(s): {threading.enumerate()}")
     gc.collect()
     gc.freeze()  # the preload lives as long as each worker: its collections skip it (no page copies)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
