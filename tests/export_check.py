@@ -14,6 +14,7 @@ the log alone.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -33,18 +34,22 @@ _LOGS = ("projects/*/conversations/*/messages.jsonl", "projects/*/conversations/
 
 
 def _logs(root: Path) -> Iterator[tuple[Path, Path, str]]:
-    """(data dir, log, project id) for every log under a data dir at ``root`` or one level below."""
-    bases = [root]
+    """(data dir, log, project id) for every log under a data dir at ``root`` or one level below.
+
+    Run after every test, which mostly leaves no data folder: one listing of ``root`` (its entries'
+    types come with it, no stat each) and one stat per folder for ``projects``.
+    """
     try:
-        bases += [child for child in root.iterdir() if child.is_dir() and not child.is_symlink()]
+        with os.scandir(root) as entries:
+            bases = [str(root), *(entry.path for entry in entries if entry.is_dir(follow_symlinks=False))]
     except OSError:
         return
     for base in bases:
-        if not (base / "projects").is_dir():
-            continue  # most tests leave no data folder: one stat instead of two globs
+        if not os.path.isdir(os.path.join(base, "projects")):
+            continue
         for pattern in _LOGS:
             try:
-                found = sorted(base.glob(pattern))
+                found = sorted(Path(base).glob(pattern))
             except OSError:
                 continue
             for log in found:
@@ -56,7 +61,7 @@ def _logs(root: Path) -> Iterator[tuple[Path, Path, str]]:
 def export_problems(root: Path) -> list[str]:
     """One line per log under ``root`` whose OpenAI export the validator rejects."""
     problems: list[str] = []
-    names = app_tool_names()
+    names: frozenset[str] | None = None
     stores: dict[Path, RuntimeStore] = {}
     for data_dir, log, project_id in _logs(root):
         try:
@@ -70,6 +75,7 @@ def export_problems(root: Path) -> list[str]:
         def full(message: object, store: RuntimeStore = store) -> str:
             return store.read_full_output(project_id, message)  # type: ignore[arg-type]
 
+        names = app_tool_names() if names is None else names
         exported = export_openai(messages, full, tool_names=names)
         wire = json.loads(json.dumps(exported.messages, ensure_ascii=False))  # what `validate -` reads
         errors = validate_messages(wire, first_only=True, name_pattern=OPENAI_FUNCTION_NAME) if wire else []
