@@ -263,8 +263,14 @@ if __name__ == "__main__":
             os.write(1, f"failed: {exc!r}\n".encode())
             raise
         if worker is not None:
-            # The forked child, out of the server's loop. It exits as the interpreter does after
-            # ``-c``: atexit handlers, then its non-daemon threads are waited for.
-            sys.exit(_become_worker(*worker))
+            # The forked child, out of the server's loop. Once the worker's session has ended it
+            # leaves without the interpreter's teardown (which would touch, so copy, every page of
+            # the inherited heap), as the zygote's children do (tests/fakes/zygote.py). What it
+            # started ends as before: the app's MCP orphan reaper sees its stdin close.
+            code = _become_worker(*worker)
+            for stream in (sys.stdout, sys.stderr):
+                with contextlib.suppress(BaseException):
+                    stream.flush()
+            os._exit(code)
     else:
         sys.exit(_client(sys.argv[2], sys.argv[3:]))
