@@ -123,8 +123,9 @@ def one_cli_parser() -> Iterator[None]:
 
 
 class _FoldersMadeOnUse(dict[str, Path]):
-    """isolated_dirs' folders: a test that reads one gets it made; the app makes the ones it uses,
-    as on a first start (most tests use one or none: a folder made is ~0.2 ms of system CPU)."""
+    """isolated_dirs' folders: a test that reads one gets it made; the app makes the config and
+    cache folders it uses, as on a first start (most tests use neither: a folder made is ~0.2 ms
+    of system CPU)."""
 
     def __getitem__(self, name: str) -> Path:
         path = super().__getitem__(name)
@@ -136,7 +137,8 @@ class _FoldersMadeOnUse(dict[str, Path]):
 def isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Path]]:
     """Point every data, config and cache directory at tmp_path: a test never touches the real home."""
     paths = {name: tmp_path / f"_{name}" for name in ("data", "config", "cache", "home")}
-    paths["home"].mkdir()  # a user's machine has a home folder; the app's own are made by the app
+    paths["home"].mkdir()  # a user's machine has a home folder
+    paths["data"].mkdir()  # tests name it as the parent of their own folders (os.environ)
     monkeypatch.setenv("CREWAGENT_DATA_DIR", str(paths["data"]))
     monkeypatch.setenv("CREWAGENT_CONFIG_DIR", str(paths["config"]))
     monkeypatch.setenv("XDG_DATA_HOME", str(paths["data"] / "xdg"))

@@ -106,7 +106,8 @@ class ForkServer:
 
 def usable(paths: list[str]) -> bool:
     """Whether the server can be named in a ``python=`` spec (execnet splits it like a shell)."""
-    return os.environ.get(SWITCH, "1") != "0" and hasattr(os, "fork") and hasattr(socket, "send_fds") and not any(
+    needs = (hasattr(os, name) for name in ("fork", "pidfd_open"))
+    return os.environ.get(SWITCH, "1") != "0" and all(needs) and hasattr(socket, "send_fds") and not any(
         any(c.isspace() or c in "'\"\\" for c in path) for path in paths
     )
 
