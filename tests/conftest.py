@@ -30,6 +30,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
     Not in an xdist controller, which runs no test (0.3 CPU-s of imports there, taken from the
     workers on 2 cores), unless ``-v`` asks hypothesis for its profile in the report header.
+    The controller starts the fork server its workers are forked from (tests/forkserver.py).
     """
     if is_xdist_controller(config):
         _fork_the_workers(config)
