@@ -400,8 +400,8 @@ class RuntimeStore:
 
         The usual append (a conversation this store appended to before, index.json unchanged on
         disk, no title to set, nothing to offload) takes a short path: the same lock, checks,
-        system calls and index change as the long way (``_append_message``), in few calls and
-        no objects beyond the line (issue 14: an append runs on caches its neighbours emptied,
+        system calls and index change as the long way (``_append_message``), in fewer calls and
+        objects (issue 14: an append runs on caches its neighbours emptied,
         so each instruction and object it touches counts). Anything else takes the long way,
         under the lock already held (it is re-entrant).
         """
