@@ -69,7 +69,11 @@ APP_FIELDS: frozenset[str] = frozenset(
 
 def utc_now_iso() -> str:
     """The current time as an ISO-8601 UTC string with milliseconds, e.g. ``2026-01-01T00:00:00.000Z``."""
-    return iso_from_ns(time.time_ns())
+    ns = time.time_ns()
+    start, end, text = _milli_text  # one tuple: a thread never sees a millisecond with another's text
+    if start <= ns < end:
+        return text  # a burst stamps several appends in one millisecond: no division, no lookup
+    return iso_from_ns(ns)
 
 
 #: The last whole second formatted, and its text up to the seconds: every append stamps the time,
@@ -81,13 +85,21 @@ def iso_from_ns(ns: int) -> str:
     """:func:`utc_now_iso`'s text for a ``time.time_ns()`` value: the same text as
     ``datetime.now(timezone.utc).isoformat(timespec="milliseconds")`` with ``Z``, which reads the
     same clock and floors it to microseconds (so to milliseconds too)."""
-    global _second_text
-    second, millis = divmod(ns // 1_000_000, 1000)
+    global _second_text, _milli_text
+    milli = ns // 1_000_000
+    second, millis = divmod(milli, 1000)
     cached_second, text = _second_text  # one tuple: a thread never sees a second with another's text
     if second != cached_second:
         text = datetime.fromtimestamp(second, timezone.utc).isoformat()[:19]
         _second_text = (second, text)
-    return text + _MILLIS_TEXT[millis]
+    text += _MILLIS_TEXT[millis]
+    start = milli * 1_000_000
+    _milli_text = (start, start + 1_000_000, text)
+    return text
+
+
+#: The last millisecond formatted: the ``time_ns()`` values it spans, [start, end), and its text.
+_milli_text: tuple[int, int, str] = (0, 0, "")
 
 
 #: ".000Z" to ".999Z": a lookup instead of formatting the milliseconds on every append.
@@ -267,9 +279,11 @@ class ConversationMessage(BaseModel):
     def _is_large(self) -> bool:
         """A text of the message is megabytes long (the model's arguments of an fs.write of a big file ...)."""
         large = bigjson.LARGE_CHARS
-        if (isinstance(self.content, str) and len(self.content) > large) or len(self.reasoning_content or "") > large:
+        values = self.__dict__  # one attribute read: each one of a model passes its __getattr__ hook
+        content = values["content"]
+        if (isinstance(content, str) and len(content) > large) or len(values["reasoning_content"] or "") > large:
             return True
-        for call in self.tool_calls or ():  # a loop, not any() over a generator: every append asks
+        for call in values["tool_calls"] or ():  # a loop, not any() over a generator: every append asks
             if len(call.function.arguments) > large:
                 return True
         return False
@@ -316,16 +330,27 @@ def _log_fields(message: ConversationMessage) -> dict[str, Any]:
     """What ``model_dump(exclude_unset=True)`` gives for the usual message, built from its fields:
     the set declared fields in declaration order, then the extra ones in the order they came."""
     values = message.__dict__
-    fields = {
-        name: values[name]
-        for name in sorted(message.__pydantic_fields_set__ & _DECLARED, key=_FIELD_ORDER.__getitem__)
-    }
+    names = frozenset(message.__pydantic_fields_set__)  # a copy of a set's table: no hashing again
+    order = _LOG_ORDER.get(names)
+    if order is None:
+        order = tuple(sorted(names & _DECLARED, key=_FIELD_ORDER.__getitem__))
+        if len(_LOG_ORDER) < _MAX_LOG_ORDERS:
+            _LOG_ORDER[names] = order
+    fields = {name: values[name] for name in order}
     calls = fields.get("tool_calls")
     if calls:
         fields["tool_calls"] = [_call_fields(call) for call in calls]
-    if message.__pydantic_extra__:
-        fields.update(message.__pydantic_extra__)
+    extra = message.__pydantic_extra__
+    if extra:
+        fields.update(extra)
     return fields
+
+
+#: The set declared fields in declaration order, by a message's set of field names: a few shapes
+#: recur (a user message, a tool call, its result ...), and every append encodes one, so its
+#: order is looked up rather than intersected and sorted each time (a third of the encoding).
+_LOG_ORDER: dict[frozenset[str], tuple[str, ...]] = {}
+_MAX_LOG_ORDERS = 512
 
 
 def share_fields_set(message: ConversationMessage) -> ConversationMessage:

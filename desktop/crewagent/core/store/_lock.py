@@ -17,7 +17,7 @@ try:
 except ImportError:  # Windows
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["LOCK_TIMEOUT_S", "READS_NEED_NO_LOCK", "ProcessLock", "Timeout", "process_lock"]
+__all__ = ["LOCK_TIMEOUT_S", "READS_NEED_NO_LOCK", "ProcessLock", "Timeout", "hold_error", "process_lock"]
 
 #: Whether a reader of a file that writers only ever replace whole (a rename) can read without the
 #: lock: on POSIX it opens the old file or the new one. On Windows a reader holding the file open
@@ -170,15 +170,19 @@ class _Guarded:
     def __enter__(self) -> None:
         try:
             self.lock.acquire()
-        except Timeout as exc:
-            raise StoreWriteError(
-                f"Another CrewAgent process has held {self.lock.path} for {self.lock.timeout:.0f} s; try again."
-            ) from exc
-        except OSError as exc:
-            raise StoreWriteError.from_os_error(self.lock.path, exc) from exc
+        except (Timeout, OSError) as exc:
+            raise hold_error(self.lock, exc) from exc
 
     def __exit__(self, *exc: object) -> None:
         self.lock.release()
+
+
+def hold_error(lock: ProcessLock, exc: Exception) -> StoreWriteError:
+    """The one-line error of a store write that could not take ``lock`` (``acquire``'s Timeout or OSError)."""
+    if isinstance(exc, Timeout):
+        return StoreWriteError(f"Another CrewAgent process has held {lock.path} for {lock.timeout:.0f} s; try again.")
+    assert isinstance(exc, OSError)
+    return StoreWriteError.from_os_error(lock.path, exc)
 
 
 #: Every lock holding an open descriptor, for the forked child's cleanup below.

@@ -125,6 +125,25 @@ class ConversationIndex:
         self._positions = positions
         return positions.get(conversation_id)
 
+    def cached_entry(self, conversation_id: str) -> ConversationMeta | None:
+        """The cached entry of ``conversation_id`` itself, while index.json is unchanged on disk
+        and the entry is where it was last found: what ``load(copy=False)`` and ``position`` give
+        then, in one stat and a few lookups (an append's short path; the caller holds the project
+        lock and passes the change to ``stage_cached``). None otherwise: the caller takes the long
+        way (``load``, which reads the file again, and ``position``)."""
+        try:
+            stat = os.stat(self._path_text)
+        except OSError:
+            return None
+        if (stat.st_ino, stat.st_mtime_ns, stat.st_size) != self._cache_key:
+            return None
+        found = self._positions.get(conversation_id)
+        cache = self._cache
+        if found is None or found >= len(cache):
+            return None
+        meta = cache[found]
+        return meta if meta.id == conversation_id else None
+
     def _unindexed_dirs(self, metas: list[ConversationMeta]) -> list[Path]:
         """Conversation folders the index does not list (listing names is cheap; only those are stat'ed)."""
         known = {meta.id for meta in metas}
@@ -177,6 +196,10 @@ class ConversationIndex:
             self._staged_since = now
         if (in_burst and now - self._last_save >= SAVE_INTERVAL_S) or now - self._staged_since >= MAX_STAGED_S:
             self.save(metas)
+
+    def stage_cached(self) -> None:
+        """``stage`` of the cached entries, changed in place (see ``cached_entry``)."""
+        self.stage(self._cache)
 
     def flush(self) -> None:
         if self.dirty:

@@ -29,8 +29,8 @@ from crewagent.core.messages import (
     utc_now_iso,
 )
 from crewagent.core.store import checkpoint, offload
-from crewagent.core.store._fsutil import append_records
-from crewagent.core.store._lock import LOCK_TIMEOUT_S, ProcessLock
+from crewagent.core.store._fsutil import append_records, append_records_span
+from crewagent.core.store._lock import LOCK_TIMEOUT_S, ProcessLock, Timeout, hold_error
 from crewagent.core.store.index import (
     CONVERSATION_ID,
     DELETED_MARKER,
@@ -71,7 +71,7 @@ class _ConversationFiles:
     stats every time as text: a Path converts itself to text on each call), and where this
     process's last append to the log ended."""
 
-    __slots__ = ("deleted", "folder", "log", "log_end")
+    __slots__ = ("deleted", "folder", "index", "lock", "log", "log_end")
 
     def __init__(self, folder: Path, log: str, deleted: str) -> None:
         self.folder = folder
@@ -79,6 +79,9 @@ class _ConversationFiles:
         self.deleted = deleted
         #: The log's size after this process's last append (a newline), -1 before the first one.
         self.log_end = -1
+        #: The project's lock and index, once an append has taken the long way (RuntimeStore.append_message).
+        self.lock: ProcessLock | None = None
+        self.index: ConversationIndex | None = None
 
 
 class RuntimeStore:
@@ -394,7 +397,51 @@ class RuntimeStore:
 
         Durable once this returns: the line is fsync'd. On failure (disk full, permission
         denied) a StoreWriteError is raised and the log is as it was before.
+
+        The usual append (a conversation this store appended to before, index.json unchanged on
+        disk, no title to set, nothing to offload) takes a short path: the same lock, checks,
+        system calls and index change as the long way (``_append_message``), in fewer calls and
+        objects (issue 14: an append runs on caches its neighbours emptied,
+        so each instruction and object it touches counts). Anything else takes the long way,
+        under the lock already held (it is re-entrant).
         """
+        files = self._conversation_files.get((project_id, conversation_id))
+        lock = None if files is None else files.lock
+        if lock is None or files is None or files.index is None:
+            return self._append_message(project_id, conversation_id, message)
+        try:
+            lock.acquire()
+        except (Timeout, OSError) as exc:
+            raise hold_error(lock, exc) from exc
+        try:
+            index = files.index
+            meta = index.cached_entry(conversation_id)
+            if meta is None or meta.autoTitle or offload.needs_offload(message):
+                return self._append_message(project_id, conversation_id, message)
+            if os.access(files.deleted, os.F_OK):  # as the long way: a deletion begun, maybe by a crashed process
+                raise ConversationNotFound(conversation_id)
+            try:
+                line = message.to_log_bytes(b"\n")
+                start, size = append_records_span(files.log, line, make_parents=False, create=False, known_end=files.log_end)
+            except FileNotFoundError:  # no log: the long way migrates, recreates, or finds the folder gone
+                return self._append_message(project_id, conversation_id, message)
+            files.log_end = size
+            if meta.logBytes != start:  # another process appended since the index was saved
+                index.catch_up(meta, Path(files.log), size=start)
+            record_append(meta, size, utc_now_iso())
+            try:
+                index.stage_cached()
+            except StoreWriteError as exc:
+                index.dirty = True  # as the long way: the cached entry holds the change
+                log.warning("conversation index not updated after an append to %s: %s", conversation_id, exc)
+            return message
+        finally:
+            lock.release()
+
+    def _append_message(
+        self, project_id: str, conversation_id: str, message: ConversationMessage
+    ) -> ConversationMessage:
+        """:meth:`append_message` the long way: every case (see there)."""
         files = self._files(project_id, conversation_id)
         with self._project_lock(project_id):
             index = self._index(project_id)
@@ -436,6 +483,8 @@ class RuntimeStore:
                 # The message itself is stored; the index is a cache that catches up with the log.
                 index.dirty = True  # the cached entry holds the change: a later save writes it
                 log.warning("conversation index not updated after an append to %s: %s", conversation_id, exc)
+            if files.lock is None:  # the next append may take the short path
+                files.lock, files.index = self._guards[project_id].lock, index
         return stored
 
     def _append_first(
