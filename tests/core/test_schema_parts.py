@@ -79,6 +79,34 @@ def test_only_the_properties_that_changed_are_checked_again(monkeypatch: pytest.
     assert sorted(asked) == ["currentNodeId", "stepsCompleted"]
 
 
+def test_a_value_every_write_keeps_stays_remembered_after_more_values_than_the_cache_holds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The remembered answers drop the least recently used first: a run's schema version and type,
+    in every state it writes, are never checked again, however long the run (the answers used to
+    be dropped oldest-first, so after 256 other values they were checked again, and the test above
+    failed when earlier tests had filled the cache)."""
+    parts = schemas._parts(KIND)
+    assert parts is not None
+    monkeypatch.setattr(schemas, "_part_answers", {})
+    asked: list[str] = []
+
+    class Spy:
+        def __init__(self, name: str, inner: Any) -> None:
+            self.name, self.inner = name, inner
+
+        def is_valid(self, value: Any) -> bool:
+            asked.append(self.name)
+            return bool(self.inner.is_valid(value))
+
+    for name, part in list(parts[1].items()):
+        monkeypatch.setitem(parts[1], name, Spy(name, part))
+    state = {"schemaVersion": "1.1", "workflowType": "notes", "currentNodeId": "a", "stepsCompleted": []}
+    for number in range(schemas._PART_CACHE_SIZE + 50):
+        assert check(KIND, {**state, "variables": {"n": number}}, "workflow.md") == []
+    assert len(schemas._part_answers) == schemas._PART_CACHE_SIZE
+    assert sorted(set(asked)) == sorted([*state, "variables"])
+    assert {name: asked.count(name) for name in state} == dict.fromkeys(state, 1)  # once each, at the first write
+
+
 def test_the_generated_states_reach_both_answers() -> None:
     from hypothesis import find
 

@@ -70,8 +70,8 @@ def _inline_refs(node: Any, defs: dict[str, Any]) -> Any:
 _SPLITTABLE = frozenset(
     {"$schema", "$id", "$comment", "$defs", "title", "description", "type", "required", "properties", "additionalProperties", "default"}
 )
-#: Remembered answers per property value (see :func:`_valid_by_parts`); values whose repr is
-#: longer than this are checked every time.
+#: Remembered answers per property value, the least recently used dropped first (see
+#: :func:`_valid_by_parts`); values whose repr is longer than this are checked every time.
 _PART_CACHE_SIZE = 256
 _PART_REPR_MAX = 4096
 _part_answers: dict[tuple[SchemaKind, str, str], bool] = {}
@@ -123,7 +123,11 @@ def _valid_by_parts(kind: SchemaKind, instance: Any) -> bool | None:
             continue
         key = (kind, name, text)
         with _part_answers_lock:
-            known = _part_answers.get(key)
+            # Least recently used out first: a value every write keeps (the schema version, the
+            # workflow type) stays remembered however many others came and went since its first check.
+            known = _part_answers.pop(key, None)
+            if known is not None:
+                _part_answers[key] = known
         if known is None:
             known = part.is_valid(value)
             with _part_answers_lock:
