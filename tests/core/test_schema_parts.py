@@ -53,7 +53,8 @@ def test_an_invalid_state_still_gets_every_problem_with_its_pointer() -> None:
     assert [p.pointer for p in problems] == ["/currentNodeId", "/stepsCompleted"]
 
 
-def test_only_the_properties_that_changed_are_checked_again(monkeypatch: pytest.MonkeyPatch) -> None:
+def _record_checks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Wrap each property's validator so that every check it makes adds the property's name to the list returned."""
     parts = schemas._parts(KIND)
     assert parts is not None  # the workflow frontmatter is a schema of independent properties
     asked: list[str] = []
@@ -68,6 +69,11 @@ def test_only_the_properties_that_changed_are_checked_again(monkeypatch: pytest.
 
     for name, part in list(parts[1].items()):
         monkeypatch.setitem(parts[1], name, Spy(name, part))
+    return asked
+
+
+def test_only_the_properties_that_changed_are_checked_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    asked = _record_checks(monkeypatch)
     state = {
         "schemaVersion": "1.1", "workflowType": "notes-parts", "currentNodeId": "write-parts", "stepsCompleted": [],
         "variables": {"parts": 1}, "decisionLog": [], "artifacts": ["artifacts/parts.md"],
@@ -84,21 +90,8 @@ def test_a_value_every_write_keeps_stays_remembered_after_more_values_than_the_c
     in every state it writes, are never checked again, however long the run (the answers used to
     be dropped oldest-first, so after 256 other values they were checked again, and the test above
     failed when earlier tests had filled the cache)."""
-    parts = schemas._parts(KIND)
-    assert parts is not None
     monkeypatch.setattr(schemas, "_part_answers", {})
-    asked: list[str] = []
-
-    class Spy:
-        def __init__(self, name: str, inner: Any) -> None:
-            self.name, self.inner = name, inner
-
-        def is_valid(self, value: Any) -> bool:
-            asked.append(self.name)
-            return bool(self.inner.is_valid(value))
-
-    for name, part in list(parts[1].items()):
-        monkeypatch.setitem(parts[1], name, Spy(name, part))
+    asked = _record_checks(monkeypatch)
     state = {"schemaVersion": "1.1", "workflowType": "notes", "currentNodeId": "a", "stepsCompleted": []}
     for number in range(schemas._PART_CACHE_SIZE + 50):
         assert check(KIND, {**state, "variables": {"n": number}}, "workflow.md") == []
