@@ -11,13 +11,17 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-from tests import hypothesis_utf8
+from tests import hypothesis_utf8, rewrite_cache
 from tests.examples import PROFILE, THOROUGH_FACTOR
 from tests.import_hook import python_import
 from tests.xdist_role import is_xdist_controller
+
+if TYPE_CHECKING:
+    from tests.forkserver import ForkServer
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -33,7 +37,12 @@ def pytest_configure(config: pytest.Config) -> None:
     The controller starts the fork server its workers are forked from (tests/forkserver.py).
     """
     if is_xdist_controller(config):
-        _fork_the_workers(config)
+        server = _fork_the_workers(config)
+        # While the server imports the app on one core, this process (and a fork of it) writes
+        # pytest's cache of rewritten test modules, which every worker would write otherwise.
+        rewrite_cache.warm(config, rewrite_cache.test_modules(config))
+        if server is not None:
+            _wait_for(server)
         if config.option.verbose < 1:
             return
     from hypothesis import settings
@@ -44,18 +53,19 @@ def pytest_configure(config: pytest.Config) -> None:
     hypothesis_utf8.install()  # ~2 CPU-s a worker in a clean clone (tests/hypothesis_utf8.py)
 
 
-def _fork_the_workers(config: pytest.Config) -> None:
+def _fork_the_workers(config: pytest.Config) -> ForkServer | None:
     """The xdist workers forked from a server that imported the libraries and the app once
-    (tests/forkserver.py), instead of fresh interpreters that each import them."""
+    (tests/forkserver.py), instead of fresh interpreters that each import them. The server is
+    started here, and ready once ``_wait_for`` has returned."""
     from tests import forkserver
 
     specs = config.option.tx
     if not specs or any(spec != "popen" for spec in specs) or not forkserver.usable([sys.executable, forkserver.__file__]):
-        return
+        return None
     folder = tempfile.mkdtemp(prefix="crewagent-forkserver-")
     try:
         server = forkserver.ForkServer(config.rootpath, Path(folder) / "socket")
-    except (OSError, RuntimeError) as exc:
+    except OSError as exc:
         shutil.rmtree(folder, ignore_errors=True)
         raise pytest.UsageError(f"{exc}; {forkserver.SWITCH}=0 starts the xdist workers without it") from None
     config.option.tx = [f"popen//python={server.python_spec}"] * len(specs)
@@ -65,6 +75,16 @@ def _fork_the_workers(config: pytest.Config) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
     config.add_cleanup(stop)
+    return server
+
+
+def _wait_for(server: ForkServer) -> None:
+    from tests import forkserver
+
+    try:
+        server.wait_ready()
+    except (OSError, RuntimeError) as exc:
+        raise pytest.UsageError(f"{exc}; {forkserver.SWITCH}=0 starts the xdist workers without it") from None
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:

@@ -70,7 +70,8 @@ START_TIMEOUT = 300
 
 
 class ForkServer:
-    """The started server; ``python_spec`` is what xdist's ``popen//python=`` takes. Close it at the end."""
+    """The started server; ``python_spec`` is what xdist's ``popen//python=`` takes once
+    ``wait_ready`` has returned. Close it at the end."""
 
     def __init__(self, root: Path, socket_path: Path) -> None:
         self.socket_path = socket_path
@@ -79,6 +80,9 @@ class ForkServer:
             f"exec(compile(pathlib.Path({__file__!r}).read_text(), {__file__!r}, 'exec'))"
         )
         self._proc = subprocess.Popen([sys.executable, "-c", code], cwd=root, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+
+    def wait_ready(self) -> None:
+        """Until the server has imported ``PRELOAD``; the caller may work meanwhile (it runs on its own)."""
         assert self._proc.stdout is not None
         ready = b""
         if select.select([self._proc.stdout], [], [], START_TIMEOUT)[0]:
