@@ -14,6 +14,8 @@ from crewagent.cli import main
 from crewagent.core.store import RuntimeStore
 from tests.core.loop_helpers import assert_log_valid, result_of
 from tests.core.mcp_helpers import MCP_GROUP, echo_server, mark, processes_with_env, wait_gone
+from tests.fakes import mcp_fork
+from tests.fakes.mcp_fork import MCPForkServer
 from tests.fakes.scripted_server import API_KEY, ScriptedServer, call, text, tool_calls
 
 pytestmark = pytest.mark.xdist_group(MCP_GROUP)
@@ -84,14 +86,17 @@ def test_mcp_test_lists_the_tools_or_exits_1(capsys: pytest.CaptureFixture[str])
 
 @pytest.mark.slow
 def test_chat_uses_an_enabled_server_and_leaves_no_process(
-    scripted_llm: ScriptedServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str], isolated_dirs: dict[str, Path]
+    scripted_llm: ScriptedServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str], isolated_dirs: dict[str, Path],
+    mcp_fork_server: MCPForkServer,
 ) -> None:
-    """The issue's "done when", headless: `crewagent mcp add` + `crewagent chat`, against mcp-server-time."""
+    """The issue's "done when", headless: `crewagent mcp add` + `crewagent chat`, against mcp-server-time
+    (forked from the session's MCP fork server, tests/fakes/mcp_fork.py)."""
     monkeypatch.setenv("OPENAI_BASE_URL", scripted_llm.base_url)
     monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
     monkeypatch.setenv("CREWAGENT_MODEL", "scripted-model")
     marker = f"crewagent-test-{uuid.uuid4().hex}"
-    assert main(["mcp", "add", "time", "--start-timeout", "300", "--env", f"CREWAGENT_TEST_MARK={marker}", "--", sys.executable, "-m", "mcp_server_time", "--local-timezone", "UTC"]) == 0
+    time_server = mcp_fork.command("mcp_server_time", "--local-timezone", "UTC")
+    assert main(["mcp", "add", "time", "--start-timeout", "300", "--env", f"CREWAGENT_TEST_MARK={marker}", "--", *time_server]) == 0
     scripted_llm.script(
         tool_calls(call("c1", "mcp__time__get_current_time", '{"timezone": "Asia/Tokyo"}')),
         text("It is evening in Tokyo."),

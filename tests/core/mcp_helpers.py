@@ -18,6 +18,7 @@ from crewagent.core.mcp import McpManager
 from crewagent.core.settings import McpSettings
 from crewagent.core.tools import ToolPolicy, ToolRegistry, default_registry
 from crewagent.core.tools.registry import ToolContext
+from tests.fakes import mcp_fork
 
 REPO = Path(__file__).resolve().parents[2]
 #: Where `make test` installs @modelcontextprotocol/server-everything with npm (git-ignored).
@@ -54,6 +55,13 @@ def edge_server(server_id: str, *flags: str, **fields: Any) -> dict[str, Any]:
         "startTimeoutSeconds": START_TIMEOUT,
         **fields,
     }
+
+
+def forked_edge_server(server_id: str, *flags: str, **fields: Any) -> dict[str, Any]:
+    """:func:`edge_server`, run as a fork of the session's MCP fork server (the ``mcp_fork_server``
+    fixture, tests/fakes/mcp_fork.py): the SDK's server side without its 2 CPU-s of imports."""
+    command, *args = mcp_fork.command("tests.fakes.mcp_edge_server", *flags)
+    return {**edge_server(server_id, **fields), "command": command, "args": args}
 
 
 def echo_server(server_id: str, *flags: str, **fields: Any) -> dict[str, Any]:
