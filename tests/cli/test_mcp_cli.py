@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import uuid
 from pathlib import Path
@@ -118,21 +117,3 @@ def test_chat_uses_an_enabled_server_and_leaves_no_process(
     assert processes_with_env(marker) == []
     holders = [p for p in tmp_path.rglob("*") if p.is_file() and marker.encode() in p.read_bytes()]
     assert holders == [isolated_dirs["config"] / "secrets.json"]
-
-
-def test_parsing_the_mcp_commands_imports_neither_the_sdk_nor_the_core() -> None:
-    """`crewagent --help` stays cheap with the mcp commands registered (tests/cli/test_cli_startup.py)."""
-    from tests.cli.test_cli_startup import _heavy
-
-    code = (
-        "import sys\nfrom crewagent.cli import build_parser\np = build_parser()\n"
-        "for argv in (['mcp', 'list'], ['mcp', 'add', 'x', '--', 'cmd', '-y'], ['mcp', 'add', 'x', '--url', 'http://h'],\n"
-        "             ['mcp', 'test', 'x'], ['mcp', 'remove', 'x'], ['mcp', 'import', 'f']):\n"
-        "    p.parse_args(argv)\n"
-        "print('\\n'.join(sys.modules))"
-    )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr
-    imported = set(result.stdout.split())
-    assert "crewagent.cli_mcp" in imported
-    assert _heavy(imported) == [] and not any(name == "mcp" or name.startswith(("mcp.", "crewagent.core.mcp")) for name in imported)
