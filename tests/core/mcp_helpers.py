@@ -28,7 +28,8 @@ EVERYTHING = NPM_FOLDER / "node_modules" / "@modelcontextprotocol" / "server-eve
 START_TIMEOUT = 300.0
 #: The xdist group of every test that starts an MCP server from the test process: the app imports
 #: the SDK then (0.8-1.4 CPU-s, tests/core/test_mcp_edge.py's module docstring), once per process,
-#: so one worker pays it instead of each of them (the tests take ~20 s together).
+#: so one worker pays it instead of each of them (the tests take ~20 s together); so does the
+#: session's MCP fork server (tests/fakes/mcp_fork.py), started once by the first test that needs it.
 MCP_GROUP = "mcp"
 
 
