@@ -197,10 +197,12 @@ def _serve(socket_path: str) -> None:  # pragma: no cover - runs in the fork ser
     import importlib
     import selectors
 
+    gc.disable()  # no collections while importing (~10 % of the imports' CPU): one at the end
     for name in PRELOAD:
         importlib.import_module(name)
     gc.collect()
     gc.freeze()  # a child's collections skip the preloaded objects instead of copying their pages
+    gc.enable()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     listener.bind(socket_path)
     listener.listen(16)
