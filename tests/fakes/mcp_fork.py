@@ -261,6 +261,10 @@ def _serve(socket_path: str) -> None:  # pragma: no cover - runs in the fork ser
                 if pid == 0:
                     selector.close()
                     _child(json.loads(message), fds, [listener.fileno(), *wakeup, *(c.fileno() for c in child_of)])
+                try:
+                    os.setpgid(pid, pid)  # as the child does: its group exists before the command can signal it
+                except OSError:
+                    pass
                 for fd in fds:
                     os.close(fd)
                 child_of[conn], conn_of[pid] = pid, conn
