@@ -22,7 +22,10 @@ from tests.core.mcp_helpers import MCP_GROUP, REPO, mark, processes_with, proces
 from tests.fakes import mcp_fork
 from tests.fakes.mcp_fork import MCPForkServer
 
-pytestmark = pytest.mark.xdist_group(MCP_GROUP)
+pytestmark = [
+    pytest.mark.xdist_group(MCP_GROUP),
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the MCP fork server is Linux-only (it rewrites what /proc shows)"),
+]
 
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
 
@@ -56,7 +59,7 @@ def _until(condition: Callable[[], bool], timeout: float = 60.0) -> None:
 
 
 def test_a_forked_server_answers_on_the_command_s_pipes_shows_its_marks_and_exits_with_it(
-    mcp_fork_server: MCPForkServer, started: list[subprocess.Popen[bytes]]
+    mcp_fork_server: MCPForkServer | None, started: list[subprocess.Popen[bytes]]
 ) -> None:
     marker = mark()
     proc = _start(mcp_fork.command("tests.fakes.mcp_edge_server", "--bad-replies", marker), marker)
@@ -77,7 +80,7 @@ def test_a_forked_server_answers_on_the_command_s_pipes_shows_its_marks_and_exit
 
 @pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGTERM])
 def test_killing_the_command_s_process_group_ends_the_forked_server(
-    signum: int, mcp_fork_server: MCPForkServer, started: list[subprocess.Popen[bytes]]
+    signum: int, mcp_fork_server: MCPForkServer | None, started: list[subprocess.Popen[bytes]]
 ) -> None:
     """The app stops a server by signalling its process group (SIGTERM, then SIGKILL): a killed
     command takes its fork with it (the fork server kills it), a terminated one passes the signal on."""

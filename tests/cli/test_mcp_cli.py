@@ -86,7 +86,7 @@ def test_mcp_test_lists_the_tools_or_exits_1(capsys: pytest.CaptureFixture[str])
 @pytest.mark.slow
 def test_chat_uses_an_enabled_server_and_leaves_no_process(
     scripted_llm: ScriptedServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str], isolated_dirs: dict[str, Path],
-    mcp_fork_server: MCPForkServer,
+    mcp_fork_server: MCPForkServer | None,
 ) -> None:
     """The issue's "done when", headless: `crewagent mcp add` + `crewagent chat`, against mcp-server-time
     (forked from the session's MCP fork server, tests/fakes/mcp_fork.py)."""

@@ -31,7 +31,7 @@ SETTINGS = McpSettings.model_validate(
 
 
 @pytest.fixture(scope="module")
-def manager(loop: asyncio.AbstractEventLoop, mcp_fork_server: MCPForkServer) -> Iterator[McpManager]:
+def manager(loop: asyncio.AbstractEventLoop, mcp_fork_server: MCPForkServer | None) -> Iterator[McpManager]:
     manager = McpManager()
     yield manager
     loop.run_until_complete(manager.aclose())

@@ -38,7 +38,7 @@ def _gone(qtbot: Any, marker: str) -> None:
 
 def test_done_when_mcp_server_time_added_in_settings_answers_the_tokyo_question_and_quitting_leaves_nothing(
     qtbot: Any, scripted_llm: ScriptedServer, project: Any, make_window: Callable[[], MainWindow],
-    approvals: ScriptedApprovals, host: WorkerThread, mcp_fork_server: MCPForkServer,
+    approvals: ScriptedApprovals, host: WorkerThread, mcp_fork_server: MCPForkServer | None,
 ) -> None:
     main = make_window()
     open_conversation(qtbot, main, project.root)
