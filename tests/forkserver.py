@@ -132,6 +132,7 @@ def _serve(socket_path: str) -> Worker | None:
     import selectors
     import threading
 
+    gc.disable()  # no collections while preloading (~0.25 CPU-s less, before any worker starts)
     for name in PRELOAD:
         importlib.import_module(name)
     from crewagent.core.context.tokens import default_counter
@@ -142,6 +143,7 @@ def _serve(socket_path: str) -> Worker | None:
         raise RuntimeError(f"the preload started {len(tasks) - 1} thread(s): {threading.enumerate()}")
     gc.collect()
     gc.freeze()  # the preload lives as long as each worker: its collections skip it (no page copies)
+    gc.enable()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(socket_path)
     listener.listen()

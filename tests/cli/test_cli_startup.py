@@ -56,6 +56,8 @@ PARSED = (
     ["chat", "--project", ".", "hi"], ["run", "--project", "."], ["runs", "--project", "."],
     ["export", "--project", ".", "--conversation", "c"], ["import", "--project", ".", "f"],
     ["validate", "f"], ["context", "--project", ".", "--conversation", "c"], ["packages", "list"],
+    ["mcp", "list"], ["mcp", "add", "x", "--", "cmd", "-y"], ["mcp", "add", "x", "--url", "http://h"],
+    ["mcp", "test", "x"], ["mcp", "remove", "x"], ["mcp", "import", "f"],
 )
 #: What the claims below check, in one fresh interpreter (one start and one import of the parser,
 #: not four): each stage prints what it ran and then every module imported so far (``=== modules``).
@@ -153,6 +155,13 @@ def test_parsing_every_command_imports_none_of_their_handlers(started: Started) 
     imported = started.modules["parsed"]
     assert "crewagent.cli_commands" in imported
     assert _heavy(imported) == []
+
+
+def test_parsing_the_mcp_commands_imports_neither_the_sdk_nor_the_core(started: Started) -> None:
+    """`crewagent --help` stays cheap with the mcp commands registered (their arguments are in PARSED)."""
+    imported = started.modules["parsed"]
+    assert "crewagent.cli_mcp" in imported
+    assert not any(name == "mcp" or name.startswith(("mcp.", "mcp_types", "crewagent.core.mcp")) for name in imported)
 
 
 def test_the_chat_modes_are_the_conversation_modes() -> None:

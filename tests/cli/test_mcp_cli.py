@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import uuid
 from pathlib import Path
@@ -14,6 +13,8 @@ from crewagent.cli import main
 from crewagent.core.store import RuntimeStore
 from tests.core.loop_helpers import assert_log_valid, result_of
 from tests.core.mcp_helpers import MCP_GROUP, echo_server, mark, processes_with_env, wait_gone
+from tests.fakes import mcp_fork
+from tests.fakes.mcp_fork import MCPForkServer
 from tests.fakes.scripted_server import API_KEY, ScriptedServer, call, text, tool_calls
 
 pytestmark = pytest.mark.xdist_group(MCP_GROUP)
@@ -84,14 +85,17 @@ def test_mcp_test_lists_the_tools_or_exits_1(capsys: pytest.CaptureFixture[str])
 
 @pytest.mark.slow
 def test_chat_uses_an_enabled_server_and_leaves_no_process(
-    scripted_llm: ScriptedServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str], isolated_dirs: dict[str, Path]
+    scripted_llm: ScriptedServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str], isolated_dirs: dict[str, Path],
+    mcp_fork_server: MCPForkServer | None,
 ) -> None:
-    """The issue's "done when", headless: `crewagent mcp add` + `crewagent chat`, against mcp-server-time."""
+    """The issue's "done when", headless: `crewagent mcp add` + `crewagent chat`, against mcp-server-time
+    (forked from the session's MCP fork server, tests/fakes/mcp_fork.py)."""
     monkeypatch.setenv("OPENAI_BASE_URL", scripted_llm.base_url)
     monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
     monkeypatch.setenv("CREWAGENT_MODEL", "scripted-model")
     marker = f"crewagent-test-{uuid.uuid4().hex}"
-    assert main(["mcp", "add", "time", "--start-timeout", "300", "--env", f"CREWAGENT_TEST_MARK={marker}", "--", sys.executable, "-m", "mcp_server_time", "--local-timezone", "UTC"]) == 0
+    time_server = mcp_fork.command("mcp_server_time", "--local-timezone", "UTC")
+    assert main(["mcp", "add", "time", "--start-timeout", "300", "--env", f"CREWAGENT_TEST_MARK={marker}", "--", *time_server]) == 0
     scripted_llm.script(
         tool_calls(call("c1", "mcp__time__get_current_time", '{"timezone": "Asia/Tokyo"}')),
         text("It is evening in Tokyo."),
@@ -113,21 +117,3 @@ def test_chat_uses_an_enabled_server_and_leaves_no_process(
     assert processes_with_env(marker) == []
     holders = [p for p in tmp_path.rglob("*") if p.is_file() and marker.encode() in p.read_bytes()]
     assert holders == [isolated_dirs["config"] / "secrets.json"]
-
-
-def test_parsing_the_mcp_commands_imports_neither_the_sdk_nor_the_core() -> None:
-    """`crewagent --help` stays cheap with the mcp commands registered (tests/cli/test_cli_startup.py)."""
-    from tests.cli.test_cli_startup import _heavy
-
-    code = (
-        "import sys\nfrom crewagent.cli import build_parser\np = build_parser()\n"
-        "for argv in (['mcp', 'list'], ['mcp', 'add', 'x', '--', 'cmd', '-y'], ['mcp', 'add', 'x', '--url', 'http://h'],\n"
-        "             ['mcp', 'test', 'x'], ['mcp', 'remove', 'x'], ['mcp', 'import', 'f']):\n"
-        "    p.parse_args(argv)\n"
-        "print('\\n'.join(sys.modules))"
-    )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr
-    imported = set(result.stdout.split())
-    assert "crewagent.cli_mcp" in imported
-    assert _heavy(imported) == [] and not any(name == "mcp" or name.startswith(("mcp.", "crewagent.core.mcp")) for name in imported)

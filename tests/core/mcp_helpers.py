@@ -18,6 +18,7 @@ from crewagent.core.mcp import McpManager
 from crewagent.core.settings import McpSettings
 from crewagent.core.tools import ToolPolicy, ToolRegistry, default_registry
 from crewagent.core.tools.registry import ToolContext
+from tests.fakes import mcp_fork
 
 REPO = Path(__file__).resolve().parents[2]
 #: Where `make test` installs @modelcontextprotocol/server-everything with npm (git-ignored).
@@ -27,7 +28,8 @@ EVERYTHING = NPM_FOLDER / "node_modules" / "@modelcontextprotocol" / "server-eve
 START_TIMEOUT = 300.0
 #: The xdist group of every test that starts an MCP server from the test process: the app imports
 #: the SDK then (0.8-1.4 CPU-s, tests/core/test_mcp_edge.py's module docstring), once per process,
-#: so one worker pays it instead of each of them (the tests take ~20 s together).
+#: so one worker pays it instead of each of them (the tests take ~20 s together); so does the
+#: session's MCP fork server (tests/fakes/mcp_fork.py), started once by the first test that needs it.
 MCP_GROUP = "mcp"
 
 
@@ -54,6 +56,13 @@ def edge_server(server_id: str, *flags: str, **fields: Any) -> dict[str, Any]:
         "startTimeoutSeconds": START_TIMEOUT,
         **fields,
     }
+
+
+def forked_edge_server(server_id: str, *flags: str, **fields: Any) -> dict[str, Any]:
+    """:func:`edge_server`, run as a fork of the session's MCP fork server (the ``mcp_fork_server``
+    fixture, tests/fakes/mcp_fork.py): the SDK's server side without its 2 CPU-s of imports."""
+    command, *args = mcp_fork.command("tests.fakes.mcp_edge_server", *flags)
+    return {**edge_server(server_id, **fields), "command": command, "args": args}
 
 
 def echo_server(server_id: str, *flags: str, **fields: Any) -> dict[str, Any]:

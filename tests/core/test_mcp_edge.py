@@ -1,5 +1,6 @@
-"""MCP edge cases against a server written with the SDK's own server side (tests/fakes/mcp_edge_server.py):
-Stop, timeouts, a hang in initialize, MCP off, policies. Garbage on stdout, a server killed mid-call and
+"""MCP edge cases against a server written with the SDK's own server side (tests/fakes/mcp_edge_server.py,
+forked from the session's MCP fork server, tests/fakes/mcp_fork.py): Stop, timeouts, a hang in initialize,
+MCP off, policies. Garbage on stdout, a server killed mid-call and
 quitting are about the app's handling of the process and its pipe: there the lean echo server
 (tests/fakes/mcp_echo_server.py, the same tools and the same garbage without the SDK's 1.5-2 CPU-s of
 imports) is started instead."""
@@ -16,7 +17,8 @@ import pytest
 from crewagent.core.mcp import McpManager, McpStatus
 from crewagent.core.settings import McpSettings
 from crewagent.core.tools import ApprovalGate, DenyingApprover, ToolPolicy
-from tests.core.mcp_helpers import MCP_GROUP, context, echo_server, edge_server, loop, mark, processes_with, registry_with, wait_gone
+from tests.core.mcp_helpers import MCP_GROUP, context, echo_server, edge_server, forked_edge_server, loop, mark, processes_with, registry_with, wait_gone
+from tests.fakes.mcp_fork import MCPForkServer
 
 # The tests share one manager and its started servers: one xdist worker, one event loop.
 pytestmark = [pytest.mark.xdist_group(MCP_GROUP), pytest.mark.slow]
@@ -24,12 +26,12 @@ __all__ = ["loop"]
 
 MARK = mark()
 SETTINGS = McpSettings.model_validate(
-    {"servers": [edge_server("edge", MARK), echo_server("garbage", "--garbage", MARK, trusted=True), edge_server("bad", "--bad-replies", MARK)]}
+    {"servers": [forked_edge_server("edge", MARK), echo_server("garbage", "--garbage", MARK, trusted=True), edge_server("bad", "--bad-replies", MARK)]}
 )
 
 
 @pytest.fixture(scope="module")
-def manager(loop: asyncio.AbstractEventLoop) -> Iterator[McpManager]:
+def manager(loop: asyncio.AbstractEventLoop, mcp_fork_server: MCPForkServer | None) -> Iterator[McpManager]:
     manager = McpManager()
     yield manager
     loop.run_until_complete(manager.aclose())

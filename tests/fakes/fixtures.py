@@ -12,6 +12,7 @@ from tests.xdist_role import is_xdist_controller
 
 if TYPE_CHECKING:
     from crewagent.core.llm.local_server import LocalServer
+    from tests.fakes.mcp_fork import MCPForkServer
     from tests.fakes.scripted_server import ScriptedServer
     from tests.fakes.zygote import Zygote
 
@@ -64,3 +65,22 @@ def crewagent_zygote(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Zygot
 
     with Zygote(stderr=tmp_path_factory.mktemp("zygote") / "stderr.txt", wrapper=without_file_override()) as zygote:
         yield zygote
+
+
+@pytest.fixture(scope="session")
+def mcp_fork_server() -> Iterator[MCPForkServer | None]:
+    """Runs the tests' SDK-based MCP servers (mcp-server-time, tests/fakes/mcp_edge_server.py) as
+    forks of one interpreter that imported the SDK once (tests/fakes/mcp_fork.py): ~0.15 CPU-s a
+    start instead of ~2. A server entry names it with ``tests.fakes.mcp_fork.command(...)``; the
+    tests that start one share the xdist group ``MCP_GROUP`` (tests/core/mcp_helpers.py), so a run
+    starts one fork server (~1.7 CPU-s of imports). Linux only (it rewrites what /proc shows of a
+    fork); elsewhere None, and each server entry starts its server fresh."""
+    import sys
+
+    from tests.fakes.mcp_fork import MCPForkServer
+
+    if not sys.platform.startswith("linux"):
+        yield None
+        return
+    with MCPForkServer() as server:
+        yield server

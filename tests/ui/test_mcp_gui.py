@@ -5,6 +5,7 @@ and a server-everything image shown inline in its tool part."""
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 import uuid
 from collections.abc import Callable
@@ -21,6 +22,8 @@ from crewagent.ui.timeline import TimelineRole
 from crewagent.ui.timeline.rows.tool import tool_label
 from crewagent.worker import WorkerThread
 from tests.core.mcp_helpers import EVERYTHING, MCP_GROUP, START_TIMEOUT, everything_missing, processes_with_env
+from tests.fakes import mcp_fork
+from tests.fakes.mcp_fork import MCPForkServer
 from tests.fakes.scripted_server import ScriptedServer, call, text, tool_calls
 from tests.ui.test_conversation import ScriptedApprovals, _option, approvals, host, make_window, open_conversation, rows, say  # noqa: F401
 from tests.ui.test_mcp_images import Opened
@@ -35,7 +38,7 @@ def _gone(qtbot: Any, marker: str) -> None:
 
 def test_done_when_mcp_server_time_added_in_settings_answers_the_tokyo_question_and_quitting_leaves_nothing(
     qtbot: Any, scripted_llm: ScriptedServer, project: Any, make_window: Callable[[], MainWindow],
-    approvals: ScriptedApprovals, host: WorkerThread,
+    approvals: ScriptedApprovals, host: WorkerThread, mcp_fork_server: MCPForkServer | None,
 ) -> None:
     main = make_window()
     open_conversation(qtbot, main, project.root)
@@ -47,8 +50,11 @@ def test_done_when_mcp_server_time_added_in_settings_answers_the_tokyo_question_
     page.add_button.click()
     form = page.form
     form.server_id.setText("time")
-    form.command.setText(sys.executable)
-    form.args.setText("-m mcp_server_time --local-timezone UTC")
+    # `python -m mcp_server_time --local-timezone UTC`, forked from the session's MCP fork server
+    # (tests/fakes/mcp_fork.py: the command the app starts passes it the app's pipes).
+    command, *args = mcp_fork.command("mcp_server_time", "--local-timezone", "UTC")
+    form.command.setText(command)
+    form.args.setText(shlex.join(args))
     form.env.setPlainText(marker)
     form.start_timeout.setValue(START_TIMEOUT)
     form.done_button.click()
