@@ -9,6 +9,7 @@ import struct
 import warnings
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -185,3 +186,30 @@ def test_a_package_zipped_with_its_folder_is_unwrapped(tmp_path: Path) -> None:
 )
 def test_entry_name_rules(name: str, ok: bool) -> None:
     assert (entry_name_problem(name) is None) is ok
+
+
+
+@pytest.mark.parametrize(("keep_bytes", "reads"), [(archive._KEEP_BYTES, 1), (3000, 2)], ids=["kept", "too-big-to-keep"])
+def test_an_install_writes_the_bytes_its_check_read_without_reading_them_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, keep_bytes: int, reads: int
+) -> None:
+    """verify() keeps what it read (up to _KEEP_BYTES in all) and extract_to writes that without
+    opening the entry again; an entry that did not fit is read again. Either way the installed
+    files are the zip's, byte for byte."""
+    monkeypatch.setattr(archive, "_KEEP_BYTES", keep_bytes)
+    files = {**{name: render(content) for name, content in flat_package().items()}, "assets/big.bin": os.urandom(4000)}
+    path = tmp_path / "p.bmad"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, content in files.items():
+            zf.writestr(name, content)
+    opened: list[str] = []
+    real_open = zipfile.ZipFile.open
+
+    def counting(self: zipfile.ZipFile, name: Any, *args: Any, **kwargs: Any) -> Any:
+        opened.append(name)
+        return real_open(self, name, *args, **kwargs)
+
+    monkeypatch.setattr(zipfile.ZipFile, "open", counting)
+    package = PackageStore(tmp_path / "data").import_package(path)
+    assert {p.relative_to(package.root).as_posix(): p.read_bytes() for p in package.root.rglob("*") if p.is_file()} == files
+    assert opened.count("assets/big.bin") == reads  # verify's read, and extract_to's when it was not kept

@@ -24,6 +24,9 @@ from crewagent.core.packages.problems import PackageError, Problem
 MAX_ENTRIES = 10_000
 MAX_UNPACKED_BYTES = 200 * 1024 * 1024
 _CHUNK = 1 << 16
+#: What ``verify`` keeps of the bytes it read, for ``extract_to`` to write without reading them
+#: again: a package's text files whole, not its large assets.
+_KEEP_BYTES = 16 * 1024 * 1024
 #: Left out of an install: a Finder's and a version control's leftovers, never part of a package.
 _IGNORED_TOP = frozenset({"__MACOSX", ".git", ".hg", ".svn"})
 _IGNORED_NAMES = frozenset({".DS_Store", "Thumbs.db"})
@@ -85,6 +88,7 @@ class PackageSource:
     def __init__(self, label: str, entries: list[_Entry]):
         self.label = label
         self._entries = {entry.name: entry for entry in entries}
+        self._kept: dict[str, bytes] = {}  # bytes verify() read and checked, by name
 
     def files(self) -> tuple[str, ...]:
         return tuple(self._entries)
@@ -99,26 +103,41 @@ class PackageSource:
         return b"".join(chunks)
 
     def verify(self) -> None:
-        """Read every file once without writing anything: the real sizes and checksums, within the budget."""
+        """Read every file once without writing anything: the real sizes and checksums, within the budget.
+
+        The bytes read are kept (up to ``_KEEP_BYTES`` in all) for ``extract_to``: it writes what
+        was checked, without opening and inflating those entries a second time.
+        """
         budget = _Budget(self.label)
+        kept: dict[str, bytes] = {}
+        room = _KEEP_BYTES
         for entry in self._entries.values():
-            for _ in self._chunks(entry, budget):
-                pass
+            keep = entry.size <= room  # never more than declared: _chunks stops a longer entry
+            chunks = [chunk for chunk in self._chunks(entry, budget) if keep]
+            if keep:
+                kept[entry.name] = data = b"".join(chunks)
+                room -= len(data)
+        self._kept = kept
 
     def extract_to(self, destination: Path) -> None:
         """Write every file under ``destination`` (an empty, new folder); the caller makes them durable."""
         budget = _Budget(self.label)
-        made: set[Path] = {destination}
+        root = os.fspath(destination)
+        made: set[str] = {root}
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOFOLLOW", 0)
         try:
             for entry in self._entries.values():
-                target = destination.joinpath(*entry.name.split("/"))
-                if target.parent not in made:
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    made.add(target.parent)
-                flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOFOLLOW", 0)
+                target = os.path.join(root, *entry.name.split("/"))
+                parent = os.path.dirname(target)
+                if parent not in made:
+                    os.makedirs(parent, exist_ok=True)
+                    made.add(parent)
                 fd = os.open(target, flags, 0o644)
                 try:
-                    for chunk in self._chunks(entry, budget):
+                    kept = self._kept.pop(entry.name, None)
+                    if kept is not None:
+                        budget.take(len(kept), entry.name)
+                    for chunk in (kept,) if kept is not None else self._chunks(entry, budget):
                         view = memoryview(chunk)
                         while view:
                             view = view[os.write(fd, view) :]
