@@ -29,7 +29,7 @@ WORDS = "the file reads config path value check build test run step output error
 
 
 def _text(rng: random.Random, lo: int, hi: int) -> str:
-    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(lo, hi)))
+    return " ".join(rng.choices(WORDS, k=rng.randint(lo, hi)))  # one call, not one per word
 
 
 def make_conversation(n: int, seed: int, *, corrupt: bool) -> list[ConversationMessage]:

@@ -69,7 +69,7 @@ _CHINESE = "我们 需要 一个 文件 项目 测试 模型 工具 结果 会�
 
 
 def _paragraph(rng: random.Random) -> str:
-    words = [rng.choice(_WORDS) for _ in range(rng.randint(12, 90))]
+    words = rng.choices(_WORDS, k=rng.randint(12, 90))  # one call, not one per word
     if rng.random() < 0.15:
         words += rng.sample(_CHINESE, 4)
     return " ".join(words).capitalize() + "."

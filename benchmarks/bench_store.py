@@ -117,13 +117,13 @@ _WORDS = (
 
 
 def _text(rng: random.Random, chars: int) -> str:
-    out: list[str] = []
-    size = 0
-    while size <= chars:
-        word = rng.choice(_WORDS)
-        out.append(word)
-        size += len(word) + 1
-    return " ".join(out)[:chars]
+    # Words drawn in batches (``choices``), not one ``choice`` each: a tenth of the calls.
+    words: list[str] = []
+    while True:
+        words += rng.choices(_WORDS, k=chars // 5 + 2)  # the words average 6 characters with their space
+        text = " ".join(words)
+        if len(text) >= chars:
+            return text[:chars]
 
 
 class MessageFactory:
