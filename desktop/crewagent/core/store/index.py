@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from crewagent.core.errors import StoreReadError, StoreWriteError
 from crewagent.core.messages import ConversationMeta, utc_now_iso
-from crewagent.core.store._fsutil import atomic_write_json, read_json
+from crewagent.core.store._fsutil import atomic_write_bytes, atomic_write_json, json_mode_file_bytes, read_json
 from crewagent.core.store.log import LEGACY_NAME, LOG_NAME, LoadResult, count_records, load_log
 
 INDEX_NAME = "index.json"
@@ -177,7 +177,7 @@ class ConversationIndex:
         return metas
 
     def save(self, metas: list[ConversationMeta]) -> None:
-        atomic_write_json(self.path, [meta.model_dump(mode="json", exclude_none=True) for meta in metas])
+        atomic_write_bytes(self.path, json_mode_file_bytes([meta.model_dump(mode="json", exclude_none=True) for meta in metas]))
         stat = self.path.stat()
         self._cache_key = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
         self._cache = [meta.model_copy() for meta in metas]
