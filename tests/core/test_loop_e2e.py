@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,7 @@ from crewagent.core.messages import ConversationMeta
 from crewagent.core.store import ProjectInfo, RuntimeStore
 from crewagent.core.store.checkpoint import ConversationBusy
 from crewagent.core.tools import audit_path, read_audit
+from tests.core.forked import exited_cleanly, fork
 from tests.core.loop_helpers import (
     assert_log_valid,
     assert_request_valid,
@@ -144,29 +146,21 @@ def test_two_processes_one_turn_lock(
     scripted_llm: ScriptedServer, store: RuntimeStore, project: ProjectInfo, conversation: ConversationMeta, tmp_path: Path
 ) -> None:
     """A real second process holding the turn lock makes send() raise ConversationBusy before any write."""
-    import subprocess
-    import sys
+    locked_r, locked_w = os.pipe()
+    release_r, release_w = os.pipe()
 
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import sys\n"
-            "from crewagent.core.store import RuntimeStore\n"
-            "s = RuntimeStore(sys.argv[1])\n"
-            "with s.turn_lock(sys.argv[2], sys.argv[3]):\n"
-            "    print('locked', flush=True)\n"
-            "    sys.stdin.readline()\n",
-            str(store.data_dir),
-            project.id,
-            conversation.id,
-        ],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    def holder() -> None:  # another process (forked: the store is imported already), its own store
+        os.close(locked_r)
+        os.close(release_w)
+        with RuntimeStore(store.data_dir).turn_lock(project.id, conversation.id):
+            os.write(locked_w, b"locked")
+            os.read(release_r, 1)  # until the parent closes its end
+
+    pid = fork(holder)
+    os.close(locked_w)
+    os.close(release_r)
     try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        assert os.read(locked_r, 16) == b"locked"
         before = store.log_path(project.id, conversation.id).read_bytes() if store.log_path(project.id, conversation.id).exists() else b""
         with pytest.raises(ConversationBusy):
             turn(store, project, conversation.id, scripted_llm.config(), "hello?")
@@ -174,11 +168,9 @@ def test_two_processes_one_turn_lock(
         assert after == before
         assert scripted_llm.requests == []
     finally:
-        assert holder.stdin is not None
-        holder.stdin.close()
-        holder.wait(10)
-        assert holder.stdout is not None
-        holder.stdout.close()
+        os.close(release_w)
+        os.close(locked_r)
+        assert exited_cleanly(pid)
     # once the other process is gone, a turn runs
     scripted_llm.script(text("hi"))
     assert finished(turn(store, project, conversation.id, scripted_llm.config(), "hello?")).reason == "completed"

@@ -10,8 +10,6 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -25,6 +23,7 @@ from crewagent.core.search import MessageSearch, SearchCancelled, SearchHit
 from crewagent.core.search import service as search_service
 from crewagent.core.search.index import files_of
 from crewagent.core.store import ProjectInfo, RuntimeStore
+from tests.core.forked import exited_cleanly, fork
 from tests.examples import examples
 
 
@@ -165,14 +164,12 @@ def test_an_append_by_another_process_is_seen_by_the_next_search(
 ) -> None:
     search = MessageSearch(store)
     assert search.search(project.id, "zanzibar") == ()
-    script = (
-        "import sys\n"
-        "from crewagent.core.store import RuntimeStore\n"
-        "from crewagent.core.messages import ConversationMessage\n"
-        "store = RuntimeStore(sys.argv[1])\n"
-        "store.append_message(sys.argv[2], sys.argv[3], ConversationMessage.new('assistant', 'A Zanzibar quokka appears.'))\n"
-    )
-    subprocess.run([sys.executable, "-c", script, str(store.data_dir), project.id, filled["cjk"]], check=True, timeout=120)
+
+    def other_process() -> None:  # a store of its own in another process (forked: the store is imported)
+        other = RuntimeStore(store.data_dir)
+        other.append_message(project.id, filled["cjk"], ConversationMessage.new("assistant", "A Zanzibar quokka appears."))
+
+    assert exited_cleanly(fork(other_process))
     hits = search.search(project.id, "zanzibar")
     assert [hit.conversation_id for hit in hits] == [filled["cjk"]]
     assert "Zanzibar quokka" in hits[0].snippet

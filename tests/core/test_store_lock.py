@@ -18,27 +18,10 @@ from crewagent.core.store import ProjectInfo, RuntimeStore
 from crewagent.core.store import _lock
 from crewagent.core.store import runtime as runtime_module
 from crewagent.core.store._lock import ProcessLock, Timeout
+from tests.core.forked import exited_cleanly as _exited_cleanly
+from tests.core.forked import fork as _fork
 
 needs_fork = pytest.mark.skipif(not hasattr(os, "fork") or _lock.fcntl is None, reason="needs os.fork and flock")
-
-
-def _fork(body: Callable[[], None]) -> int:
-    """Run ``body`` in a forked child that never returns into pytest; its pid."""
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - runs in the child
-        code = 0
-        try:
-            body()
-        except BaseException:
-            code = 1
-        finally:
-            os._exit(code)
-    return pid
-
-
-def _exited_cleanly(pid: int) -> bool:
-    _, status = os.waitpid(pid, 0)
-    return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
 
 
 @needs_fork
