@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import io
 import os
 import stat
 import struct
 import warnings
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -80,18 +80,26 @@ def test_a_symlink_entry_is_refused(tmp_path: Path) -> None:
     assert [(p.file, p.message) for p in error.problems] == [("steps/secrets.md", "refused: a symbolic link")]
 
 
+def _stored_zip(entries: dict[str, bytes]) -> bytes:
+    """A zip of ``entries``, stored (not deflated), its headers packed directly: zipfile's
+    writestr spends ~25 µs of Python per entry, 0.25 CPU-s for 10,000."""
+    local, central = bytearray(), bytearray()
+    for name, content in entries.items():
+        raw, crc = name.encode(), zlib.crc32(content)
+        # dos time 0, date 1980-01-01 (33); version 2.0; no flags, no extra field, no attributes
+        central += struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 20, 20, 0, 0, 0, 33, crc, len(content), len(content), len(raw), 0, 0, 0, 0, 0, len(local)) + raw
+        local += struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, 0, 0, 0, 33, crc, len(content), len(content), len(raw), 0) + raw + content
+    end = struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, len(entries), len(entries), len(central), len(local), 0)
+    return bytes(local + central + end)
+
+
 @pytest.fixture(scope="module")
 def at_the_limit() -> bytes:
     """A valid package of exactly MAX_ENTRIES entries (its files, then empty assets), built once."""
-    files = flat_package()
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as zf:
-        for name, content in files.items():
-            zf.writestr(name, render(content))
-        for i in range(MAX_ENTRIES - len(files)):
-            zf.writestr(f"assets/{i}.txt", b"")
-        assert len(zf.infolist()) == MAX_ENTRIES
-    return buffer.getvalue()
+    files = {name: render(content) for name, content in flat_package().items()}
+    entries = {**files, **{f"assets/{i}.txt": b"" for i in range(MAX_ENTRIES - len(files))}}
+    assert len(entries) == MAX_ENTRIES  # the import reads each back and checks its CRC
+    return _stored_zip(entries)
 
 
 def test_more_than_10000_entries_are_refused(tmp_path: Path, at_the_limit: bytes) -> None:
