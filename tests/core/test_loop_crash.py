@@ -216,7 +216,7 @@ def _run_lane(lane: int, model: CrashModel, base_url: str, tmp: Path, env: dict[
             elif tool_turn:
                 listed = f"call_{request.number}_list"
                 _wait_for(proc, lambda: any(m.tool_call_id == listed for m in store.load_messages(pid, cid).messages))
-                time.sleep(rng.uniform(0.0, 0.1))  # fs.search (~0.5 s) is running
+                time.sleep(rng.uniform(0.0, 0.03))  # fs.search (~0.5 s of CPU) is running: any moment of it is the same state
             elif early:
                 time.sleep(rng.uniform(0.05, 0.45))  # the answer is held after its opening chunk
             else:
