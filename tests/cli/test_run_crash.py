@@ -15,11 +15,13 @@ The seed is printed on failure; rerun with ``CREWAGENT_CRASH_SEED=<seed>``.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import signal
 import threading
 import time
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -27,7 +29,7 @@ from typing import Any
 import pytest
 
 from crewagent.core.llm.demo import DemoResponder
-from crewagent.core.llm.local_server import LocalServer, RecordedRequest, Reply
+from crewagent.core.llm.local_server import LocalServer, Pause, Raw, RecordedRequest, Reply, SseItem, SseReply
 from crewagent.core.runs import RunIndex
 from crewagent.core.runs.service import read_run_state
 from crewagent.core.store import RuntimeStore
@@ -38,6 +40,8 @@ KILLS_PER_LANE = 16  # two lanes: 32 kills
 LANES = 2
 PATH = ["gather-goals", "draft-brief", "review", "end"]
 REQUESTS_PER_STEP = 4  # a full run of the workflow sends 16 requests to the model
+CHUNK_DELAY = 0.004  # the demo's pause before each chunk: a run takes a few seconds
+CHUNKS_PER_WRITE = 4  # sent together after their four pauses (see RecordingDemo)
 SEED = int(os.environ.get("CREWAGENT_CRASH_SEED", str(time.time_ns() % 2**32)))
 
 
@@ -47,7 +51,7 @@ class RecordingDemo(DemoResponder):
     after the next process started, and must not be taken for the next one's)."""
 
     def __init__(self) -> None:
-        super().__init__(chunk_delay=0.004)
+        super().__init__(chunk_delay=CHUNK_DELAY)
         self.cond = threading.Condition()
         self.bodies: dict[str, list[Any]] = {}
 
@@ -55,7 +59,13 @@ class RecordingDemo(DemoResponder):
         with self.cond:
             self.bodies.setdefault(str(request.body.get("model")), []).append(request.body)
             self.cond.notify_all()
-        return super().chat_completion(request)
+        reply = super().chat_completion(request)
+        if isinstance(reply, SseReply):
+            # The same chunks and the same pauses in all, written four at a time: each write wakes
+            # the client's event loop and is parsed by the HTTP stack, ~0.1 CPU-s of a whole run's
+            # 0.5 in the killed processes (docs/benchmarks.md, "Session 11: the kill loops").
+            return SseReply(_in_writes(reply.events, CHUNKS_PER_WRITE), done=reply.done, headers=reply.headers)
+        return reply
 
     def wait_for(self, name: str, proc: ZygoteProcess, requests: int = 1, timeout: float = 60) -> None:
         """Until the process whose model name is ``name`` sent ``requests`` requests (or ended)."""
@@ -65,6 +75,32 @@ class RecordingDemo(DemoResponder):
                 if proc.poll() is not None or time.monotonic() > deadline:
                     return
                 self.cond.wait(0.02)
+
+
+def _in_writes(events: Iterable[SseItem], size: int) -> Iterator[SseItem]:
+    """``events`` with ``size`` chunks sent as one write after the pauses that preceded them."""
+    pending: list[bytes] = []
+    pause = 0.0
+
+    def flush() -> Iterator[SseItem]:
+        nonlocal pending, pause
+        if pause:
+            yield Pause(pause)
+        if pending:
+            yield Raw(b"".join(pending))
+        pending, pause = [], 0.0
+
+    for item in events:
+        if isinstance(item, Pause):
+            if len(pending) >= size:
+                yield from flush()
+            pause += item.seconds
+        elif isinstance(item, dict):
+            pending.append(b"data: " + json.dumps(item).encode() + b"\n\n")
+        else:  # a cut connection or raw bytes: what came before goes first
+            yield from flush()
+            yield item
+    yield from flush()
 
 
 def _lane(lane: int, demo: RecordingDemo, base_url: str, tmp: Path, zygote: Zygote) -> dict[str, int]:

@@ -209,11 +209,14 @@ def _run_lane(lane: int, model: CrashModel, base_url: str, tmp: Path, env: dict[
             # Late kills wait for what they are meant to interrupt, not for a time: on a loaded
             # machine the first word or the fs.list result can come a second or more later.
             if tool_turn and early:
-                time.sleep(rng.uniform(0.05, 0.6))  # the calls streaming, or fs.list running
+                # The calls streaming, being stored, fs.list running, or fs.search just started.
+                # Later than that is the same state on disk as a late kill's (the search only
+                # reads): a kill up to 0.6 s in spent ~0.1 CPU-s of search for no new state.
+                time.sleep(rng.uniform(0.0, 0.15))
             elif tool_turn:
                 listed = f"call_{request.number}_list"
                 _wait_for(proc, lambda: any(m.tool_call_id == listed for m in store.load_messages(pid, cid).messages))
-                time.sleep(rng.uniform(0.0, 0.1))  # fs.search (~0.5 s) is running
+                time.sleep(rng.uniform(0.0, 0.03))  # fs.search (~0.5 s of CPU) is running: any moment of it is the same state
             elif early:
                 time.sleep(rng.uniform(0.05, 0.45))  # the answer is held after its opening chunk
             else:

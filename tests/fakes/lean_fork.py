@@ -50,6 +50,8 @@ class LeanForker:
             )
         if self._receive() != {"ready": True}:
             raise RuntimeError("the fork server did not start")
+        #: The CPU-s (user + system) of each child waited for, by pid (``wait4`` in the server).
+        self.cpu: dict[int, float] = {}
 
     def fork(self, target: str, write_fd: int, *args: Any) -> int:
         """Fork a child that runs ``target(its copy of write_fd, *args)`` (JSON arguments) and then
@@ -60,7 +62,9 @@ class LeanForker:
     def wait(self, pid: int) -> int:
         """Wait for a child of ``fork`` to end; its status, as ``os.waitpid`` gives it."""
         self._sock.send(json.dumps({"wait": pid}).encode())
-        return int(self._receive()["status"])
+        reply = self._receive()
+        self.cpu[pid] = reply["cpu"]
+        return int(reply["status"])
 
     def close(self) -> None:
         self._sock.close()  # the server ends at the end of its requests
@@ -125,9 +129,9 @@ def _serve() -> None:  # pragma: no cover - runs in the server
             break  # the test closed its end
         request = json.loads(message)
         if "wait" in request:
-            _, status = os.waitpid(request["wait"], 0)
+            _, status, usage = os.wait4(request["wait"], 0)
             running.discard(request["wait"])
-            sock.send(json.dumps({"status": status}).encode())
+            sock.send(json.dumps({"status": status, "cpu": usage.ru_utime + usage.ru_stime}).encode())
             continue
         pid = os.fork()
         if pid == 0:

@@ -83,6 +83,8 @@ class ZygoteProcess:
         self.returncode: int | None = None
         #: The CPU-s (user + system) the process used, from ``wait4`` once the zygote reaped it.
         self.cpu: float | None = None
+        #: Its minor page faults (``ru_minflt``), from the same ``wait4``.
+        self.faults: int | None = None
 
     def poll(self) -> int | None:
         return self.returncode
@@ -208,6 +210,7 @@ class Zygote:
                 with self.cond:
                     child = self._children.pop(reply["exited"])
                     child.cpu = reply.get("cpu")
+                    child.faults = reply.get("faults")
                     child.returncode = reply["code"]
                     self.cond.notify_all()
             else:
@@ -344,7 +347,10 @@ def _serve() -> None:
             if pid == 0:
                 return
             children.discard(pid)
-            reply({"exited": pid, "code": _returncode(status), "cpu": usage.ru_utime + usage.ru_stime})
+            reply({
+                "exited": pid, "code": _returncode(status), "cpu": usage.ru_utime + usage.ru_stime,
+                "faults": usage.ru_minflt,
+            })
 
     os.write(1, b"ready\n")
     while open_input or children:
