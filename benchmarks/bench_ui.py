@@ -100,6 +100,9 @@ class Config:
     write_bytes: int = 20 * 1024 * 1024
     conversations: int = 1_000
     cold_runs: int = 5
+    #: Page steps up before the rest of the way to the top goes by jumps to the top (``--smoke``):
+    #: each jump shows the next older rows as a page step that reaches the top does.
+    page_steps: int = 50_000
     quick: bool = False
 
 
@@ -134,6 +137,7 @@ SMOKE = Config(
     write_bytes=64 * 1024,
     conversations=3,
     cold_runs=1,
+    page_steps=2,  # then jumps to the top: the 160 messages were 52 page steps of repaint
     quick=True,
 )
 #: Set by ``--smoke``: ``run_child`` calls the child in this process instead of starting one.
@@ -578,13 +582,16 @@ def child_open(payload: dict[str, Any]) -> dict[str, Any]:
 
     page: list[tuple[float, float]] = []
     idle = 0
-    while idle < 3 and len(page) < 50_000:
-        timed_step = step(lambda: bar.triggerAction(QAbstractSlider.SliderAction.SliderPageStepSub))
+    while idle < 3:
+        paging = len(page) < cfg.page_steps
+        action = QAbstractSlider.SliderAction.SliderPageStepSub if paging else QAbstractSlider.SliderAction.SliderToMinimum
+        timed_step = step(lambda: bar.triggerAction(action))
         if timed_step is None:
             idle += 1
         else:
             idle = 0
-            page.append(timed_step)
+            if paging:
+                page.append(timed_step)
     model = conversation.model
     from crewagent.ui.timeline import TimelineRole
 

@@ -141,3 +141,26 @@ def test_another_provider_on_the_command_line_does_not_inherit_the_active_ones_u
     config = provider_config(settings, provider="openai")
     assert (config.base_url, config.model) == (OPENAI_BASE_URL, "gpt-4o-mini")
     assert provider_config(settings).base_url == "http://h:1/v1"
+
+
+def test_choosing_the_keyring_outside_macos_does_not_probe_for_the_macos_libraries(
+    isolated_dirs: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """keyring's macOS backend looked for three macOS libraries with ``find_library`` (ldconfig,
+    gcc and ld run to fail, ~0.1-0.25 CPU-s of each app start on Linux) before saying "macOS
+    required"; the backend chosen is the same without it."""
+    import ctypes.util
+    import sys
+
+    import keyring.core
+
+    if sys.platform == "darwin":
+        pytest.skip("on macOS the keychain is the backend")
+    probed: list[str | None] = []
+    monkeypatch.setattr(ctypes.util, "find_library", lambda name: probed.append(name))
+    for name in ("keyring.backends.macOS", "keyring.backends.macOS.api"):  # as in a fresh process
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    monkeypatch.setattr(keyring.core, "_keyring_backend", None)  # not chosen yet, as in a fresh process
+    secrets = SecretStore()
+    assert probed == []
+    assert not secrets.backend.secure  # still the same choice: no keyring on the test machine

@@ -23,7 +23,7 @@ from crewagent.ui.mainwindow import MainWindow
 from crewagent.worker.turn_values import LoadedConversation, TimelineMessage
 from tests.ui.conftest import open_project
 
-SIZE = 600
+SIZE = 320  # more than FIRST_PAGE: a second copy (2 * SIZE) cannot pass for the first page (SIZE + FIRST_PAGE)
 MARK = "reopen-probe "
 
 

@@ -23,8 +23,11 @@ from tests.fakes.scripted_server import ScriptedServer, call, text, tool_calls
 from tests.worker.gui_thread import wait_signal
 from tests.worker.turns_support import TurnClient, TurnRecorder, scripted_worker
 
-#: More than bigjson.LARGE_CHARS of arguments, with escapes and characters outside ASCII.
-CONTENT = 'print("héllo, 世界")\t# a line of code 😀\n' * 40_000
+#: A content of more than bigjson.LARGE_CHARS characters (so its own text is written in slices
+#: too, not only the arguments around it), with escapes and characters outside ASCII: 1.06 M
+#: characters, 1.9 MB of arguments. Just over the line: every megabyte more is only more of the
+#: same slices, streamed, parsed and written (40,000 lines, 2.7 MB, cost ~0.5 CPU-s more).
+CONTENT = 'print("héllo, 世界")\t# a line of code 😀\n' * 28_000
 
 
 @pytest.fixture
@@ -53,7 +56,7 @@ def test_an_fs_write_of_megabytes_is_written_logged_and_exported_whole_while_the
     qtbot: Any, scripted_llm: ScriptedServer, store: Any, project: Any, conversation: Any, host: WorkerThread
 ) -> None:
     arguments = json.dumps({"path": "@project/big.py", "content": CONTENT})
-    assert len(arguments) > bigjson.LARGE_CHARS
+    assert len(CONTENT) > bigjson.LARGE_CHARS and len(arguments) > bigjson.LARGE_CHARS
     pieces = [arguments[start : start + 64 * 1024] for start in range(0, len(arguments), 64 * 1024)]
     scripted_llm.script(tool_calls(call("call_big", "fs_write", *pieces)), text("Written."))
     client, recorder = TurnClient(host.worker), TurnRecorder(host.worker.turns)

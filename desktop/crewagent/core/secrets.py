@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,11 +30,27 @@ class SecretBackend:
     warning: str = ""
 
 
+def _skip_the_macos_keychain_probe() -> None:
+    """Outside macOS, make keyring's macOS backend fail its import at once.
+
+    To choose a backend, keyring imports every one it ships. The macOS one, on any system, first
+    looks for the Security, CoreServices and Foundation libraries with ``ctypes.util.find_library``,
+    which on Linux runs ``ldconfig``, ``gcc`` and ``ld`` to fail three times (~0.1-0.25 CPU-s of
+    every start of the app), and then reports itself unusable ("macOS required") anyway. A ``None``
+    in ``sys.modules`` makes its ``from . import api`` raise ImportError, which keyring's backend
+    module catches: the same backends are found, and the chosen one is the same.
+    """
+    if sys.platform != "darwin":
+        sys.modules.setdefault("keyring.backends.macOS.api", None)  # type: ignore[arg-type]
+
+
 class SecretStore:
     """Stores one secret per provider name (``openai``, ``openai-compatible``)."""
 
     def __init__(self, config_dir: str | Path | None = None, *, use_keyring: bool = True):
         self._fallback = paths.secrets_file(paths.config_dir(config_dir))
+        if use_keyring:
+            _skip_the_macos_keychain_probe()
         self._keyring = keyring.get_keyring() if use_keyring else None
         if self._keyring is not None and isinstance(self._keyring, fail.Keyring):
             self._keyring = None
