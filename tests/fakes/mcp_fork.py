@@ -152,6 +152,8 @@ def _child(request: dict[str, Any], fds: list[int], inherited: list[int]) -> Non
     import runpy
     import traceback
 
+    from tests.fakes.preforked import leave  # before sys.path[0] becomes the command's folder
+
     code = 1
     try:
         signal.set_wakeup_fd(-1)
@@ -184,12 +186,7 @@ def _child(request: dict[str, Any], fds: list[int], inherited: list[int]) -> Non
         except BaseException:
             traceback.print_exc()
     finally:
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except BaseException:
-                pass
-        os._exit(code)
+        leave(code)
 
 
 def _serve(socket_path: str) -> None:  # pragma: no cover - runs in the fork server
@@ -197,20 +194,16 @@ def _serve(socket_path: str) -> None:  # pragma: no cover - runs in the fork ser
     import importlib
     import selectors
 
+    from tests.fakes.preforked import freeze_preload, sigchld_wakeup
+
     gc.disable()  # no collections while importing (~10 % of the imports' CPU): one at the end
     for name in PRELOAD:
         importlib.import_module(name)
-    gc.collect()
-    gc.freeze()  # a child's collections skip the preloaded objects instead of copying their pages
-    gc.enable()
+    freeze_preload()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     listener.bind(socket_path)
     listener.listen(16)
-    wakeup = os.pipe()
-    for fd in wakeup:
-        os.set_blocking(fd, False)
-    signal.set_wakeup_fd(wakeup[1])
-    signal.signal(signal.SIGCHLD, lambda _signum, _frame: None)  # a handler, so SIGCHLD wakes select
+    wakeup = sigchld_wakeup()
     selector = selectors.DefaultSelector()
     selector.register(listener, selectors.EVENT_READ)
     selector.register(wakeup[0], selectors.EVENT_READ)

@@ -32,6 +32,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from tests.fakes.preforked import freeze_preload, leave, sigchld_wakeup
+
 ROOT = Path(__file__).resolve().parents[2]
 #: The xdist group of every test that uses the session's zygote (tests/fakes/fixtures.py): one
 #: worker runs them all, so a run starts one zygote (~3 CPU-s of imports), not one per worker.
@@ -266,12 +268,7 @@ def _fork(request: dict[str, Any], wakeup: tuple[int, int]) -> int:
     except BaseException:
         traceback.print_exc()
     finally:
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except BaseException:
-                pass
-        os._exit(code)
+        leave(code)
 
 
 def _serve() -> None:
@@ -323,14 +320,8 @@ def _serve() -> None:
     # What the preload built is never collected: frozen, a child's garbage collections skip it
     # instead of writing to (and so copying) every page of it. Half a forked command's CPU:
     # 0.42 -> 0.21 CPU-s per `crewagent chat --provider demo` (docs/benchmarks.md, "Test suite").
-    gc.collect()
-    gc.freeze()
-    gc.enable()  # each command collects as it would in a fresh process
-    wakeup = os.pipe()
-    for fd in wakeup:
-        os.set_blocking(fd, False)
-    signal.set_wakeup_fd(wakeup[1])
-    signal.signal(signal.SIGCHLD, lambda _signum, _frame: None)  # a handler, so SIGCHLD wakes select
+    freeze_preload()
+    wakeup = sigchld_wakeup()
     selector = selectors.DefaultSelector()
     selector.register(0, selectors.EVENT_READ)
     selector.register(wakeup[0], selectors.EVENT_READ)
