@@ -352,6 +352,33 @@ def test_a_cancelled_long_build_puts_the_merges_back_and_the_next_search_ends_it
     assert search.search(project.id, "otters")[0].matches == 600
 
 
+def test_the_rest_of_a_cancelled_long_build_is_held_and_merged_like_its_start(
+    store: RuntimeStore, project: ProjectInfo, long_log: str
+) -> None:
+    size = store.log_path(project.id, long_log).stat().st_size
+
+    def indexed() -> int:
+        if not index_file(store, project).exists():
+            return 0
+        with sqlite3.connect(index_file(store, project)) as other:
+            row = other.execute("SELECT indexed FROM logs").fetchone()
+        return 0 if row is None else int(row[0])
+
+    search = MessageSearch(store)
+    with pytest.raises(SearchCancelled):  # stopped with less than a chunk left
+        search.search(project.id, "otters", lambda: indexed() > size - 4096)
+    assert 0 < size - indexed() < 4096
+    seen: list[dict[str, int]] = []
+
+    def watch() -> bool:
+        seen.append(_merge_settings(index_file(store, project)))
+        return False
+
+    assert search.search(project.id, "otters", watch) == scanned(store, project, "otters")
+    assert {"automerge": 0, "crisismerge": 2000} in seen
+    assert _merge_settings(index_file(store, project)) == {"automerge": 4, "crisismerge": 16}
+
+
 def test_merges_left_held_by_a_process_that_died_are_put_back_on_open(
     store: RuntimeStore, project: ProjectInfo, long_log: str
 ) -> None:

@@ -259,6 +259,8 @@ class SearchIndex:
         start, seq = 0, 0
         if row is not None and row.inode == inode and size > row.size and self._tail_matches(path, row):
             start, seq = row.indexed, row.next_seq
+            if row.mtime_ns == 0 and not self._merges_held:  # the rest of a long build a cancel stopped:
+                self._hold_merges(db)  # its segments are not merged yet either; it ends with the one merge
         elif row is not None:
             self._forget(db, row.conv, conversation_id)
             row = None
