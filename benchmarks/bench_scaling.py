@@ -14,15 +14,22 @@ written from pre-encoded lines with fresh ids, so 100 MB take seconds. Per size:
 
 - **append p50**: ``RuntimeStore.append_message`` (fsync'd), round robin over the sizes so that
   a busy neighbour slows them all alike; done last, so the other columns see the exact sizes;
-- **load**: ``RuntimeStore.load_messages`` on a fresh store (median CPU time; wall-clock in the
-  JSON), and the tracemalloc peak of one load over the file size;
+- **load**: ``RuntimeStore.load_messages`` on a fresh store (CPU time; wall-clock in the JSON),
+  and the tracemalloc peak of one more load over the file size;
 - **context build**: ``build_llm_messages`` of the loaded history (agent mode, default budget);
 - **window, last page**: a real offscreen MainWindow (with its worker thread, in a child
   process) opening the conversation from the Works list, from the click to the end of the
   paint that shows the last page; then the whole conversation loads in the background, and the
   window process's peak RSS (VmHWM) and RSS (VmRSS) are read once it has;
-- **search**: ``MessageSearch.search`` of the rare word, with the FTS5 index (after its build,
-  which is shown) and without it (the scan of the logs).
+- **search**: ``MessageSearch.search`` of the rare word, with the FTS5 index (after its build
+  from nothing, which is shown) and without it (the scan of the logs).
+
+Load, context build, scan, index build and indexed search are measured in rounds (3 in a full
+run; ``--rounds N`` for more) interleaved between the sizes, each round going through every size
+once (smallest first, then largest first), so that a slow minute of the shared host falls on
+every size alike. The first round is cold (each size's first load, its memory not yet taken
+from the system) and is shown apart; each figure is the median of the other rounds, and the
+verdicts are on those.
 
 For each cost the growth factor per decade (cost at 10x the messages / cost) is printed with a
 verdict: flat costs must stay within 2.5x a decade, linear ones within 15x (10x is linear).
@@ -74,18 +81,16 @@ LINEAR_LIMIT = 15.0  # a linear cost grows 10x a decade; quadratic would be 100x
 class Config:
     sizes: tuple[int, ...]
     appends: int  # timed appends per size
-    loads: int  # timed loads per size (fewer at 10^5)
-    builds: int
+    rounds: int  # rounds over every size of load, context, scan, index build and search; the 1st is cold
     opens: int  # window opens per size
-    searches: int
-    scans: int
+    searches: int  # indexed searches per size and round (their median is the round's figure)
 
 
-FULL = Config(sizes=(100, 1_000, 10_000, 100_000), appends=60, loads=3, builds=3, opens=3, searches=10, scans=2)
-QUICK = Config(sizes=(100, 1_000), appends=5, loads=1, builds=1, opens=1, searches=2, scans=1)
+FULL = Config(sizes=(100, 1_000, 10_000, 100_000), appends=60, rounds=3, opens=3, searches=5)
+QUICK = Config(sizes=(100, 1_000), appends=5, rounds=2, opens=1, searches=2)
 #: ``--smoke`` (tests/ui/test_bench_scaling_smoke.py): two sizes, the larger above a first page (150
 #: messages), and the window in this process (the tests' QApplication) instead of a child process.
-SMOKE = Config(sizes=(20, 200), appends=2, loads=1, builds=1, opens=1, searches=1, scans=1)
+SMOKE = Config(sizes=(20, 200), appends=2, rounds=2, opens=1, searches=1)
 
 
 # -- the logs ---------------------------------------------------------------------------------
@@ -159,56 +164,93 @@ def generate(cfg: Config, scratch: Path) -> tuple[Path, list[Subject]]:
 # -- measurements in this process -------------------------------------------------------------
 
 
-def _median_time(run: Callable[[], object], repeat: int) -> tuple[float, float]:
-    """Median wall-clock and CPU seconds of ``run`` (CPU time: what a busy machine does not inflate)."""
-    wall, cpu = [], []
-    for _ in range(repeat):
-        gc.collect()
-        start, start_cpu = time.perf_counter(), time.process_time()
-        run()
-        cpu.append(time.process_time() - start_cpu)
-        wall.append(time.perf_counter() - start)
-    return statistics.median(wall), statistics.median(cpu)
+#: The in-process costs measured in every round, each a (wall-clock, CPU) pair in seconds.
+ROUND_COSTS = ("load", "context", "search_scan", "index_build", "search_index")
 
 
-def measure_core(cfg: Config, data: Path, subject: Subject) -> dict[str, float]:
+def _timed(run: Callable[[], Any]) -> tuple[Any, tuple[float, float]]:
+    """``run()``'s result and its (wall-clock, CPU) seconds (CPU time: what a busy machine does not inflate)."""
+    start, start_cpu = time.perf_counter(), time.process_time()
+    result = run()
+    cpu = time.process_time() - start_cpu
+    return result, (time.perf_counter() - start, cpu)
+
+
+def measure_round(cfg: Config, data: Path, subject: Subject, first: bool) -> dict[str, tuple[float, float]]:
+    """One round of one size: a load on a fresh store, the context build of what it loaded, a scan,
+    an index build from nothing, and the median of ``cfg.searches`` indexed searches."""
+    from crewagent.core import paths
     from crewagent.core.context import build_llm_messages
     from crewagent.core.search import MessageSearch
+    from crewagent.core.search.index import files_of
 
-    def load() -> Any:
-        return RuntimeStore(data).load_messages(subject.project_id, subject.conversation_id)
-
-    loaded = load()
-    assert len(loaded.messages) == subject.size and not loaded.problems, (len(loaded.messages), loaded.problems[:1])
-    out: dict[str, float] = {}
-    out["load_wall_s"], out["load_s"] = _median_time(load, cfg.loads)
+    out: dict[str, tuple[float, float]] = {}
+    gc.collect()  # once a round: a collection costs as much as a small size's whole round
+    loaded, out["load"] = _timed(lambda: RuntimeStore(data).load_messages(subject.project_id, subject.conversation_id))
+    if first:
+        assert len(loaded.messages) == subject.size and not loaded.problems, (len(loaded.messages), loaded.problems[:1])
     history = loaded.messages
     del loaded
+    result, out["context"] = _timed(lambda: build_llm_messages(history, mode="agent"))
+    assert result.ok, result.error
+    del history, result
+
+    store = RuntimeStore(data)
+    scanned, out["search_scan"] = _timed(lambda: MessageSearch(store, use_index=False).search(subject.project_id, MARKER))
+    for file in files_of(paths.search_index_file(paths.project_runtime_dir(data, subject.project_id))):
+        file.unlink(missing_ok=True)  # every round builds the index from nothing
+    indexed = MessageSearch(store)
+    try:
+        hits, out["index_build"] = _timed(lambda: indexed.search(subject.project_id, MARKER))  # builds it first
+        assert hits == scanned and len(hits) == 1, (hits, scanned)
+        searches = [_timed(lambda: indexed.search(subject.project_id, MARKER))[1] for _ in range(cfg.searches)]
+    finally:
+        indexed.close()
+    out["search_index"] = (statistics.median(w for w, _ in searches), statistics.median(c for _, c in searches))
+    return out
+
+
+def measure_core(cfg: Config, data: Path, subjects: list[Subject], progress: Callable[[str], None]) -> dict[int, dict[str, Any]]:
+    """Every size's in-process costs, ``cfg.rounds`` rounds interleaved between the sizes.
+
+    A round measures every size once, smallest first in odd rounds and largest first in even
+    ones, so a slow minute of a shared host falls on all sizes alike, and neighbouring sizes are
+    measured next to each other. The first round is cold (the first load of each size: its
+    memory not yet taken from the system); the figure is the median of the other rounds.
+    """
+    samples: dict[int, dict[str, list[tuple[float, float]]]] = {s.size: {c: [] for c in ROUND_COSTS} for s in subjects}
+    places: dict[int, list[int]] = {s.size: [] for s in subjects}  # each size's place in each round
+    for round_ in range(cfg.rounds):
+        progress(f"round {round_ + 1} of {cfg.rounds}: load, context, scan, index build, search (load average"
+                 f" {os.getloadavg()[0]:.1f})")
+        for place, subject in enumerate(subjects if round_ % 2 == 0 else subjects[::-1]):
+            for cost, value in measure_round(cfg, data, subject, first=round_ == 0).items():
+                samples[subject.size][cost].append(value)
+            places[subject.size].append(place)
+    rows: dict[int, dict[str, Any]] = {}
+    for subject in subjects:
+        row: dict[str, Any] = {}
+        for cost, values in samples[subject.size].items():
+            warm = values[1:] or values  # a single round (--smoke) has only the cold one
+            row[f"{cost}_s"] = statistics.median(cpu for _, cpu in warm)
+            row[f"{cost}_wall_s"] = statistics.median(wall for wall, _ in warm)
+            row[f"{cost}_cold_s"] = values[0][1]
+            row[f"{cost}_rounds_s"] = [cpu for _, cpu in values]
+        row["round_places"] = places[subject.size]
+        row["load_peak_over_file"] = _load_peak(data, subject)
+        rows[subject.size] = row
+    return rows
+
+
+def _load_peak(data: Path, subject: Subject) -> float:
+    """The tracemalloc peak of one load over the file's size (its own load: tracemalloc slows it)."""
     gc.collect()
     tracemalloc.start()
-    again = load()
+    again = RuntimeStore(data).load_messages(subject.project_id, subject.conversation_id)
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     del again
-    out["load_peak_over_file"] = peak / subject.file_bytes
-    result = build_llm_messages(history, mode="agent")
-    assert result.ok, result.error
-    out["context_wall_s"], out["context_s"] = _median_time(lambda: build_llm_messages(history, mode="agent"), cfg.builds)
-    del history, result
-    gc.collect()
-
-    store = RuntimeStore(data)
-    indexed = MessageSearch(store)
-    scan = MessageSearch(store, use_index=False)
-    start, start_cpu = time.perf_counter(), time.process_time()
-    hits = indexed.search(subject.project_id, MARKER)  # builds the index first
-    out["index_build_s"] = time.process_time() - start_cpu
-    out["index_build_wall_s"] = time.perf_counter() - start
-    assert hits == scan.search(subject.project_id, MARKER) and len(hits) == 1, hits
-    out["search_index_wall_s"], out["search_index_s"] = _median_time(lambda: indexed.search(subject.project_id, MARKER), cfg.searches)
-    out["search_scan_wall_s"], out["search_scan_s"] = _median_time(lambda: scan.search(subject.project_id, MARKER), cfg.scans)
-    indexed.close()
-    return out
+    return peak / subject.file_bytes
 
 
 def measure_appends(cfg: Config, data: Path, subjects: list[Subject]) -> dict[int, float]:
@@ -347,7 +389,7 @@ COLUMNS = (
     Column("context_s", "context build, CPU", "ms", "linear"),
     Column("open_s", "window: last page", "ms", "flat"),
     Column("search_index_s", "search, index, CPU", "ms", "linear"),
-    Column("index_build_s", "index build (once), CPU", "ms", "linear"),
+    Column("index_build_s", "index build, CPU", "ms", "linear"),
     Column("search_scan_s", "search, no index, CPU", "ms", "linear"),
 )
 
@@ -374,6 +416,22 @@ def report(cfg: Config, quick: bool, machine: dict[str, str], rows: dict[int, di
                      f"{row['rss_after_opens_mb']:.0f} ({row['hwm_after_opens_mb']:.0f})"])
     out.append(table(header, body))
     out.append("")
+    rounds = len(rows[cfg.sizes[0]]["load_rounds_s"])
+    if rounds > 1:
+        out.append(f"The figures above are medians of rounds 2-{rounds} (warm); the first round (cold), each size once,"
+                   " and the spread of the warm rounds:")
+        out.append("")
+        measured = [c for c in COLUMNS if f"{c.key[:-2]}_rounds_s" in rows[cfg.sizes[0]]]
+        cold_body = []
+        for size in cfg.sizes:
+            row = rows[size]
+            cells = []
+            for c in measured:
+                warm = row[f"{c.key[:-2]}_rounds_s"][1:]
+                cells.append(f"{_fmt(row[c.key[:-2] + '_cold_s'], c.unit)} ({_fmt(min(warm), c.unit)}-{_fmt(max(warm), c.unit)})")
+            cold_body.append([f"{size:,}", *cells])
+        out.append(table(["messages, 1st round", *[f"{c.title}: cold (warm min-max) ms" for c in measured]], cold_body))
+        out.append("")
     growth_rows = []
     shapes_ok = True
     for column in COLUMNS:
@@ -432,7 +490,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", help="comma-separated message counts instead of the default ones (e.g. 100000)")
     parser.add_argument("--window-only", action="store_true", help="measure only the window (last page, RSS)")
     parser.add_argument("--baseline", type=Path, help="with --window-only: also run the window on this checkout's code")
-    parser.add_argument("--rounds", type=int, default=1, help="with --window-only: rounds of (this code, baseline)")
+    parser.add_argument("--rounds", type=int, help="rounds of the in-process measurements (default 3, the 1st cold);"
+                        " with --window-only: rounds of (this code, baseline), default 1")
     parser.add_argument("--opens", type=int, help="window opens per size")
     parser.add_argument("--_window", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -445,6 +504,8 @@ def main(argv: list[str] | None = None) -> int:
         cfg = replace(cfg, sizes=tuple(int(size) for size in args.sizes.split(",")))
     if args.opens:
         cfg = replace(cfg, opens=args.opens)
+    if args.rounds and not args.window_only:
+        cfg = replace(cfg, rounds=args.rounds)
     if args.data_dir:
         args.data_dir.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix="crewagent-bench-scaling-", dir=args.data_dir))
@@ -457,14 +518,13 @@ def main(argv: list[str] | None = None) -> int:
         data, subjects = generate(cfg, scratch)
         progress(f"generated {sum(s.file_bytes for s in subjects) / 1e6:.0f} MB of logs in {time.perf_counter() - started:.1f} s")
         if args.window_only:
-            text = window_only(cfg, data, subjects, scratch, args.baseline, args.rounds, machine)
+            text = window_only(cfg, data, subjects, scratch, args.baseline, args.rounds or 1, machine)
             machine["load average (end)"] = " ".join(f"{x:.1f}" for x in os.getloadavg())
             print(text + f"\n\nload average at the end: {machine['load average (end)']}")
             return 0
-        rows: dict[int, dict[str, Any]] = {}
+        rows = measure_core(cfg, data, subjects, progress)
         for subject in subjects:
-            progress(f"{subject.size:,} messages: load, context, search ...")
-            rows[subject.size] = {"file_bytes": subject.file_bytes, **measure_core(cfg, data, subject)}
+            rows[subject.size]["file_bytes"] = subject.file_bytes
         progress("the window ...")
         for size, value in measure_window(cfg, data, subjects, scratch, here=args.smoke).items():
             rows[size].update(open_s=statistics.median(value["open_ms"]) / MS, open_ms=value["open_ms"],

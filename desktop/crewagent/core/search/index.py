@@ -46,6 +46,11 @@ _TAIL = 1024
 #: Bytes of a log indexed per transaction (a long first build keeps its progress when cancelled).
 _CHUNK = 8 << 20
 _CHECK_EVERY = 512
+#: FTS5's merge settings as SQLite ships them. A build of more than a chunk holds merges off and
+#: merges once at its end (``_hold_merges``); these are put back afterwards, and on the next open
+#: if a process died in the middle.
+_MERGES = (("automerge", 4), ("crisismerge", 16))
+_HELD = (("automerge", 0), ("crisismerge", 2000))  # FTS5 caps crisismerge below 2000 segments a level
 #: SQLite result codes that mean the file is not a usable index (it is then rebuilt).
 _DAMAGED_CODES = frozenset({1, 11, 17, 24, 26})  # ERROR (no such table ...), CORRUPT, SCHEMA, FORMAT, NOTADB
 
@@ -132,6 +137,7 @@ class SearchIndex:
         self._conn: sqlite3.Connection | None = None
         self._known: dict[str, _Indexed] | None = None
         self._version = -1
+        self._merges_held = False
         #: Held while the index is brought up to date and queried (callers may wait on it).
         self.lock = threading.Lock()
 
@@ -158,6 +164,9 @@ class SearchIndex:
                 check = conn.execute("PRAGMA quick_check").fetchone()[0]
                 if check != "ok":
                     raise IndexDamaged(f"quick_check: {check}")
+                held = conn.execute("SELECT v FROM fts_config WHERE k = 'automerge'").fetchone()
+                if held is not None and held[0] == 0:  # a build that held merges off never ended
+                    self._set_merges(conn, _MERGES)
         except (sqlite3.Error, IndexDamaged) as exc:
             conn.close()
             if isinstance(exc, sqlite3.Error) and not _is_damage(exc):
@@ -213,6 +222,7 @@ class SearchIndex:
         db = self._db()
         known = self._rows(db)
         changed = False
+        done = False
         try:
             gone = known.keys() - {conversation_id for conversation_id, _path in logs}
             for conversation_id in gone:
@@ -233,10 +243,13 @@ class SearchIndex:
                     continue
                 changed = True
                 coverage[conversation_id] = self._follow(db, conversation_id, path, row, stat, cancelled)
+            done = True
             return coverage
         finally:
             if changed:
                 self._known = None
+            if self._merges_held:
+                self._release_merges(db, merge=done)
 
     def _follow(
         self, db: sqlite3.Connection, conversation_id: str, path: str, row: _Indexed | None, stat: tuple[int, int, int], cancelled: IsCancelled
@@ -246,6 +259,8 @@ class SearchIndex:
         start, seq = 0, 0
         if row is not None and row.inode == inode and size > row.size and self._tail_matches(path, row):
             start, seq = row.indexed, row.next_seq
+            if row.mtime_ns == 0 and not self._merges_held:  # the rest of a long build a cancel stopped:
+                self._hold_merges(db)  # its segments are not merged yet either; it ends with the one merge
         elif row is not None:
             self._forget(db, row.conv, conversation_id)
             row = None
@@ -293,6 +308,8 @@ class SearchIndex:
         """Index the whole lines of ``path`` from ``start`` to its size when it was looked at."""
         inode, size, mtime_ns = stat
         position = start
+        if size - start > _CHUNK and not self._merges_held:
+            self._hold_merges(db)
         handle: BinaryIO | None
         try:
             handle = open(path, "rb")
@@ -342,6 +359,30 @@ class SearchIndex:
         finally:
             if handle is not None:
                 handle.close()
+
+    # -- FTS5's merges during a long build -------------------------------------------------------
+
+    @staticmethod
+    def _set_merges(db: sqlite3.Connection, settings: tuple[tuple[str, int], ...]) -> None:
+        for name, value in settings:
+            db.execute("INSERT INTO fts(fts, rank) VALUES(?, ?)", (name, value))
+
+    def _hold_merges(self, db: sqlite3.Connection) -> None:
+        """No segment merges until ``_release_merges``: FTS5 writes each transaction's terms as a
+        segment and merges 4 of a level into one of the next, so over a long build each term is
+        rewritten once per level and the build costs n log n (16 CPU-s at 100,000 messages, 15x
+        a decade: docs/benchmarks.md "Session 11: a robust scaling verdict"). Held off, the
+        segments are merged once, all together, at the end."""
+        self._set_merges(db, _HELD)
+        self._merges_held = True
+
+    def _release_merges(self, db: sqlite3.Connection, *, merge: bool) -> None:
+        """Merges back on; ``merge``: the build is complete, merge its segments into one now (a
+        cancelled build leaves them to the next update, which holds merges again and ends it)."""
+        self._merges_held = False
+        self._set_merges(db, _MERGES)
+        if merge:
+            db.execute("INSERT INTO fts(fts) VALUES('optimize')")
 
     # -- answering -------------------------------------------------------------------------------
 
