@@ -27,9 +27,10 @@ written from pre-encoded lines with fresh ids, so 100 MB take seconds. Per size:
 Load, context build, scan, index build and indexed search are measured in rounds (3 in a full
 run; ``--rounds N`` for more) interleaved between the sizes, each round going through every size
 once (smallest first, then largest first), so that a slow minute of the shared host falls on
-every size alike. The first round is cold (each size's first load, its memory not yet taken
-from the system) and is shown apart; each figure is the median of the other rounds, and the
-verdicts are on those.
+every size alike; each size's round runs in a fresh fork of the benchmark's process, so that it
+starts from the same heap whatever was measured before it. The first round is cold (each size's
+first read of its files) and is shown apart; each figure is the median of the other rounds, and
+the verdicts are on those.
 
 For each cost the growth factor per decade (cost at 10x the messages / cost) is printed with a
 verdict: flat costs must stay within 2.5x a decade, linear ones within 15x (10x is linear).
@@ -48,6 +49,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import tracemalloc
 from collections.abc import Callable
@@ -215,16 +217,21 @@ def measure_core(cfg: Config, data: Path, subjects: list[Subject], progress: Cal
 
     A round measures every size once, smallest first in odd rounds and largest first in even
     ones, so a slow minute of a shared host falls on all sizes alike, and neighbouring sizes are
-    measured next to each other. The first round is cold (the first load of each size: its
-    memory not yet taken from the system); the figure is the median of the other rounds.
+    measured next to each other. Each size's round runs in a fresh fork of this process
+    (``_in_a_fork``), so that it starts from the same heap whatever was measured before it. The
+    first round is shown apart as cold (the first read of each size's files); the figure is the
+    median of the other rounds.
     """
     samples: dict[int, dict[str, list[tuple[float, float]]]] = {s.size: {c: [] for c in ROUND_COSTS} for s in subjects}
     places: dict[int, list[int]] = {s.size: [] for s in subjects}  # each size's place in each round
+    # What every process pays once (the imports of the context builder and the search, the
+    # tokenizer's tables: ~0.3 s) is paid here, by the smallest size, and not by each fork.
+    measure_round(cfg, data, subjects[0], first=False)
     for round_ in range(cfg.rounds):
         progress(f"round {round_ + 1} of {cfg.rounds}: load, context, scan, index build, search (load average"
                  f" {os.getloadavg()[0]:.1f})")
         for place, subject in enumerate(subjects if round_ % 2 == 0 else subjects[::-1]):
-            for cost, value in measure_round(cfg, data, subject, first=round_ == 0).items():
+            for cost, value in _in_a_fork(measure_round, cfg, data, subject, round_ == 0).items():
                 samples[subject.size][cost].append(value)
             places[subject.size].append(place)
     rows: dict[int, dict[str, Any]] = {}
@@ -240,6 +247,41 @@ def measure_core(cfg: Config, data: Path, subjects: list[Subject], progress: Cal
         row["load_peak_over_file"] = _load_peak(data, subject)
         rows[subject.size] = row
     return rows
+
+
+def _in_a_fork(measure: Callable[..., dict[str, tuple[float, float]]], *args: Any) -> dict[str, tuple[float, float]]:
+    """``measure(*args)`` in a forked child of this process, which then exits; its result comes back.
+
+    Each size's round then starts from the same heap: this process's, which holds no log. Run in
+    this process, a round inherited what the previous one left (the pages and arenas of a 10^5
+    load and index build): in one process, a 10^4 load took 0.12 CPU-s before the round's 10^5
+    measurements and 0.21 after them, and four 10^5 loads took 1.35 to 2.33 (docs/benchmarks.md,
+    "Session 11: the open goals measured again"). It runs here where fork is missing, or when
+    another thread runs (the smoke test's process): that thread's locks would stay taken in the child.
+    """
+    if not hasattr(os, "fork") or threading.active_count() > 1:
+        return measure(*args)
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: measure, send the result, leave without the interpreter's teardown
+        code = 1
+        try:
+            os.close(read_fd)
+            with os.fdopen(write_fd, "w") as out:
+                json.dump(measure(*args), out)
+            code = 0
+        except BaseException as exc:  # reported by the parent, from the exit status
+            print(f"bench_scaling: a measurement failed in its child: {exc!r}", file=sys.stderr)
+        finally:
+            sys.stderr.flush()
+            os._exit(code)
+    os.close(write_fd)
+    with os.fdopen(read_fd) as reader:
+        answer = reader.read()
+    _, status = os.waitpid(pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0 or not answer:
+        raise RuntimeError(f"a measurement's child failed (exit status {os.waitstatus_to_exitcode(status)})")
+    return {cost: (value[0], value[1]) for cost, value in json.loads(answer).items()}
 
 
 def _load_peak(data: Path, subject: Subject) -> float:
