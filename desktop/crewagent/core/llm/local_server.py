@@ -312,7 +312,7 @@ class LocalServer:
         self._port = port
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
-        self._wake: tuple[socket.socket, socket.socket] = ()  # type: ignore[assignment]  # (read, write) while serving
+        self._wake: tuple[socket.socket, socket.socket] | None = None  # (read, write) while serving
         self._stopping = threading.Event()
         self._lock = threading.Condition()
         self._open: set[socket.socket] = set()
@@ -345,7 +345,9 @@ class LocalServer:
         if server is None:
             return
         self._stopping.set()
-        self._wake[1].send(b"x")  # the serving thread returns from its wait and sees _stopping
+        wake, self._wake = self._wake, None
+        assert wake is not None  # made with the server
+        wake[1].send(b"x")  # the serving thread returns from its wait and sees _stopping
         if thread is not None:
             thread.join(timeout)  # as server.shutdown() did: no new connection is taken after this
         with self._lock:
@@ -356,7 +358,7 @@ class LocalServer:
                     pass
             self._lock.wait_for(lambda: not self._open, timeout=timeout)
         server.server_close()
-        for end in self._wake:
+        for end in wake:
             end.close()
         self._server = None
         self._thread = None
