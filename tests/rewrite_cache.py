@@ -19,6 +19,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import sys
+import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -91,9 +92,9 @@ def _halves(files: list[Path]) -> tuple[list[Path], list[Path]]:
 def _fork_if_alone() -> int | None:
     """A forked child's pid (0 in the child), or None when a thread other than this one runs:
     its locks would stay taken in the child."""
-    if not hasattr(os, "fork") or len(os.listdir("/proc/self/task") if os.path.isdir("/proc/self/task") else "??") != 1:
-        return None
-    return os.fork()
+    tasks = "/proc/self/task"
+    alone = len(os.listdir(tasks)) == 1 if os.path.isdir(tasks) else threading.active_count() == 1
+    return os.fork() if alone and hasattr(os, "fork") else None
 
 
 class _Quiet:
