@@ -9,19 +9,21 @@ import re
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
-from tests import hypothesis_utf8, rewrite_cache
+from tests import hypothesis_utf8, rewrite_cache, tmp_cleanup
 from tests.examples import PROFILE, THOROUGH_FACTOR
 from tests.import_hook import python_import
 from tests.xdist_role import is_xdist_controller
 
 if TYPE_CHECKING:
     from tests.forkserver import ForkServer
+
+_TMP_CLEANUP = pytest.StashKey[Callable[[], None]]()
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -39,18 +41,38 @@ def pytest_configure(config: pytest.Config) -> None:
     if is_xdist_controller(config):
         server = _fork_the_workers(config)
         # While the server imports the app on one core, this process (and a fork of it) writes
-        # pytest's cache of rewritten test modules, which every worker would write otherwise.
+        # pytest's cache of rewritten test modules, which every worker would write otherwise,
+        # then a thread removes the old sessions' temporary folders (after the fork: see there).
         rewrite_cache.warm(config, rewrite_cache.test_modules(config))
+        _start_the_tmp_cleanup(config)
         if server is not None:
             _wait_for(server)
         if config.option.verbose < 1:
             return
+    if not is_xdist_controller(config):
+        _start_the_tmp_cleanup(config)
     from hypothesis import settings
 
     settings.register_profile("ci", settings.get_profile("default"))
     settings.register_profile("thorough", max_examples=settings.get_profile("default").max_examples * THOROUGH_FACTOR)
     settings.load_profile(PROFILE)
     hypothesis_utf8.install()  # ~2 CPU-s a worker in a clean clone (tests/hypothesis_utf8.py)
+
+
+def _start_the_tmp_cleanup(config: pytest.Config) -> None:
+    """pytest's removal of old sessions' temporary folders, moved from the end of the run to a
+    thread started now (tests/tmp_cleanup.py); the session's end waits for it."""
+    join = tmp_cleanup.start(config)
+    if join is not None:
+        config.stash[_TMP_CLEANUP] = join
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Before pytest's own cleanup of old sessions' folders, which then finds nothing left."""
+    join = session.config.stash.get(_TMP_CLEANUP, None)
+    if join is not None:
+        join()
 
 
 def _fork_the_workers(config: pytest.Config) -> ForkServer | None:
