@@ -190,6 +190,9 @@ def isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[d
     monkeypatch.setenv("HOME", str(paths["home"]))
     # Settings looks for Ollama and LM Studio on this machine: a test looks only where it says.
     monkeypatch.setenv("CREWAGENT_LOCAL_SERVERS", "")
+    # The demo provider streams unpaced (its 20 ms between chunks is for a person watching): a
+    # test that needs a paced stream passes its own chunk_delay or sets the variable itself.
+    monkeypatch.setenv("CREWAGENT_DEMO_CHUNK_DELAY", "0")
     yield _FoldersMadeOnUse(paths)
 
 

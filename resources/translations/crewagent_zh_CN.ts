@@ -2623,6 +2623,10 @@ Start one with “+ New”.</source>
         <translation>模型提供方的回答结束了，但没有给出最终消息。</translation>
     </message>
     <message>
+        <source>{name}={value!r} is not a number of seconds from 0 to 10; unset it to pace the demo as usual.</source>
+        <translation>{name}={value!r} 不是 0 到 10 之间的秒数；取消设置该变量，演示即按平常的节奏输出。</translation>
+    </message>
+    <message>
         <source>Write {path}</source>
         <translation>写入 {path}</translation>
     </message>

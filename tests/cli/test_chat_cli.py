@@ -80,6 +80,18 @@ def test_new_conversation_and_continue_flags(capsys: pytest.CaptureFixture[str],
     assert code == 2 and "conv_nope" in err
 
 
+@pytest.mark.parametrize("value", ["fast", "-1", "nan", "60"])
+def test_a_bad_demo_pacing_is_a_one_line_error_and_creates_nothing(
+    value: str, capsys: pytest.CaptureFixture[str], folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CREWAGENT_DEMO_CHUNK_DELAY", value)
+    data = tmp_path / "data"
+    code, out, err = _chat(capsys, data, folder, "hello")
+    assert code == 2 and out == ""
+    assert err.strip().count("\n") == 0 and "CREWAGENT_DEMO_CHUNK_DELAY" in err and "Traceback" not in err
+    assert not (data / "projects").exists() or not list((data / "projects").rglob("messages.jsonl"))
+
+
 def test_fail_exits_1_with_the_error_persisted_and_continue_resumes(capsys: pytest.CaptureFixture[str], folder: Path, tmp_path: Path) -> None:
     data = tmp_path / "data"
     code, out, err = _chat(capsys, data, folder, "fail")

@@ -15,6 +15,7 @@ from keyring.backends import fail
 
 from crewagent.cli import main
 from crewagent.core.llm.local_server import Pause, RecordedRequest, SseItem, SseReply
+from crewagent.core.loop import toolloop
 from crewagent.core.secrets import FALLBACK_NAME, SecretStore
 from crewagent.core.settings import SettingsStore
 from tests.fakes.scripted_server import ScriptedServer, Step, call, chunk, http_error, text, tool_calls
@@ -51,12 +52,13 @@ def _wait_for_file(root: Path, name: str, timeout: float = 10) -> None:
 
 
 def _slow_answer_scanning(root: Path, scans: list[tuple[list[str], dict[str, list[str]]]]) -> Step:
-    """A ~0.8 s streamed answer; halfway (after the 500 ms checkpoint) the whole tree is scanned."""
+    """A streamed answer of 16 chunks 10 ms apart; after the 14th (past the first checkpoint, written
+    every 50 ms here: see the test) the whole tree is scanned."""
 
     def events() -> Iterator[SseItem]:
         yield chunk({"role": "assistant", "content": ""})
         for k in range(16):
-            yield Pause(0.05)
+            yield Pause(0.01)
             yield chunk({"content": f"word{k} "})
             if k == 13:
                 _wait_for_file(root, "streaming.json")  # the client writes its checkpoint
@@ -102,8 +104,10 @@ def test_api_keys_reach_the_provider_and_no_file_but_the_fallback(
     )
     assert main(["chat", "--data-dir", str(data), "--project", str(project), "read README.md"]) == 0
     assert main(["chat", "--data-dir", str(data), "--project", str(project), "again"]) == 1
-    # 2. the key from OPENAI_API_KEY, with a streamed answer long enough to be checkpointed
+    # 2. the key from OPENAI_API_KEY, with a streamed answer long enough to be checkpointed (the
+    # loop checkpoints every 0.5 s; a tenth of it here, for a tenth of the wait)
     monkeypatch.setenv("OPENAI_API_KEY", ENV_KEY)
+    monkeypatch.setattr(toolloop, "CHECKPOINT_INTERVAL_S", 0.05)
     scripted_llm.script(_slow_answer_scanning(tmp_path, scans))
     assert main(["chat", "--data-dir", str(data), "--project", str(project), "continue"]) == 0
     out, err = capsys.readouterr()

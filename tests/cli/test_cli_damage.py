@@ -401,10 +401,12 @@ def test_a_refused_base_url_does_not_print_its_credentials(
 
 
 def test_a_failed_model_call_keeps_the_users_message(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_dirs: dict[str, Path]
 ) -> None:
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # nothing listens on the discard port
     monkeypatch.setenv("CREWAGENT_MODEL", "m")
+    # No retries (the default 3 wait ~2 s in backoff; retries are tested in tests/core/test_llm_errors.py)
+    (isolated_dirs["config"] / "settings.json").write_text(json.dumps({"llm": {"maxRetries": 0}}), encoding="utf-8")
     data, folder = tmp_path / "d", tmp_path / "p"
     code, _, err = _run(capsys, "chat", "--data-dir", str(data), "--project", str(folder), "--provider", "openai-compatible", "keep me")
     assert code == 1

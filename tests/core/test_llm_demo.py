@@ -6,8 +6,10 @@ import asyncio
 import json
 from typing import Any
 
+import pytest
+
 from crewagent.core.llm import Completed, LlmAdapter, LlmRequest, TextDelta
-from crewagent.core.llm.demo import DEMO_MODEL, demo_config, plan_answer, start_demo_server
+from crewagent.core.llm.demo import CHUNK_DELAY_ENV, DEFAULT_CHUNK_DELAY, DEMO_MODEL, demo_config, plan_answer, start_demo_server
 from crewagent.core.llm.local_server import LocalServer
 from tests.fakes.fixtures import demo_llm  # noqa: F401  (fixture)
 from tests.fakes.llm_helpers import FakeSleep, collect, fn_tool, user
@@ -174,6 +176,22 @@ def test_start_demo_server_streams_paced_chunks() -> None:
     finally:
         server.stop()
     assert _done(events).content and not server.running
+
+
+def test_the_demo_is_paced_as_the_environment_says(monkeypatch: pytest.MonkeyPatch) -> None:
+    delays = []
+    for value in (None, "0", " 0.05 "):
+        if value is None:
+            monkeypatch.delenv(CHUNK_DELAY_ENV, raising=False)
+        else:
+            monkeypatch.setenv(CHUNK_DELAY_ENV, value)
+        server = start_demo_server()
+        server.stop()
+        delays.append(server.responder.chunk_delay)  # type: ignore[attr-defined]
+    assert delays == [DEFAULT_CHUNK_DELAY, 0.0, 0.05]
+    server = start_demo_server(chunk_delay=0.001)  # a caller's own pacing wins over the variable
+    server.stop()
+    assert server.responder.chunk_delay == 0.001  # type: ignore[attr-defined]
 
 
 def test_the_demo_names_a_conversation_from_the_first_words_the_same_way_every_time() -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from crewagent.core.llm import LlmAdapter, ProviderConfig
-from crewagent.core.loop import ConversationSession, TextDelta
+from crewagent.core.loop import ConversationSession, TextDelta, toolloop
 from crewagent.core.messages import ConversationMeta
 from crewagent.core.store import ProjectInfo, RuntimeStore
 from crewagent.core.tools import default_registry
@@ -18,6 +18,15 @@ from crewagent.core.llm.local_server import Pause
 from tests.fakes.scripted_server import ScriptedServer, Step, chunk, raw_stream, slow_text, text
 
 WORDS = [f"w{n} " for n in range(14)]
+#: The loop checkpoints at most every CHECKPOINT_INTERVAL_S (0.5 s) of a stream; these tests use a
+#: tenth of it and stream 14 words 10 ms apart: the last word arrives at least 0.14 s after the
+#: stream began, so at least one checkpoint is written whatever the load (as 0.84 s did for 0.5 s).
+INTERVAL_S, WORD_GAP_S = 0.05, 0.01
+
+
+@pytest.fixture(autouse=True)
+def short_checkpoint_interval(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(toolloop, "CHECKPOINT_INTERVAL_S", INTERVAL_S)
 
 
 class _DiesBeforeClearing(RuntimeStore):
@@ -51,7 +60,7 @@ def _recover(store: RuntimeStore, project: ProjectInfo, conversation_id: str, co
 def test_the_checkpoint_is_written_while_streaming_and_removed_at_the_end(
     scripted_llm: ScriptedServer, store: RuntimeStore, project: ProjectInfo, conversation: ConversationMeta
 ) -> None:
-    scripted_llm.script(slow_text(*WORDS, interval=0.06))
+    scripted_llm.script(slow_text(*WORDS, interval=WORD_GAP_S))
     seen: list[Any] = []
 
     def on_event(event: Any, session: ConversationSession) -> None:
@@ -62,7 +71,7 @@ def test_the_checkpoint_is_written_while_streaming_and_removed_at_the_end(
 
     assert finished(events).reason == "completed"
     written = [c for c in seen if c is not None]
-    assert written, "no checkpoint during a ~0.8 s stream"
+    assert written, "no checkpoint during a stream of 3 intervals"
     assert all("".join(WORDS).startswith(c["content"]) and c["content"] for c in written)
     assert store.read_stream_checkpoint(project.id, conversation.id) is None
 
@@ -84,9 +93,9 @@ def test_a_crash_between_the_append_and_clearing_the_checkpoint_recovers_nothing
     """The window a kill -9 can hit: the answer is in the log, its checkpoint still on disk."""
     dying = _DiesBeforeClearing(store.data_dir)
     if answer == "text":
-        scripted_llm.script(slow_text(*WORDS, interval=0.06))
+        scripted_llm.script(slow_text(*WORDS, interval=WORD_GAP_S))
     else:
-        scripted_llm.script(_slow_tool_calls(*WORDS, interval=0.06), text("Listed."))
+        scripted_llm.script(_slow_tool_calls(*WORDS, interval=WORD_GAP_S), text("Listed."))
 
     events = turn(dying, project, conversation.id, scripted_llm.config(), "go")
 

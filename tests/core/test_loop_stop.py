@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
+
 from crewagent.core.llm.local_server import Pause
 from crewagent.core.loop import (
     ContextBuilt,
@@ -15,6 +17,7 @@ from crewagent.core.loop import (
     TextDelta,
     ToolCallFinished,
     TurnStarted,
+    toolloop,
 )
 from crewagent.core.messages import ConversationMeta
 from crewagent.core.store import ProjectInfo, RuntimeStore
@@ -45,16 +48,19 @@ def _continue(scripted_llm: ScriptedServer, store: RuntimeStore, project: Projec
 
 
 def test_stop_while_streaming_keeps_the_partial_text_as_interrupted(
-    scripted_llm: ScriptedServer, store: RuntimeStore, project: ProjectInfo, conversation: ConversationMeta
+    scripted_llm: ScriptedServer, store: RuntimeStore, project: ProjectInfo, conversation: ConversationMeta, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    scripted_llm.script(slow_text(*WORDS, interval=0.06))
+    # A checkpoint every 0.1 s instead of 0.5 s: 12 words 20 ms apart (at least 0.24 s) cross it, and
+    # the 48 words left (~1 s) are still to come when Stop aborts the stream.
+    monkeypatch.setattr(toolloop, "CHECKPOINT_INTERVAL_S", 0.1)
+    scripted_llm.script(slow_text(*WORDS, interval=0.02))
     seen: list[str] = []
     checkpoint_at_stop: list[Any] = []
 
     def on_event(event: LoopEvent, session: ConversationSession) -> None:
         if isinstance(event, TextDelta):
             seen.append(event.text)
-            if len(seen) == 12:  # ~0.7 s: a checkpoint (every 500 ms) has been written
+            if len(seen) == 12:  # >= 0.24 s: a checkpoint (every 100 ms) has been written
                 checkpoint_at_stop.append(store.read_stream_checkpoint(project.id, conversation.id))
                 session.request_stop()
 

@@ -89,11 +89,11 @@ def test_a_malformed_reply_is_a_protocol_error_result(loop: asyncio.AbstractEven
 
 def test_a_call_past_the_server_timeout_is_mcp_timeout(loop: asyncio.AbstractEventLoop, manager: McpManager, tmp_path: Path) -> None:
     short = SETTINGS.model_copy(deep=True)
-    short.servers[0].timeoutSeconds = 0.5
+    short.servers[0].timeoutSeconds = 0.2
     registry, _ = registry_with(loop, manager, short)
     started = time.monotonic()
     result = loop.run_until_complete(registry.execute("mcp__edge__slow", '{"seconds": 30}', context(tmp_path), call_id="c1"))
-    assert result["error"]["code"] == "MCP_TIMEOUT" and "0.5 s" in result["error"]["message"]
+    assert result["error"]["code"] == "MCP_TIMEOUT" and "0.2 s" in result["error"]["message"]
     assert time.monotonic() - started < 20
     registry_with(loop, manager, SETTINGS)  # the timeout back to the module's
 
@@ -153,14 +153,14 @@ def test_a_server_hanging_in_initialize_times_out_and_is_stopped(loop: asyncio.A
     # grace period for an exit on stdin's close made a minute, the start still gives up in seconds.
     monkeypatch.setattr(stdio, "PROCESS_TERMINATION_TIMEOUT", 60.0)
     hang_mark = mark()
-    settings = McpSettings.model_validate({"servers": [edge_server("hang", "--hang-initialize", hang_mark, startTimeoutSeconds=1.5)]})
+    settings = McpSettings.model_validate({"servers": [edge_server("hang", "--hang-initialize", hang_mark, startTimeoutSeconds=0.5)]})
     manager = McpManager()
     started = time.monotonic()
     registry, added = registry_with(loop, manager, settings)
     assert time.monotonic() - started < 10.0
     assert added == [] and registry.get("mcp__hang__echo") is None
     [state] = manager.states()
-    assert state.status == McpStatus.ERROR and "did not answer initialize within 1.5 s" in state.error
+    assert state.status == McpStatus.ERROR and "did not answer initialize within 0.5 s" in state.error
     assert wait_gone(hang_mark) == []
     loop.run_until_complete(manager.aclose())
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 
 from crewagent.core.loop import ConversationSession, LoopEvent
 from crewagent.core.messages import ConversationMessage, ConversationMeta, ToolCall, utc_now_iso
@@ -12,7 +13,7 @@ from crewagent.core.store.sidechain import SidechainMeta
 from crewagent.core.subagents import SubagentActivity, SubagentManager
 from crewagent.core.subagents.events import SubagentEvent
 from tests.core.loop_helpers import assert_log_valid, assert_request_valid, error_code_of, finished, result_of, shape
-from tests.fakes.scripted_server import ScriptedServer, call, slow_text, text, tool_calls
+from tests.fakes.scripted_server import ScriptedServer, call, held_text, text, tool_calls
 from tests.fakes.subagent_helpers import Recorder, marker, only_sidechain, parent_turn, sidechain_valid, task_step
 
 WORDS = [f"w{n} " for n in range(40)]
@@ -26,13 +27,15 @@ def test_background_child_returns_at_once_and_its_notice_reaches_the_next_turn(
     scripted_llm: ScriptedServer, store: RuntimeStore, project: ProjectInfo, conversation: ConversationMeta
 ) -> None:
     scripted_llm.script(task_step("call_bg", "bg-1", run_in_background=True), text("Started it."))
-    scripted_llm.script_for(marker("bg-1"), slow_text("background ", "work ", "finished.", interval=0.15))
+    gate = threading.Event()  # the child's answer is held until the test has seen the turn end
+    scripted_llm.script_for(marker("bg-1"), held_text(gate, "background ", "work ", "finished."))
     manager = SubagentManager()
     recorder = Recorder(manager)
 
     async def scenario() -> tuple[list[LoopEvent], list[ConversationMessage]]:
         events = await parent_turn(store, project, conversation.id, scripted_llm.config(), "in the background please", manager)
         during = store.load_messages(project.id, conversation.id).messages  # right after the turn, child still running
+        gate.set()
         await manager.wait_background()
         return events, during
 
@@ -66,12 +69,14 @@ def test_a_child_that_ends_during_the_parent_turn_is_announced_after_the_turn_no
     scripted_llm: ScriptedServer, store: RuntimeStore, project: ProjectInfo, conversation: ConversationMeta
 ) -> None:
     read = call("call_read", "fs_list", json.dumps({"path": "@project"}))
-    # the parent keeps working (a tool call, then a slow answer) while the quick child ends
+    # the parent keeps working (a tool call, then an answer held until the quick child has ended)
+    child_ended = threading.Event()
     scripted_llm.script(
-        task_step("call_bg", "bg-2", run_in_background=True), tool_calls(read), slow_text(*WORDS[:10], interval=0.05)
+        task_step("call_bg", "bg-2", run_in_background=True), tool_calls(read), held_text(child_ended, *WORDS[:10])
     )
     scripted_llm.script_for(marker("bg-2"), text("quick result"))
     manager = SubagentManager()
+    manager.add_listener(lambda event: child_ended.set() if getattr(event, "status", None) == "completed" else None)
 
     async def scenario() -> None:
         await parent_turn(store, project, conversation.id, scripted_llm.config(), "go", manager)
@@ -88,7 +93,8 @@ def test_stopping_the_parent_cancels_a_foreground_child(
     scripted_llm: ScriptedServer, store: RuntimeStore, project: ProjectInfo, conversation: ConversationMeta
 ) -> None:
     scripted_llm.script(task_step("call_fg", "fg-stop"))
-    scripted_llm.script_for(marker("fg-stop"), slow_text(*WORDS, interval=0.05))
+    # the child streams five words, then nothing until it is stopped (the gate is never set)
+    scripted_llm.script_for(marker("fg-stop"), held_text(threading.Event(), "".join(WORDS[:5]), *WORDS[5:]))
     manager = SubagentManager()
     sessions: list[ConversationSession] = []
     deltas: list[str] = []
@@ -96,7 +102,7 @@ def test_stopping_the_parent_cancels_a_foreground_child(
     def on_child(event: SubagentEvent) -> None:
         if isinstance(event, SubagentActivity) and event.event.type == "text_delta":
             deltas.append(event.session_id)
-            if len(deltas) == 5:
+            if len(deltas) == 1:
                 sessions[0].request_stop()
 
     manager.add_listener(on_child)
@@ -139,16 +145,17 @@ def test_cancel_a_background_child_and_shutdown_cancels_the_rest(
         ),
         text("Both started."),
     )
-    scripted_llm.script_for(marker("bg-a"), slow_text(*WORDS, interval=0.05))
-    scripted_llm.script_for(marker("bg-b"), slow_text(*WORDS, interval=0.05))
+    never = threading.Event()  # both stream their first words, then nothing until they are cancelled
+    scripted_llm.script_for(marker("bg-a"), held_text(never, *WORDS))
+    scripted_llm.script_for(marker("bg-b"), held_text(never, *WORDS))
     manager = SubagentManager()
     recorder = Recorder(manager)
 
     async def scenario() -> None:
         await parent_turn(store, project, conversation.id, scripted_llm.config(), "two in the background", manager)
         ids = {m.description: m.sessionId for m in manager.running(conversation.id)}
-        while len(recorder.of_type("subagent_activity")) < 8:  # both are streaming
-            await asyncio.sleep(0.02)
+        while len({e.session_id for e in recorder.of_type("subagent_activity") if e.event.type == "text_delta"}) < 2:
+            await asyncio.sleep(0.005)  # both are streaming
         assert await manager.cancel(ids["bg-a"]) is True
         assert [m.description for m in manager.running()] == ["bg-b"]
         await manager.shutdown()

@@ -17,6 +17,7 @@ from PySide6.QtCore import QSettings
 from crewagent.core.store._fsutil import atomic_write_json
 from crewagent.ui.mainwindow import MainWindow
 from crewagent.ui.settings import SettingsDialog
+from crewagent.ui.settings import dialog as dialog_module
 from crewagent.worker import WorkerThread
 from tests.fakes.scripted_server import ScriptedServer, call, text, tool_calls
 from tests.ui.conftest import ScriptedDialogs
@@ -78,8 +79,12 @@ def test_always_allow_from_the_approval_dialog_shows_in_settings_and_survives_ap
 
 
 def test_a_rule_added_while_the_dialog_is_open_appears_and_a_removal_keeps_it(
-    qtbot: Any, main: MainWindow, scripted_llm: ScriptedServer, approvals: ScriptedApprovals, project: Any, isolated_dirs: dict[str, Path]
+    qtbot: Any, main: MainWindow, scripted_llm: ScriptedServer, approvals: ScriptedApprovals, project: Any, isolated_dirs: dict[str, Path],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # The open dialog asks every second whether the file changed; every 0.1 s here (the dialog is
+    # built below), so that the wait for the new rule is not a wait for the clock.
+    monkeypatch.setattr(dialog_module, "REFRESH_MS", 100)
     # Replaced whole: the window's start-up requests may still be reading it (see test_settings.py).
     atomic_write_json(isolated_dirs["config"] / "settings.json", {"tools": {"alwaysAllow": ["fs.apply_patch"]}})
     main.load_settings_requested.emit()

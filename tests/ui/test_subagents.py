@@ -18,7 +18,7 @@ from crewagent.ui.timeline import TimelineRole, TimelineView
 from crewagent.ui.timeline.model import SUBAGENT_NOTICE
 from crewagent.worker import WorkerThread
 from crewagent.worker.turn_values import SubagentInfo
-from tests.fakes.scripted_server import ScriptedServer, held_text, slow_text, text
+from tests.fakes.scripted_server import ScriptedServer, held_text, text
 from tests.fakes.subagent_helpers import marker, sidechain_valid, task_step
 from tests.ui.conftest import ScriptedDialogs, open_project
 from tests.worker.turns_support import scripted_worker
@@ -84,7 +84,8 @@ def test_a_delegated_turn_shows_the_task_part_live_and_opens_the_child_read_only
     qtbot: Any, qtmodeltester: Any, scripted_llm: ScriptedServer, store: Any, project: Any, make_window: Callable[[], MainWindow]
 ) -> None:
     scripted_llm.script(task_step("call_task", "child-U", prompt="Look around.", subagent_type="explore"), text("Parent: done."))
-    scripted_llm.script_for(marker("child-U"), slow_text("The child ", "looked ", "around.", interval=0.2))
+    child_may_end = threading.Event()  # the child's answer is held while the test looks at it running
+    scripted_llm.script_for(marker("child-U"), held_text(child_may_end, "The child ", "looked ", "around."))
     main = make_window()
     start(qtbot, main, project.root, "delegate: look around")
     conversation = main.project_view.conversation
@@ -102,6 +103,7 @@ def test_a_delegated_turn_shows_the_task_part_live_and_opens_the_child_read_only
     qtbot.waitUntil(lambda: page.loaded, timeout=5_000)
     assert page.findChild(Composer) is None and page.timeline.view_state.read_only
     assert page.status.text() == "running" and page.stop_button.isVisible()
+    child_may_end.set()
 
     # it follows the child live, and the part turns completed with the child's summary
     qtbot.waitUntil(lambda: not conversation.busy, timeout=10_000)
@@ -154,13 +156,15 @@ def test_a_background_child_keeps_running_and_its_notice_appears_in_the_parent_t
     qtbot: Any, scripted_llm: ScriptedServer, project: Any, make_window: Callable[[], MainWindow]
 ) -> None:
     scripted_llm.script(task_step("call_bg", "bg-U", run_in_background=True, subagent_type="explore"), text("Started it."))
-    scripted_llm.script_for(marker("bg-U"), slow_text("background ", "work ", "finished.", interval=0.15))
+    child_may_end = threading.Event()  # the child is still running when the parent's turn has ended
+    scripted_llm.script_for(marker("bg-U"), held_text(child_may_end, "background ", "work ", "finished."))
     main = make_window()
     start(qtbot, main, project.root, "delegate in the background: work")
     conversation = main.project_view.conversation
     model = conversation.model
     qtbot.waitUntil(lambda: not conversation.busy, timeout=10_000)
     assert not conversation.composer.input.isReadOnly()
+    child_may_end.set()
 
     def notice() -> QModelIndex | None:
         return next((top for top in model.iter_top() if top.data(TimelineRole.KIND) == SUBAGENT_NOTICE), None)

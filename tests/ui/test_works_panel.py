@@ -6,12 +6,14 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLineEdit, QMessageBox
 
 from crewagent.core.messages import ConversationMessage
 from crewagent.ui.mainwindow import MainWindow
 from crewagent.ui.models import ConversationRole
+from crewagent.ui import works_panel
 from crewagent.ui.works_panel import SNIPPET_ROLE, WorksPanel
 from crewagent.worker import ConversationSummary
 from tests.ui.conftest import open_project
@@ -100,13 +102,21 @@ def test_delete_asks_first_then_removes_messages_outputs_and_sidechains(
     delete.click()
     # The index entry goes first, then the files (store.delete_conversation): the list, which
     # follows index.json, can show the removal while the worker still removes the folder.
-    qtbot.waitUntil(lambda: titles(window) == ["Kept"] and not folder.exists() and not offloaded.exists())
+    # A hang guard, not a pace: it ends when the condition holds (5 s ran out once at load ~10).
+    qtbot.waitUntil(lambda: titles(window) == ["Kept"] and not folder.exists() and not offloaded.exists(), timeout=30_000)
     assert [meta.title for meta in store.list_conversations(project.id)] == ["Kept"]
     qtmodeltester.check(works.model)
 
 
+@pytest.fixture
+def quick_search(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The panel asks the worker 250 ms after the last key (for a person typing); 20 ms in the test.
+    Request it before ``window``: the panel reads the interval when it is built."""
+    monkeypatch.setattr(works_panel, "SEARCH_DEBOUNCE_MS", 20)
+
+
 def test_search_filters_titles_at_once_and_message_text_through_the_worker(
-    qtbot: Any, store: Any, project: Any, window: MainWindow, qtmodeltester: Any
+    qtbot: Any, store: Any, project: Any, quick_search: None, window: MainWindow, qtmodeltester: Any
 ) -> None:
     fox = store.create_conversation(project.id, title="Animals")
     store.append_message(project.id, fox.id, ConversationMessage.new("user", "Tell me about the quick brown fox, please."))

@@ -61,6 +61,9 @@ LLM_REPORTED = QT_TRANSLATE_NOOP("core", "The provider reported an error: {detai
 LLM_NOT_OBJECT = QT_TRANSLATE_NOOP("core", "The provider's response is not a JSON object.")
 LLM_NO_MESSAGE = QT_TRANSLATE_NOOP("core", "The provider's response holds no message.")
 LLM_NO_FINAL = QT_TRANSLATE_NOOP("core", "The provider's answer ended without a final message.")
+DEMO_CHUNK_DELAY_INVALID = QT_TRANSLATE_NOOP(
+    "core", "{name}={value!r} is not a number of seconds from 0 to 10; unset it to pace the demo as usual."
+)
 
 # -- approvals (the summary line of the approval dialog) and refusals ----------------------------------
 APPROVE_WRITE = QT_TRANSLATE_NOOP("core", "Write {path}")

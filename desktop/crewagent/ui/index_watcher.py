@@ -26,14 +26,14 @@ class IndexWatcher(QObject):
 
     changed = Signal(str)
 
-    def __init__(self, parent: QObject | None = None):
+    def __init__(self, parent: QObject | None = None, *, settle_ms: int = SETTLE_MS):
         super().__init__(parent)
         self._watcher = QFileSystemWatcher(self)
         self._watcher.fileChanged.connect(self._on_change)
         self._watcher.directoryChanged.connect(self._on_change)
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
-        self._timer.setInterval(SETTLE_MS)
+        self._timer.setInterval(settle_ms)
         self._timer.timeout.connect(self._announce)
         self._project_id = ""
         self._folders: list[str] = []

@@ -28,13 +28,16 @@ tool is not offered, the demo says so in text instead of calling it.
 from __future__ import annotations
 
 import json
+import math
+import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from crewagent.core.jsonparse import parse_json
-from crewagent.core.llm.config import DEMO_MODEL
+from crewagent.core import texts
+from crewagent.core.llm.config import DEMO_MODEL, LlmConfigError
 from crewagent.core.llm.config import demo_config as demo_config  # re-exported: callers start the demo from here
 from crewagent.core.llm.demo_run import is_run_request, message_text, plan_run
 from crewagent.core.llm.local_server import (
@@ -394,9 +397,33 @@ class DemoResponder:
         }
 
 
-def start_demo_server(*, chunk_delay: float = 0.02) -> LocalServer:
-    """Start the demo on a free port of 127.0.0.1; stop it with ``.stop()`` when the app quits."""
-    return LocalServer(DemoResponder(chunk_delay=chunk_delay)).start()
+#: Seconds between the demo's chunks, so that a window or a terminal shows the answer streaming.
+DEFAULT_CHUNK_DELAY = 0.02
+#: Overrides :data:`DEFAULT_CHUNK_DELAY` (seconds, ``0``: no pacing), e.g. for scripts and tests
+#: that drive the demo and only want its answers.
+CHUNK_DELAY_ENV = "CREWAGENT_DEMO_CHUNK_DELAY"
+
+
+def chunk_delay_from_env(env: Mapping[str, str] | None = None) -> float:
+    """The pacing ``CREWAGENT_DEMO_CHUNK_DELAY`` asks for, else :data:`DEFAULT_CHUNK_DELAY`;
+    LlmConfigError (one line) when the value is not a number of seconds from 0 to 10."""
+    raw = (os.environ if env is None else env).get(CHUNK_DELAY_ENV, "").strip()
+    if not raw:
+        return DEFAULT_CHUNK_DELAY
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = math.nan
+    if not 0.0 <= seconds <= 10.0:  # also refuses nan
+        raise LlmConfigError(texts.DEMO_CHUNK_DELAY_INVALID.format(name=CHUNK_DELAY_ENV, value=raw[:40]))
+    return seconds
+
+
+def start_demo_server(*, chunk_delay: float | None = None) -> LocalServer:
+    """Start the demo on a free port of 127.0.0.1; stop it with ``.stop()`` when the app quits.
+    ``chunk_delay`` (seconds) defaults to :func:`chunk_delay_from_env`."""
+    delay = chunk_delay_from_env() if chunk_delay is None else chunk_delay
+    return LocalServer(DemoResponder(chunk_delay=delay)).start()
 
 
 def _prompt_tokens(body: Mapping[str, Any]) -> int:
