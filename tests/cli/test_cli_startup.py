@@ -104,7 +104,7 @@ print("=== packages list status", status, flush=True)
 build_parser().parse_args(["conversations", "--project", "."])
 import crewagent.core.packages, crewagent.core.runs, crewagent.core.turns
 import crewagent.core.llm.demo, crewagent.worker.bridge
-print("=== not yet loaded", json.dumps(sorted(m for m in ("jsonschema", "openai") if m in sys.modules)), flush=True)
+print("=== not yet loaded", json.dumps(sorted(m for m in ("jsonschema", "openai", "regex") if m in sys.modules)), flush=True)
 """
 
 
@@ -204,7 +204,8 @@ def test_packages_list_runs_headless_without_the_context_tools_or_store(started:
 
 def test_other_commands_do_not_pay_for_the_package_checker(started: Started) -> None:
     """jsonschema (and the schemas) load when a package is checked, not when a command starts; nor
-    does openai (~0.4 s of API types) load before a model is called, in the CLI or the app's worker."""
+    does openai (~0.4 s of API types) load before a model is called, in the CLI or the app's worker;
+    nor the ``regex`` module before fs.search meets a pattern RE2 refuses."""
     after = started.text["after the fork"]
     assert "=== packages list status 0\n" in after
     assert after.rstrip().endswith("=== not yet loaded []"), after[-2000:]
