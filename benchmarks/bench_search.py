@@ -52,6 +52,9 @@ from crewagent.core.store.log import encode_message  # noqa: E402
 
 MS = 1000.0
 CONVERSATIONS = 1_000
+#: Distinct paragraphs the logs are drawn from; ``--quick`` draws from fewer (its logs are small).
+POOL = 3_000
+QUICK_POOL = 300
 QUERIES = (
     ("rare word", "zanzibarquokka"),
     ("some (1 in 1,000)", "ultramarine lighthouse"),
@@ -111,10 +114,12 @@ def _conversation(rng: random.Random, pool: list[str], target: int) -> list[Conv
     return out
 
 
-def generate(root: Path, megabytes: float, conversations: int = CONVERSATIONS, seed: int = 18) -> tuple[RuntimeStore, str, int]:
+def generate(
+    root: Path, megabytes: float, conversations: int = CONVERSATIONS, seed: int = 18, pool_size: int = POOL
+) -> tuple[RuntimeStore, str, int]:
     """A project of ``conversations`` conversations holding about ``megabytes`` MB of logs."""
     rng = random.Random(seed)
-    pool = [_paragraph(rng) for _ in range(3_000)]
+    pool = [_paragraph(rng) for _ in range(pool_size)]
     store = RuntimeStore(root / "data")
     project = store.open_project(root / "project", create=True)
     per = int(megabytes * 1_000_000 / conversations)
@@ -145,7 +150,7 @@ def _index_bytes(store: RuntimeStore, project_id: str) -> int:
     return sum(file.stat().st_size for file in files_of(index) if file.exists())
 
 
-def _prepared(root: Path, megabytes: float, conversations: int) -> tuple[RuntimeStore, str, int, float]:
+def _prepared(root: Path, megabytes: float, conversations: int, pool_size: int = POOL) -> tuple[RuntimeStore, str, int, float]:
     """The generated project (reused when ``--keep`` left it in ``root``), its index removed."""
     marker = root / "generated.json"
     if marker.exists():
@@ -153,7 +158,7 @@ def _prepared(root: Path, megabytes: float, conversations: int) -> tuple[Runtime
         store, project_id, total, generated = RuntimeStore(root / "data"), saved["project"], saved["bytes"], saved["seconds"]
     else:
         started = time.perf_counter()
-        store, project_id, total = generate(root, megabytes, conversations)
+        store, project_id, total = generate(root, megabytes, conversations, pool_size=pool_size)
         generated = time.perf_counter() - started
         marker.write_text(json.dumps({"project": project_id, "bytes": total, "seconds": generated}), encoding="utf-8")
     for file in files_of(paths.search_index_file(paths.project_runtime_dir(store.data_dir, project_id))):
@@ -161,9 +166,11 @@ def _prepared(root: Path, megabytes: float, conversations: int) -> tuple[Runtime
     return store, project_id, total, generated
 
 
-def bench_size(root: Path, megabytes: float, repeat_index: int, repeat_scan: int, conversations: int = CONVERSATIONS) -> list[str]:
+def bench_size(
+    root: Path, megabytes: float, repeat_index: int, repeat_scan: int, conversations: int = CONVERSATIONS, pool_size: int = POOL
+) -> list[str]:
     lines: list[str] = []
-    store, project_id, total, generated = _prepared(root, megabytes, conversations)
+    store, project_id, total, generated = _prepared(root, megabytes, conversations, pool_size)
     indexed = MessageSearch(store)
     if not indexed.use_index:
         return ["This Python's SQLite has no FTS5 trigram tokenizer: nothing to compare."]
@@ -176,7 +183,7 @@ def bench_size(root: Path, megabytes: float, repeat_index: int, repeat_scan: int
     reopened.warm(project_id)  # opening checks the file (quick_check), then finds every log up to date
     first_open = time.perf_counter() - start
     scan = MessageSearch(store, use_index=False)
-    label = f"{total / 1e6:,.0f} MB"
+    label = f"{total / 1e6:,.0f} MB" if total >= 1e6 else f"{total / 1e6:.2f} MB"  # a smoke run's logs are under 1 MB
     lines.append(f"\n## {label} of logs ({conversations:,} conversations)\n")
     lines.append("| step | value |")
     lines.append("|---|---|")
@@ -245,7 +252,8 @@ def main(argv: list[str] | None = None) -> int:
                 # A scan of 1 GB takes seconds: once per query is enough to compare.
                 scans = 1 if megabytes >= 500 else repeat_scan
                 count = 50 if args.quick else CONVERSATIONS
-                print("\n".join(bench_size(folder, megabytes, repeat_index, scans, count)), flush=True)
+                pool = QUICK_POOL if args.quick else POOL
+                print("\n".join(bench_size(folder, megabytes, repeat_index, scans, count, pool)), flush=True)
             finally:
                 if not (args.keep and args.data_dir):
                     shutil.rmtree(folder, ignore_errors=True)

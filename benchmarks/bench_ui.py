@@ -1196,7 +1196,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.smoke and "cold" in sections:
             # Forked from this process, which has imported the app but made no QApplication yet
             # (the other sections' children run here, and a fork of a running Qt app is unsafe).
-            import crewagent.ui.mainwindow  # noqa: F401  (what the fork would import)
+            from crewagent.core import tuning
+
+            with tuning.start_imports():  # as `crewagent gui` imports them: no collections, then frozen
+                import crewagent.ui.mainwindow  # noqa: F401  (what the fork would import)
 
             cold = measure_cold(cfg, scratch / "cold", fork=True)
         if "open" in sections or "latency" in sections:

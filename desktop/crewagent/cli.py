@@ -120,8 +120,11 @@ def _json_mode(args: argparse.Namespace) -> bool:
 
 
 def cmd_gui(args: argparse.Namespace) -> int:
-    _check_gui_setup(args)
-    from crewagent.ui.app import run_gui  # Qt is imported only when a window is wanted
+    from crewagent.core import tuning
+
+    with tuning.start_imports():  # no cyclic collections while the start imports (see there)
+        _check_gui_setup(args)
+        from crewagent.ui.app import run_gui  # Qt is imported only when a window is wanted
 
     if getattr(args, "self_test", False):
         return _gui_self_test(args, run_gui)

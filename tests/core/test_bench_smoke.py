@@ -1,4 +1,5 @@
-"""The store benchmark runs end to end (--quick) and prints its tables; no timing is asserted."""
+"""The store benchmark runs end to end (--smoke: --quick's sizes, and its RSS probe in the test
+process instead of a new interpreter) and prints its tables; no timing is asserted."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ pytestmark = pytest.mark.xdist_group("bench_store_smoke")
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, Any], Path]:
     tmp_path = tmp_path_factory.mktemp("bench_store")
-    out = run_once(BENCH, ["--quick", "--data-dir", str(tmp_path / "bench"), "--json-file", str(tmp_path / "results.json")])
+    out = run_once(BENCH, ["--smoke", "--data-dir", str(tmp_path / "bench"), "--json-file", str(tmp_path / "results.json")])
     return out, json.loads((tmp_path / "results.json").read_text(encoding="utf-8")), tmp_path
 
 
@@ -39,6 +40,7 @@ def test_quick_run_prints_every_table_row(quick_run: tuple[str, dict[str, Any], 
     assert any(row.startswith("| data dir filesystem (df -T)") for row in rows)
     assert "p50 ms" in out and "p99 ms" in out and "mean ms" in out
     assert "tracemalloc peak MB" in out and "MB/s" in out
+    assert "peak RSS delta MB (VmHWM)" in out  # the probe ran (in this process: its figure means nothing)
     for goal in ("within 2x", ">= 20x", "load < 0.5 s", "peak memory < 3x"):
         assert goal in out
     # Scratch data is removed afterwards.
@@ -56,6 +58,7 @@ def test_quick_run_json(quick_run: tuple[str, dict[str, Any], Path]) -> None:
     assert ("original design (rewrite messages.json)", 200) in side
     load = data["load"]
     assert load["messages"] == 200 and load["file_bytes"] > 0 and load["tracemalloc_peak_bytes"] > 0
+    assert load["rss_source"] == "VmHWM" and load["rss_delta_bytes"] >= 0
 
 
 def test_side_by_side_is_fair_to_the_bare_floor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

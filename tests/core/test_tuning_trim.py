@@ -1,8 +1,9 @@
-"""``tuning.release_free_memory``: freed memory goes back to the system (the re-open RSS, issue 14)."""
+"""``tuning``: freed memory goes back to the system (the re-open RSS, issue 14); the start's imports collect nothing."""
 
 from __future__ import annotations
 
 import ctypes
+import gc
 import os
 import platform
 
@@ -38,3 +39,27 @@ def test_freed_heap_pages_are_given_back() -> None:
     finally:
         libc.free(pin)
     assert given_back > BLOCK * BLOCKS // 2, f"{given_back / 1e6:.1f} MB given back of {BLOCK * BLOCKS / 1e6:.0f} MB freed"
+
+
+def test_the_start_imports_run_no_collection_and_freeze_what_they_made() -> None:
+    """``tuning.start_imports``: a start's imports allocate ~80,000 long-lived objects; with the
+    collector running, ~190 collections walked them (~0.12 CPU-s), and the first after the block
+    ~0.06 more. None runs inside the block, and what it made is frozen, not walked again."""
+    collections: list[int] = []
+
+    def note(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            collections.append(info["generation"])
+
+    made: list[list[int]] = []
+    gc.callbacks.append(note)
+    try:
+        frozen = gc.get_freeze_count()
+        with tuning.start_imports():
+            made.extend([i] for i in range(20_000))  # ~30 collections' worth of allocations
+            assert not gc.isenabled()
+    finally:
+        gc.callbacks.remove(note)
+    assert collections == []
+    assert gc.isenabled()
+    assert gc.get_freeze_count() >= frozen + len(made)

@@ -11,6 +11,10 @@ import gc
 import importlib
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from crewagent.core.store.gcpause import gc_paused
 
 #: ``sys.setswitchinterval`` for the desktop app (Python's default is 5 ms). The GUI thread
 #: competes for the GIL with the worker's threads (loading logs, building contexts, parsing
@@ -32,6 +36,20 @@ _warm_lock = threading.Lock()
 def tune_gui_process() -> None:
     """The settings of a process that shows the GUI (call once, before the window)."""
     sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
+
+
+@contextmanager
+def start_imports() -> Iterator[None]:
+    """The cyclic collector held off while the desktop app's start imports its modules.
+
+    Importing Qt, the window, the worker and the core makes ~80,000 objects that live as long as
+    the app, and almost no garbage: the ~190 collections their allocations triggered found next to
+    nothing, walked a growing heap and took ~0.12 CPU-s of every start (a fresh ``crewagent gui``);
+    the one collection that comes after the block takes ~0.07. Reference counting frees as usual.
+    """
+    with gc_paused():
+        yield
+        gc.freeze()
 
 
 def warm_up_once() -> None:

@@ -48,9 +48,10 @@ def run_gui(data_dir: str | None = None, project: str | None = None, *, self_tes
     instance.listen()
     # The window and the worker (about 600 modules, ~1.5 s of CPU) only now: a second launch that
     # hands over to the running instance above exits without importing them.
-    from crewagent.ui.mainwindow import MainWindow
-    from crewagent.ui.startup_probe import install_if_requested as install_startup_probe
-    from crewagent.worker import start_worker
+    with tuning.start_imports():
+        from crewagent.ui.mainwindow import MainWindow
+        from crewagent.ui.startup_probe import install_if_requested as install_startup_probe
+        from crewagent.worker import start_worker
 
     setup_application(app)
     theme = themes.ThemeManager(app)

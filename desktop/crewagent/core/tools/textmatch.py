@@ -27,7 +27,6 @@ import time
 from collections.abc import Callable
 
 import re2
-import regex
 
 from crewagent.core.tools.results import ErrorCode, ToolFailure
 
@@ -62,6 +61,10 @@ def compile_query(
 
 
 def _fallback(query: str, case_sensitive: bool, deadline: float | None, where: Callable[[], str]) -> Matcher:
+    # Imported here: few patterns need it, and its import (~25 ms of CPU) was paid by every start
+    # of the app and of `crewagent chat` / `run`, which import the tools.
+    import regex
+
     try:
         pattern = regex.compile(query, 0 if case_sensitive else regex.IGNORECASE)
     except (regex.error, OverflowError, RecursionError) as exc:
