@@ -132,3 +132,23 @@ def test_the_closing_quote_is_where_the_regular_expression_ends_the_body(text: s
         assert bigjson._closing_quote(text, min(start, len(text))) == _closing_quote_by_regex(text, min(start, len(text)))
     finally:
         bigjson.SLICE_CHARS, bigjson._MAX_ESCAPED_QUOTES = saved
+
+
+def _cut(value: Any, head: int) -> Any:
+    """``value`` with every string value (not key) longer than ``head`` cut to its first ``head`` characters."""
+    if isinstance(value, str):
+        return value[:head]
+    if isinstance(value, dict):
+        return {key: _cut(item, head) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_cut(item, head) for item in value]
+    return value
+
+
+@settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow])
+@given(value=_JSON, ascii_only=st.booleans(), head=st.integers(3, 12))
+def test_loads_heads_cuts_long_string_values_and_keeps_everything_else(value: Any, ascii_only: bool, head: int) -> None:
+    # With slices of 3 characters every string longer than ``head`` has a long body: all are cut.
+    text = json.dumps(value, ensure_ascii=ascii_only)
+    with tiny_slices():
+        assert bigjson.loads_heads(text, head) == _cut(value, head)

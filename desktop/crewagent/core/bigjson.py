@@ -120,6 +120,23 @@ def loads(text: str) -> Any:
     Raises ``ValueError`` (from the parser) when the text is not JSON: the error comes from the
     one-call parse of the whole text, so it reads exactly as it would have without slicing.
     """
+    return _loads(text, None)
+
+
+def loads_heads(text: str, head: int) -> Any:
+    """:func:`loads`, but a long string value is only decoded as far as its first ``head`` characters.
+
+    For a preview of a value of megabytes (the context builder's view of an ``fs.write`` it
+    shortens, at every request): the full decode and join of a 20 MB string is what costs, and a
+    preview needs its start. A string is cut only when it is longer than ``head`` characters
+    and its JSON body is longer than :data:`SLICE_CHARS` (in a text over :data:`LARGE_CHARS`);
+    keys are decoded whole. Every other value, and the errors of a text that is not JSON outside
+    those strings, are :func:`loads`'s; an invalid escape past a cut string's head goes unseen.
+    """
+    return _loads(text, max(head, 0))
+
+
+def _loads(text: str, head: int | None) -> Any:
     if len(text) <= LARGE_CHARS:
         return pydantic_core.from_json(text, cache_strings=False)
     bodies = _long_string_bodies(text)
@@ -134,11 +151,29 @@ def loads(text: str) -> Any:
     skeleton.append(text[previous:])
     try:
         value = pydantic_core.from_json("".join(skeleton), cache_strings=False)
-        decoded = {f"{marker}{number}@@": _decode_body(text, start, end) for number, (start, end) in enumerate(bodies)}
+        spans = {f"{marker}{number}@@": span for number, span in enumerate(bodies)}
+        decoded = {name: _decode_body(text, start, end, head) for name, (start, end) in spans.items()}
+        keys = _Keys(text, spans, decoded, head)
     except ValueError:
         # Not JSON: the one-call parse names the problem and its place in the text as given.
         return pydantic_core.from_json(text, cache_strings=False)
-    return _put_back(value, decoded)
+    return _put_back(value, decoded, keys)
+
+
+class _Keys(dict[str, str]):
+    """The decoded long strings for use as keys: whole, decoded on first use when values are cut."""
+
+    def __init__(self, text: str, spans: dict[str, tuple[int, int]], decoded: dict[str, str], head: int | None) -> None:
+        super().__init__(decoded if head is None else {})
+        self._text, self._spans = text, spans
+
+    def __missing__(self, name: str) -> str:
+        start, end = self._spans[name]
+        self[name] = value = _decode_body(self._text, start, end, None)
+        return value
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self[name] if name in self._spans else default
 
 
 def _long_string_bodies(text: str) -> list[tuple[int, int]]:
@@ -246,11 +281,15 @@ def _cuttable(text: str, start: int, at: int) -> bool:
     return True
 
 
-def _decode_body(text: str, start: int, end: int) -> str:
-    """The string whose JSON body is ``text[start:end]``, decoded a slice at a time."""
+def _decode_body(text: str, start: int, end: int, head: int | None = None) -> str:
+    """The string whose JSON body is ``text[start:end]``, decoded a slice at a time (with ``head``:
+    only as far as its first ``head`` characters, which is all it returns)."""
     pieces: list[str] = []
     position = start
+    decoded = 0
     while position < end:
+        if head is not None and decoded > head:
+            return "".join(pieces)[:head]
         cut = min(position + SLICE_CHARS, end)
         if cut < end:
             wanted = cut
@@ -262,15 +301,17 @@ def _decode_body(text: str, start: int, end: int) -> str:
                     cut += 1
         value = pydantic_core.from_json('"' + text[position:cut] + '"', cache_strings=False)
         pieces.append(value)
+        decoded += len(value)
         position = cut
-    return "".join(pieces)
+    whole = "".join(pieces)
+    return whole if head is None else whole[:head] if len(whole) > head else whole
 
 
-def _put_back(value: Any, decoded: dict[str, str]) -> Any:
+def _put_back(value: Any, decoded: dict[str, str], keys: dict[str, str]) -> Any:
     if isinstance(value, str):
         return decoded.get(value, value)
     if isinstance(value, dict):
-        return {decoded.get(key, key): _put_back(item, decoded) for key, item in value.items()}
+        return {keys.get(key, key): _put_back(item, decoded, keys) for key, item in value.items()}
     if isinstance(value, list):
-        return [_put_back(item, decoded) for item in value]
+        return [_put_back(item, decoded, keys) for item in value]
     return value
