@@ -51,7 +51,7 @@ def test_dumps_in_slices_loads_back_to_the_value(value: Any) -> None:
     with tiny_slices():
         text = bigjson.dumps(value)
         assert json.loads(text) == value
-        assert bigjson.encode_utf8(text) == text.encode("utf-8")
+        assert bigjson.encode_utf8(text) == b"".join(bigjson.encode_utf8_pieces(text)) == text.encode("utf-8")
         assert bigjson.decode_utf8(text.encode("utf-8")) == text
 
 

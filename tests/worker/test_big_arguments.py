@@ -7,6 +7,7 @@ gets a preview of them, so that nothing there parses (or lays out) the whole tex
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -92,6 +93,10 @@ def test_an_fs_write_of_megabytes_is_written_logged_and_exported_whole_while_the
     messages = assert_log_valid(store, project.id, conversation.id)
     (assistant,) = [m for m in messages if m.tool_calls]
     assert assistant.tool_calls is not None and assistant.tool_calls[0].function.arguments == arguments
+    # The tool wrote and hashed the content piece by piece: its result names the whole file.
+    (tool,) = [m for m in messages if m.role == "tool"]
+    written = json.loads(str(tool.content))
+    assert written["bytes"] == len(CONTENT.encode("utf-8")) and written["sha256"] == hashlib.sha256(CONTENT.encode("utf-8")).hexdigest()
     # The export (crewagent export --format openai) carries them whole too.
     exported = export_openai(messages, lambda m: store.read_full_output(project.id, m))
     assert exported.errors == []
