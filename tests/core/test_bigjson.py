@@ -110,6 +110,7 @@ def test_bytes_of_megabytes_that_are_not_utf8_are_refused_with_the_place_counted
 def test_dumps_to_utf8_is_the_utf8_of_dumps(value: Any) -> None:
     with tiny_slices():
         assert bigjson.dumps_utf8(value, b"\n") == bigjson.dumps(value).encode("utf-8") + b"\n"
+        assert bigjson.dumps_utf8(value) == pydantic_core.to_json(value)  # the one-call serialiser's bytes
 
 
 _BODY_TEXT = st.text(st.sampled_from(list('ab"\\\\')), max_size=30)

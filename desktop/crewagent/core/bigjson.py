@@ -83,17 +83,37 @@ def decode_utf8(data: bytes) -> str:
 
 def dumps(value: Any) -> str:
     """Compact JSON of a JSON-like value (as ``pydantic_core.to_json``), its large strings in slices."""
-    return "".join(_json_parts(value))
+    marker, skeleton, large = _skeleton(value)
+    if not large:
+        return skeleton.decode("utf-8")
+    first, *rest = skeleton.decode("utf-8").split(f'"{marker}')
+    parts = [first]
+    for part in rest:
+        number, after = part.split('@@"', 1)
+        # Every character is escaped on its own: the literal is the slices' escaped bodies in a row.
+        parts += ['"', *(encode_basestring(piece)[1:-1] for piece in _slices(large[int(number)])), '"', after]
+    return "".join(parts)
 
 
 def dumps_utf8(value: Any, end: bytes = b"") -> bytes:
-    """:func:`dumps` as UTF-8, followed by ``end``: each part is encoded on its own and the bytes
-    are joined once (joining text of mixed widths first would be one more long call)."""
-    return b"".join([*(part.encode("utf-8") for part in _json_parts(value)), end])
+    """:func:`dumps` as UTF-8, followed by ``end``, joined once. The large strings' slices are
+    escaped and encoded by ``pydantic_core.to_json`` (the serialiser of the rest of the line) in
+    one call each: 5x less CPU holding the GIL than escaping them as text and encoding that
+    (0.3 against 1.5 ms per slice; 40 ms for the 20 MB of an fs.write's log line, issue 14)."""
+    marker, skeleton, large = _skeleton(value)
+    if not large:
+        return skeleton + end
+    first, *rest = skeleton.split(f'"{marker}'.encode())
+    parts = [first]
+    for part in rest:
+        number, after = part.split(b'@@"', 1)
+        parts += [b'"', *(pydantic_core.to_json(piece)[1:-1] for piece in _slices(large[int(number)])), b'"', after]
+    parts.append(end)
+    return b"".join(parts)
 
 
-def _json_parts(value: Any) -> list[str]:
-    """The JSON text of ``value`` in parts: the small rest, and each large string's slices."""
+def _skeleton(value: Any) -> tuple[str, bytes, list[str]]:
+    """(marker, the JSON of ``value`` with each large string replaced by the marker and its number, those strings)."""
     marker = f"@@bigjson-{uuid.uuid4().hex}-"
     large: list[str] = []
 
@@ -107,16 +127,7 @@ def _json_parts(value: Any) -> list[str]:
             return [cut(inner) for inner in item]
         return item
 
-    skeleton = pydantic_core.to_json(cut(value)).decode("utf-8")
-    if not large:
-        return [skeleton]
-    first, *rest = skeleton.split(f'"{marker}')
-    parts = [first]
-    for part in rest:
-        number, after = part.split('@@"', 1)
-        # Every character is escaped on its own: the literal is the slices' escaped bodies in a row.
-        parts += ['"', *(encode_basestring(piece)[1:-1] for piece in _slices(large[int(number)])), '"', after]
-    return parts
+    return marker, pydantic_core.to_json(cut(value)), large
 
 
 # -- parsing ----------------------------------------------------------------------------------
