@@ -146,7 +146,7 @@ def _cut(value: Any, head: int) -> Any:
     return value
 
 
-@settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow])
 @given(value=_JSON, ascii_only=st.booleans(), head=st.integers(3, 12))
 def test_loads_heads_cuts_long_string_values_and_keeps_everything_else(value: Any, ascii_only: bool, head: int) -> None:
     # With slices of 3 characters every string longer than ``head`` has a long body: all are cut.
