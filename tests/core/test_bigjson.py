@@ -51,7 +51,7 @@ def test_dumps_in_slices_loads_back_to_the_value(value: Any) -> None:
     with tiny_slices():
         text = bigjson.dumps(value)
         assert json.loads(text) == value
-        assert bigjson.encode_utf8(text) == text.encode("utf-8")
+        assert bigjson.encode_utf8(text) == b"".join(bigjson.encode_utf8_pieces(text)) == text.encode("utf-8")
         assert bigjson.decode_utf8(text.encode("utf-8")) == text
 
 
@@ -110,31 +110,46 @@ def test_bytes_of_megabytes_that_are_not_utf8_are_refused_with_the_place_counted
 def test_dumps_to_utf8_is_the_utf8_of_dumps(value: Any) -> None:
     with tiny_slices():
         assert bigjson.dumps_utf8(value, b"\n") == bigjson.dumps(value).encode("utf-8") + b"\n"
+        assert bigjson.dumps_utf8(value) == pydantic_core.to_json(value)  # the one-call serialiser's bytes
 
 
 _BODY_TEXT = st.text(st.sampled_from(list('ab"\\\\')), max_size=30)
 
 
 def _closing_quote_by_regex(text: str, start: int) -> int:
-    """The regular-expression scan _closing_quote made before it looked for the quote with find."""
-    position, length = start, len(text)
-    while position < length:
-        window = min(position + bigjson.SLICE_CHARS, length)
-        stop = bigjson._BODY.match(text, position, window).end()  # type: ignore[union-attr]
-        if stop < window and text[stop] == '"':
-            return stop
-        if stop == position:
-            return -1
-        position = stop
-    return -1
+    """Where the regular expression of a string body, run over the whole text in one call, ends it."""
+    stop = bigjson._BODY.match(text, start).end()  # type: ignore[union-attr]
+    return stop if stop < len(text) and text[stop] == '"' else -1
 
 
 @settings(max_examples=150)
-@given(text=_BODY_TEXT, start=st.integers(0, 30), slice_chars=st.integers(1, 8))
-def test_the_closing_quote_is_where_the_regular_expression_ends_the_body(text: str, start: int, slice_chars: int) -> None:
-    saved = bigjson.SLICE_CHARS
-    bigjson.SLICE_CHARS = slice_chars  # slices that end inside escapes and right before quotes
+@given(text=_BODY_TEXT, start=st.integers(0, 30), slice_chars=st.integers(1, 8), escaped=st.integers(1, 4))
+def test_the_closing_quote_is_where_the_regular_expression_ends_the_body(text: str, start: int, slice_chars: int, escaped: int) -> None:
+    saved = bigjson.SLICE_CHARS, bigjson._MAX_ESCAPED_QUOTES
+    # Slices that end inside escapes and right before quotes; slices finished by the regular
+    # expression after a few escaped quotes.
+    bigjson.SLICE_CHARS, bigjson._MAX_ESCAPED_QUOTES = slice_chars, escaped
     try:
         assert bigjson._closing_quote(text, min(start, len(text))) == _closing_quote_by_regex(text, min(start, len(text)))
     finally:
-        bigjson.SLICE_CHARS = saved
+        bigjson.SLICE_CHARS, bigjson._MAX_ESCAPED_QUOTES = saved
+
+
+def _cut(value: Any, head: int) -> Any:
+    """``value`` with every string value (not key) longer than ``head`` cut to its first ``head`` characters."""
+    if isinstance(value, str):
+        return value[:head]
+    if isinstance(value, dict):
+        return {key: _cut(item, head) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_cut(item, head) for item in value]
+    return value
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow])
+@given(value=_JSON, ascii_only=st.booleans(), head=st.integers(3, 12))
+def test_loads_heads_cuts_long_string_values_and_keeps_everything_else(value: Any, ascii_only: bool, head: int) -> None:
+    # With slices of 3 characters every string longer than ``head`` has a long body: all are cut.
+    text = json.dumps(value, ensure_ascii=ascii_only)
+    with tiny_slices():
+        assert bigjson.loads_heads(text, head) == _cut(value, head)

@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from crewagent.core import bigjson
 from crewagent.core.context import ContextBudget, EstimateCounter, build_llm_messages
 from crewagent.core.context.compaction import shorten_arguments
 from crewagent.core.protocol import DOTTED_FUNCTION_NAME, validate_messages
@@ -52,3 +57,24 @@ def test_older_results_previewed_by_compression_name_a_file_too() -> None:
     assert tool["content"].startswith("r" * 500) and f"Full output: {alias}" in tool["content"]
     assert [(s.alias, s.text) for s in r.spills] == [(alias, "r" * 9_000)]
     assert r.debug["spilledAliases"] == [alias]
+
+
+_LEAF = st.text(st.sampled_from(list('ab"\\\n中😀')), max_size=700) | st.integers() | st.none()
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    value=st.dictionaries(st.sampled_from(["path", "content", "mode", "edits"]), _LEAF | st.lists(_LEAF, max_size=3), max_size=4),
+    keep=st.sampled_from([0, 5, 500]),
+)
+def test_shortened_arguments_are_those_of_the_whole_parse_when_long_strings_are_parsed_only_in_part(value: Any, keep: int) -> None:
+    # Every text counts as large and long strings are cut after a few characters: the preview,
+    # which decodes only the start of a long value, must give what the whole parse gave.
+    arguments = json.dumps(value, ensure_ascii=False)
+    whole = shorten_arguments(arguments, keep, ALIAS)
+    saved = bigjson.LARGE_CHARS, bigjson.SLICE_CHARS
+    bigjson.LARGE_CHARS, bigjson.SLICE_CHARS = 0, 3
+    try:
+        assert shorten_arguments(arguments, keep, ALIAS) == whole
+    finally:
+        bigjson.LARGE_CHARS, bigjson.SLICE_CHARS = saved

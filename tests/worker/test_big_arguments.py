@@ -7,6 +7,7 @@ gets a preview of them, so that nothing there parses (or lays out) the whole tex
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -53,9 +54,19 @@ def _strings(value: Any) -> Iterator[str]:
 
 
 def test_an_fs_write_of_megabytes_is_written_logged_and_exported_whole_while_the_gui_gets_a_preview(
-    qtbot: Any, scripted_llm: ScriptedServer, store: Any, project: Any, conversation: Any, host: WorkerThread
+    qtbot: Any, scripted_llm: ScriptedServer, store: Any, project: Any, conversation: Any, host: WorkerThread,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     arguments = json.dumps({"path": "@project/big.py", "content": CONTENT})
+    decoded: list[int | None] = []  # each decode of the content's JSON body: the characters asked for (None: all)
+    decode = bigjson._decode_body
+
+    def counted(text: str, start: int, end: int, head: int | None = None) -> str:
+        if end - start > bigjson.LARGE_CHARS:
+            decoded.append(head)
+        return decode(text, start, end, head)
+
+    monkeypatch.setattr(bigjson, "_decode_body", counted)
     assert len(CONTENT) > bigjson.LARGE_CHARS and len(arguments) > bigjson.LARGE_CHARS
     pieces = [arguments[start : start + 64 * 1024] for start in range(0, len(arguments), 64 * 1024)]
     scripted_llm.script(tool_calls(call("call_big", "fs_write", *pieces)), text("Written."))
@@ -71,6 +82,10 @@ def test_an_fs_write_of_megabytes_is_written_logged_and_exported_whole_while_the
     client.answer_approval.emit(prompt.request_id, "allow_once")
     qtbot.waitUntil(recorder.finished, timeout=30_000)
     assert recorder.of("turn_finished")[-1][1] == "completed"
+    # The content was decoded whole once, for the tool; the next request's context, which cuts the
+    # arguments to a preview, decoded only the start it keeps.
+    assert decoded.count(None) == 1 and len(decoded) >= 2
+    assert all(head is None or head < 10_000 for head in decoded)
 
     # The file, byte for byte.
     assert (Path(project.root) / "big.py").read_bytes() == CONTENT.encode("utf-8")
@@ -78,6 +93,10 @@ def test_an_fs_write_of_megabytes_is_written_logged_and_exported_whole_while_the
     messages = assert_log_valid(store, project.id, conversation.id)
     (assistant,) = [m for m in messages if m.tool_calls]
     assert assistant.tool_calls is not None and assistant.tool_calls[0].function.arguments == arguments
+    # The tool wrote and hashed the content piece by piece: its result names the whole file.
+    (tool,) = [m for m in messages if m.role == "tool"]
+    written = json.loads(str(tool.content))
+    assert written["bytes"] == len(CONTENT.encode("utf-8")) and written["sha256"] == hashlib.sha256(CONTENT.encode("utf-8")).hexdigest()
     # The export (crewagent export --format openai) carries them whole too.
     exported = export_openai(messages, lambda m: store.read_full_output(project.id, m))
     assert exported.errors == []

@@ -12,8 +12,11 @@ class DamagedJsonError(ValueError):
     """The text is not JSON this app can hold: invalid, not UTF-8, nested too deeply, too large."""
 
 
-def parse_json(data: bytes | str) -> Any:
+def parse_json(data: bytes | str, *, head: int | None = None) -> Any:
     """The value of ``data``; raises :class:`DamagedJsonError` with a one-line reason.
+
+    With ``head``, a string of megabytes comes back as its first ``head`` characters
+    (:func:`bigjson.loads_heads`: for previews, which need not decode the rest).
 
     The parser is pydantic's (jiter): it has a nesting limit where ``json.loads`` would raise
     ``RecursionError``, and it is the same limit the message log is read back with, so a value
@@ -31,7 +34,7 @@ def parse_json(data: bytes | str) -> Any:
                 raise DamagedJsonError(f"not valid UTF-8 text (byte {exc.start})") from None
             raise
     try:
-        return bigjson.loads(data)
+        return bigjson.loads(data) if head is None else bigjson.loads_heads(data, head)
     except ValueError as exc:
         raise DamagedJsonError(f"not valid JSON: {_first_line(exc)}") from None
     except (RecursionError, MemoryError) as exc:

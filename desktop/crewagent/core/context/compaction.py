@@ -78,13 +78,16 @@ def shorten_arguments(arguments: str, keep: int, alias: str | None) -> str:
     anything else becomes ``{"argumentsPreview": ..., "note": ...}``.
     """
     note = _arguments_note(len(arguments), alias)
+    limit = max(keep, 200)
     try:
-        value = parse_json(arguments)  # in slices when it is megabytes (an fs.write of a big file)
+        # Megabytes (an fs.write of a big file) are parsed in slices, and a long string only as far
+        # as a preview needs (limit + 1 characters: still too long to keep, and its start is the
+        # same): every request after such a call shortens them again, the tool parsed them in full.
+        value = parse_json(arguments, head=limit + 1)
     except ValueError:
         value = None
     if not isinstance(value, dict):
         return json.dumps({"argumentsPreview": arguments[:keep], "note": note}, ensure_ascii=False)
-    limit = max(keep, 200)
     out: dict[str, Any] = {}
     for key, item in value.items():
         text = item if isinstance(item, str) else json.dumps(item, ensure_ascii=False)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +35,9 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def atomic_write_bytes(path: Path, data: bytes, *, sync: bool = True) -> None:
-    """Replace ``path`` with ``data``: write a temp file, fsync it, rename it over, fsync the dir.
+def atomic_write_bytes(path: Path, data: bytes | Sequence[bytes], *, sync: bool = True) -> None:
+    """Replace ``path`` with ``data`` (bytes, or pieces written in a row): write a temp file,
+    fsync it, rename it over, fsync the dir.
 
     A failure (disk full, permission denied) leaves the old file untouched and no temp file behind.
     ``sync=False`` skips both fsyncs: the file is still replaced whole (a killed process never
@@ -49,7 +51,10 @@ def atomic_write_bytes(path: Path, data: bytes, *, sync: bool = True) -> None:
         raise StoreWriteError.from_os_error(path, exc) from exc
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            if isinstance(data, bytes):
+                handle.write(data)
+            else:
+                handle.writelines(data)  # megabytes in pieces, never joined (bigjson.encode_utf8_pieces)
             handle.flush()
             if sync:
                 os.fsync(handle.fileno())

@@ -82,7 +82,7 @@ def write_spill(state_dir: Path, alias: str, text: str) -> bool:
     target = resolve_state_alias(state_dir, alias)
     if target.exists():
         return False
-    atomic_write_bytes(target, bigjson.encode_utf8(text))  # megabytes of arguments: in slices
+    atomic_write_bytes(target, bigjson.encode_utf8_pieces(text))  # megabytes of arguments: in slices, not joined
     return True
 
 

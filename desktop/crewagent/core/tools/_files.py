@@ -7,6 +7,7 @@ import os
 import tempfile
 import threading
 import zlib
+from collections.abc import Sequence
 from pathlib import Path
 
 from crewagent.core.tools.results import ErrorCode, ToolFailure
@@ -38,11 +39,17 @@ def sha256_file(real: Path) -> str:
     return digest.hexdigest()
 
 
-def sha256_bytes(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+def sha256_bytes(data: bytes | Sequence[bytes]) -> str:
+    """The SHA-256 of ``data``, or of its pieces in a row."""
+    if isinstance(data, bytes):
+        return hashlib.sha256(data).hexdigest()
+    digest = hashlib.sha256()
+    for piece in data:
+        digest.update(piece)
+    return digest.hexdigest()
 
 
-def atomic_write(real: Path, data: bytes) -> bool:
+def atomic_write(real: Path, data: bytes | Sequence[bytes]) -> bool:
     """Replace ``real`` with ``data`` (temp file, fsync, rename, fsync of the folder); True when created.
 
     Parent folders are created. An existing file keeps its permission bits. On any failure the
@@ -56,7 +63,10 @@ def atomic_write(real: Path, data: bytes) -> bool:
     fd, tmp_name = tempfile.mkstemp(prefix=f".{real.name}.", suffix=".tmp", dir=real.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            if isinstance(data, bytes):
+                handle.write(data)
+            else:
+                handle.writelines(data)  # the pieces of megabytes of text, never joined
             handle.flush()
             os.fsync(handle.fileno())
         if mode is not None:
