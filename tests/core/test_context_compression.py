@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from crewagent.core.context import ContextBudget, EstimateCounter, build_llm_messages
+from crewagent.core.context.tokens import message_chars
 from crewagent.core.context.summary import HEADINGS, build_with_summary, deterministic_summary
 from crewagent.core.messages import ConversationMessage
 from crewagent.core.protocol import DOTTED_FUNCTION_NAME, assemble, validate_messages
@@ -73,6 +74,20 @@ def test_collapsed_tool_groups_become_one_tool_call_history_summary() -> None:
     assert "- purpose: step 0" in summaries[0]
     assert 'fs.read {"path": "@project/a.md"} → failed ENOENT: no file' in summaries[0]
     assert "tool_history" in r.debug["compression"]["stages"]
+
+
+def test_a_group_whose_summary_would_be_longer_stays_whole_and_the_request_keeps_its_budget() -> None:
+    """Found by test_context_properties: a call with an empty result collapsed into a summary 2
+    characters longer than the group, and the request then went over the budget it had fit."""
+    log = [msg("user", "w " * (size // 2)) for size in (180, 226, 254, 344, 428, 518, 518, 794, 1544)]
+    log += [calls("c1"), result("c1", ""), msg("user", ""), calls("c2a", "c2b")]
+    budget = ContextBudget(max_messages=15, max_chars=7584)
+    plain = build_llm_messages(log, budget=budget, counter=EST, compress=False)
+    r = build_llm_messages(log, budget=budget, counter=EST)
+    assert r.ok and validate_messages(r.messages, name_pattern=DOTTED_FUNCTION_NAME) == []
+    assert sum(message_chars(m) for m in r.messages) <= budget.max_chars
+    assert "tool_history" not in r.debug["compression"]["stages"]
+    assert r.messages == plain.messages  # nothing could be made smaller
 
 
 def test_compression_can_be_turned_off() -> None:

@@ -105,6 +105,11 @@ def _collapse(pieces: list[Piece], counter: TokenCounter) -> Piece:
     return make_piece(units, [{"role": "assistant", "content": "\n".join(lines)}], counter, "tool_history")
 
 
+def _smaller(new: Piece, *old: Piece) -> bool:
+    """Whether ``new`` takes no more characters and tokens than the ``old`` pieces it replaces."""
+    return new.chars <= sum(p.chars for p in old) and new.tokens <= sum(p.tokens for p in old)
+
+
 def compress_window(
     window: list[Piece],
     chars: int,
@@ -150,11 +155,16 @@ def compress_window(
             previous = pieces[index - 1] if index > 0 else None
             if previous is not None and previous.compressed == "tool_history":
                 merged = _collapse([previous, piece], counter)
-                chars += merged.chars - previous.chars - piece.chars
-                tokens += merged.tokens - previous.tokens - piece.tokens
-                pieces[index - 1 : index + 1] = [merged]
-                continue
-            replace(index, _collapse([piece], counter), "tool_history")
+                if _smaller(merged, previous, piece):
+                    chars += merged.chars - previous.chars - piece.chars
+                    tokens += merged.tokens - previous.tokens - piece.tokens
+                    pieces[index - 1 : index + 1] = [merged]
+                    continue
+            collapsed = _collapse([piece], counter)
+            # The summary of a small group (an empty result, a short call) can be longer than the
+            # group: such a group stays as it is, or the request would outgrow the budget it fit.
+            if _smaller(collapsed, piece):
+                replace(index, collapsed, "tool_history")
         index += 1
 
     for index, piece in enumerate(pieces):
