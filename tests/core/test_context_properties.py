@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from hypothesis import HealthCheck, event, given, settings
@@ -29,7 +30,11 @@ def _text_op(kind: str) -> st.SearchStrategy[Op]:
     """``(kind, text)``. Mapped from the size in one step, not drawn as a tuple of ``st.just(kind)``
     and a text: the same values with two spans fewer per operation, which is most of what
     hypothesis spends on a script (its per-span and per-choice bookkeeping, not the values)."""
-    return SIZES.map(lambda size: (kind, "w " * (size // 2)))
+    return SIZES.map(functools.partial(_with_text, kind))
+
+
+def _with_text(kind: str, size: int) -> Op:
+    return (kind, "w " * (size // 2))
 
 
 def _group(count: int, answered: int, size: int, shuffled: bool) -> Op:
