@@ -22,18 +22,16 @@ EST = EstimateCounter()
 Op = tuple[Any, ...]
 
 #: What a conversation is made of: questions, answers, tool groups (some calls left unanswered,
-#: their repair result appended later, as recovery does), error parts, and edits. Each operation is
-#: mapped or built into its tuple, not drawn as ``st.tuples(st.just(kind), ...)``: the same values
-#: with fewer spans, the bookkeeping hypothesis spends most of this property's time on.
+#: their repair result appended later, as recovery does), error parts, and edits.
 ops = st.lists(
     st.one_of(
-        st.text(min_size=1, max_size=12).map(lambda text: ("user", text)),
-        st.text(min_size=1, max_size=12).map(lambda text: ("answer", text)),
-        st.builds(lambda count, answered: ("group", count, answered), st.integers(1, 3), st.integers(0, 3)),
-        st.text(max_size=12).map(lambda text: ("error", text)),
-        st.just(("repair",)),
-        st.builds(lambda at, text: ("edit", at, text), st.integers(0, 1_000), st.text(min_size=1, max_size=12)),
-        st.just(("regenerate",)),
+        st.tuples(st.just("user"), st.text(min_size=1, max_size=12)),
+        st.tuples(st.just("answer"), st.text(min_size=1, max_size=12)),
+        st.tuples(st.just("group"), st.integers(1, 3), st.integers(0, 3)),
+        st.tuples(st.just("error"), st.text(max_size=12)),
+        st.tuples(st.just("repair")),
+        st.tuples(st.just("edit"), st.integers(0, 1_000), st.text(min_size=1, max_size=12)),
+        st.tuples(st.just("regenerate")),
     ),
     max_size=40,
 )
