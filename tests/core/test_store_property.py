@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import string
@@ -17,7 +16,6 @@ from hypothesis import strategies as st
 from crewagent.core.messages import ConversationMessage, from_openai, to_openai
 from crewagent.core.store import TOOL_OUTPUT_THRESHOLD, RuntimeStore
 from tests.examples import examples
-from tests.strategies import keyed
 
 SAFE = string.ascii_letters + string.digits + "_-"
 MODEL_FIELDS = frozenset(ConversationMessage.model_fields)
@@ -76,39 +74,37 @@ content_parts = st.lists(
 
 
 def _with(base: st.SearchStrategy[dict[str, Any]], optional: dict[str, st.SearchStrategy[Any]]) -> st.SearchStrategy[dict[str, Any]]:
-    # The optional keys keep fixed_dictionaries' shuffled order: "name" and "refusal" are unknown
-    # to the model, which keeps unknown keys in the order they came.
     return st.builds(lambda b, o, x: {**b, **o, **x}, base, st.fixed_dictionaries({}, optional=optional), extras)
-
-
-def _message(role: str, **fields: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
-    """``{"role": role, **fields}``. Built, not drawn as ``st.fixed_dictionaries({"role": st.just(role), ...})``:
-    the same messages without a span for the role and the shuffle of the keys' order, which changes
-    nothing here (the model reads its declared fields by name and writes them in its own order)."""
-    return st.builds(lambda **drawn: {"role": role, **drawn}, **fields)
 
 
 @cache  # built once: ``conversations`` draws from it for every message of every example
 def openai_message(large: bool) -> st.SearchStrategy[dict[str, Any]]:
     """A valid OpenAI chat message (with unknown extra keys); ``large`` allows > 50 KB tool outputs."""
-    system = _with(_message("system", content=text), {"name": safe_id})
-    user = _with(_message("user", content=text | content_parts), {"name": safe_id})
-    assistant_text = _message("assistant", content=text)
-    assistant_tools = _message("assistant", content=st.none() | text, tool_calls=st.lists(tool_call(), min_size=1, max_size=3))
+    system = _with(st.fixed_dictionaries({"role": st.just("system"), "content": text}), {"name": safe_id})
+    user = _with(
+        st.fixed_dictionaries({"role": st.just("user"), "content": text | content_parts}), {"name": safe_id}
+    )
+    assistant_text = st.fixed_dictionaries({"role": st.just("assistant"), "content": text})
+    assistant_tools = st.fixed_dictionaries(
+        {"role": st.just("assistant"), "content": st.none() | text, "tool_calls": st.lists(tool_call(), min_size=1, max_size=3)}
+    )
     assistant = _with(
         assistant_text | assistant_tools,
         {"reasoning_content": text, "refusal": st.none(), "name": safe_id},
     )
     tool_content = (text | large_text()) if large else text
-    tool = _with(_message("tool", tool_call_id=safe_id.map(lambda s: "call_" + s), content=tool_content), {})
+    tool = _with(
+        st.fixed_dictionaries(
+            {"role": st.just("tool"), "tool_call_id": safe_id.map(lambda s: "call_" + s), "content": tool_content}
+        ),
+        {},
+    )
     return st.one_of(system, user, assistant, tool)
 
 
-# Any subset of the app's fields (all declared by the model but "subagent", the one unknown key,
-# which from_openai adds after the message's own keys whatever its place here).
-app_fields = keyed(
+app_fields = st.fixed_dictionaries(
     {},
-    {
+    optional={
         "partType": st.sampled_from(["content", "thinking", "tool_start", "tool_result", "error"]),
         "toolName": safe_id,
         "duration": st.floats(0, 1e7, allow_nan=False),
@@ -123,15 +119,11 @@ app_fields = keyed(
 message_id = safe_id.map(lambda s: "msg_" + s) | st.text(min_size=1, max_size=30)  # imports bring odd ids
 
 
-def _named(name: str, value: Any) -> tuple[str, Any]:
-    return name, value
-
-
 # Declared fields set after the build (the app sets them on messages it made: an interrupted
 # answer, a repair result, a subagent's status), in any order, to any plain JSON value allowed.
 later = st.lists(
     st.one_of(  # drawn with the message (a draw of its own per change cost a data.draw each)
-        [values.map(functools.partial(_named, name)) for name, values in [
+        [st.tuples(st.just(name), values) for name, values in [
             ("interrupted", st.booleans()),
             ("synthetic", st.booleans()),
             ("error", st.dictionaries(st.text(max_size=8), json_value, max_size=3)),
