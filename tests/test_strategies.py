@@ -9,13 +9,14 @@ import pytest
 from hypothesis import find, given, settings
 from hypothesis import strategies as st
 
+from tests.examples import examples
 from tests.strategies import keyed
 
 REQUIRED = {"a": st.integers(0, 3), "b": st.just("b")}
 OPTIONAL = {"x": st.integers(10, 13), "y": st.just(None), "z": st.text(max_size=2)}
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)  # a dict of 3 optional keys: 8 subsets
 @given(keyed(REQUIRED, OPTIONAL))
 def test_a_drawn_dict_has_every_required_key_and_optional_keys_only_each_with_a_value_of_its_strategy(drawn: dict[str, Any]) -> None:
     assert {"a", "b"} <= set(drawn) <= {"a", "b", "x", "y", "z"}
