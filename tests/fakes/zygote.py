@@ -292,6 +292,14 @@ def _serve() -> None:
 
     _shared_ssl_context()
     keyring.backend.get_all_keyring()
+    # The SDK's platform headers, made on a client's first request: its get_platform() calls
+    # platform.platform(), which runs `uname -p` as a process (the processor's name is only known
+    # that way) and reads /etc/os-release; both are cached per process, so made once here (before:
+    # a `uname` process per command and ~160 more page faults).
+    from openai._base_client import get_platform, platform_headers
+    from openai._version import __version__ as openai_version
+
+    platform_headers(openai_version, platform=get_platform())
     # A `crewagent run` checks the package against the app's JSON Schemas; the checked validators
     # are cached per process (0.2 s of each run's CPU).
     from crewagent.core.packages.schemas import SchemaKind, validator
