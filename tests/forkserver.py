@@ -33,6 +33,9 @@ import sys
 from pathlib import Path
 
 SWITCH = "CREWAGENT_TEST_FORKSERVER"
+#: The server's socket, in the environment of the workers (and so of what they start): the crash
+#: loops' zygote is a fork of the server too (tests/fakes/zygote.py).
+SOCKET_ENV = "CREWAGENT_TEST_FORKSERVER_SOCKET"
 #: Imported once by the server, before it forks a worker: what every worker imports anyway, at its
 #: start or at collection (each worker runs core, CLI and UI tests). No module of ``tests``.
 PRELOAD = (
