@@ -94,14 +94,17 @@ def _start_command(wrapper: Sequence[str]) -> tuple[list[str], dict[str, str] | 
     process's pipes, environment and folder to it, as for a worker. A wrapper would run the
     client, not the fork, so the zygote drops the wrapper's capabilities itself
     (``_drop_file_override``)."""
-    from tests.forkserver import SOCKET_ENV
+    from tests.forkserver import PLAIN_IMPORT_ENV, SOCKET_ENV
 
     server = os.environ.get(SOCKET_ENV)
     if not server:
         return [*wrapper, sys.executable, "-m", "tests.fakes.zygote"], None
     argv = [sys.executable, str(ROOT / "tests" / "forkserver.py"), "client", server]
     argv += ["-c", "from tests.fakes.zygote import _serve; _serve()"]
-    return argv, {**os.environ, _DROP_FILE_OVERRIDE: "1"} if wrapper else None
+    env = {**os.environ, PLAIN_IMPORT_ENV: "1"}  # no command imports Qt: no shiboken import hook
+    if wrapper:
+        env[_DROP_FILE_OVERRIDE] = "1"
+    return argv, env
 
 
 def _drop_file_override() -> None:
