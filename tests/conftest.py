@@ -91,6 +91,7 @@ def _fork_the_workers(config: pytest.Config) -> ForkServer | None:
         shutil.rmtree(folder, ignore_errors=True)
         raise pytest.UsageError(f"{exc}; {forkserver.SWITCH}=0 starts the xdist workers without it") from None
     config.option.tx = [f"popen//python={server.python_spec}"] * len(specs)
+    os.environ[forkserver.SOCKET_ENV] = str(server.socket_path)  # the workers' zygote forks from it too
 
     def stop() -> None:
         server.close()

@@ -142,6 +142,15 @@ def _marked(marker: str, steps: int) -> Files:
     return files
 
 
+#: Step files of each package the kill loop imports. Every phase of an import (the copy into the
+#: staging folder, either rename, the old copy's removal) and every check after a kill (a package
+#: with files of both versions, a folder left over) is there with 30 files as with 150; the import,
+#: the kill window that follows its time and each round's reload and schema check of the installed
+#: package shrink with the count (150: 5-7 CPU-s for the 12 kills, alone; docs/benchmarks.md,
+#: "Session 12: the crash loops").
+KILL_LOOP_STEPS = 30
+
+
 def _fork_import_loop(data: Path, sources: list[Path]) -> tuple[int, int]:
     """Fork a child (this interpreter has imported everything already) that imports ``sources``
     in turn, forever; (pid, read end of a pipe on which it says ``ready``)."""
@@ -165,10 +174,10 @@ def _fork_import_loop(data: Path, sources: list[Path]) -> tuple[int, int]:
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork and SIGKILL")
 def test_kill_9_during_imports_leaves_the_old_or_the_new_package_never_half(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    sources = [write_zip(_marked(m, 150), tmp_path / f"{m}.bmad") for m in ("AAAA", "BBBB")]
+    sources = [write_zip(_marked(m, KILL_LOOP_STEPS), tmp_path / f"{m}.bmad") for m in ("AAAA", "BBBB")]
     # The files a whole package has (both have the same): the names of its files, not a copy
     # written out and listed (150 steps rendered and written, ~0.1 CPU-s, for a set of names).
-    expected_names = set(_marked("AAAA", 150))
+    expected_names = set(_marked("AAAA", KILL_LOOP_STEPS))
     PackageStore(data).import_package(sources[0])
     started = time.monotonic()
     PackageStore(data).import_package(sources[1])

@@ -36,7 +36,8 @@ from tests.fakes.preforked import freeze_preload, leave, sigchld_wakeup
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The xdist group of every test that uses the session's zygote (tests/fakes/fixtures.py): one
-#: worker runs them all, so a run starts one zygote (~3 CPU-s of imports), not one per worker.
+#: worker runs them all, so a run starts one zygote, not one per worker (a fork of the test fork
+#: server under xdist, 0.2-0.3 CPU-s to start; a fresh one 2-3 CPU-s).
 ZYGOTE_GROUP = "kill-loops"
 #: What a command would import or load anyway; done once, in the zygote. Named one by one: the
 #: CLI imports each command's modules only when it runs (crewagent.cli_commands), so importing
@@ -74,6 +75,64 @@ def without_file_override() -> list[str]:
     if os.geteuid() != 0 or setpriv is None:
         return []
     return [setpriv, "--bounding-set=-dac_override,-dac_read_search", "--"]
+
+
+#: Set in the zygote's environment when it is to drop, itself, the capabilities the wrapper of
+#: :func:`without_file_override` would have dropped (a zygote forked from the test fork server).
+_DROP_FILE_OVERRIDE = "CREWAGENT_ZYGOTE_DROP_FILE_OVERRIDE"
+_CAP_DAC_OVERRIDE, _CAP_DAC_READ_SEARCH = 1, 2
+
+
+def _start_command(wrapper: Sequence[str]) -> tuple[list[str], dict[str, str] | None]:
+    """How to start the zygote: a fork of the test fork server when this process has one (an xdist
+    worker, tests/forkserver.py), else a fresh ``python -m tests.fakes.zygote`` under ``wrapper``.
+
+    The fork server has imported openai, the app and the tokenizer already: a forked zygote starts
+    in 0.2-0.3 CPU-s, a fresh one in 2-2.2. Its heap is bigger (135 MB against 93: Qt's modules
+    too), which costs each command it forks a few ms more; far less in all than the start saved
+    (docs/benchmarks.md, "Session 12: the crash loops"). The fork server's client passes this
+    process's pipes, environment and folder to it, as for a worker. A wrapper would run the
+    client, not the fork, so the zygote drops the wrapper's capabilities itself
+    (``_drop_file_override``)."""
+    from tests.forkserver import PLAIN_IMPORT_ENV, SOCKET_ENV
+
+    server = os.environ.get(SOCKET_ENV)
+    if not server:
+        return [*wrapper, sys.executable, "-m", "tests.fakes.zygote"], None
+    argv = [sys.executable, str(ROOT / "tests" / "forkserver.py"), "client", server]
+    argv += ["-c", "from tests.fakes.zygote import _serve; _serve()"]
+    env = {**os.environ, PLAIN_IMPORT_ENV: "1"}  # no command imports Qt: no shiboken import hook
+    if wrapper:
+        env[_DROP_FILE_OVERRIDE] = "1"
+    return argv, env
+
+
+def _drop_file_override() -> None:
+    """What ``setpriv --bounding-set=-dac_override,-dac_read_search`` leaves a root process that
+    it starts: neither capability in the bounding, effective, permitted or inheritable set."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    pr_capbset_drop = 24
+    for cap in (_CAP_DAC_OVERRIDE, _CAP_DAC_READ_SEARCH):
+        if libc.prctl(pr_capbset_drop, cap, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
+
+    class Header(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+    class Data(ctypes.Structure):
+        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+    header, data = Header(0x20080522, 0), (Data * 2)()  # _LINUX_CAPABILITY_VERSION_3: two words
+    if libc.capget(ctypes.byref(header), data) != 0:
+        raise OSError(ctypes.get_errno(), "capget")
+    keep = ~((1 << _CAP_DAC_OVERRIDE) | (1 << _CAP_DAC_READ_SEARCH)) & 0xFFFFFFFF
+    data[0].effective &= keep
+    data[0].permitted &= keep
+    data[0].inheritable &= keep
+    if libc.capset(ctypes.byref(header), data) != 0:
+        raise OSError(ctypes.get_errno(), "capset")
 
 
 class ZygoteProcess:
@@ -117,12 +176,14 @@ class Zygote:
         self._children: dict[int, ZygoteProcess] = {}
         self._lock = threading.Lock()
         self._stderr_path = stderr
-        argv = [*wrapper, sys.executable, "-m", "tests.fakes.zygote"]
+        argv, env = _start_command(wrapper)
         if stderr is None:
-            self._proc = subprocess.Popen(argv, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            self._proc = subprocess.Popen(
+                argv, cwd=ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+            )
         else:
             with open(stderr, "wb") as errors:
-                self._proc = subprocess.Popen(argv, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors)
+                self._proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors)
         assert self._proc.stdout is not None
         ready = self._proc.stdout.readline()
         if ready.strip() != b"ready":
@@ -276,6 +337,8 @@ def _serve() -> None:
     import gc
     import importlib
 
+    if os.environ.pop(_DROP_FILE_OVERRIDE, None):
+        _drop_file_override()
     gc.disable()  # no collections while preloading (2.8 -> 2.3 CPU-s): one at the end, then frozen
     for name in PRELOAD:
         importlib.import_module(name)
@@ -292,6 +355,14 @@ def _serve() -> None:
 
     _shared_ssl_context()
     keyring.backend.get_all_keyring()
+    # The SDK's platform headers, made on a client's first request: its get_platform() calls
+    # platform.platform(), which runs `uname -p` as a process (the processor's name is only known
+    # that way) and reads /etc/os-release; both are cached per process, so made once here (before:
+    # a `uname` process per command and ~160 more page faults).
+    from openai._base_client import get_platform, platform_headers
+    from openai._version import __version__ as openai_version
+
+    platform_headers(openai_version, platform=get_platform())
     # A `crewagent run` checks the package against the app's JSON Schemas; the checked validators
     # are cached per process (0.2 s of each run's CPU).
     from crewagent.core.packages.schemas import SchemaKind, validator
