@@ -67,6 +67,7 @@ PRELOAD = (
     "pdb",  # pytest's debugging plugin
     "xml.etree.ElementTree",
     "tomllib",
+    "hypothesis",  # and the constants of the modules above (_hypothesis_constants)
     # tests/ui/conftest.py's: keyring's backends (the app still picks one per test, in its folders)
     "keyring.backends.SecretService",
     "keyring.backends.libsecret",
@@ -149,6 +150,7 @@ def _serve(socket_path: str) -> Worker | None:
     from crewagent.core.context.tokens import default_counter
 
     default_counter()  # the tokenizer's tables (~0.4 CPU-s), which every worker's turns load
+    _hypothesis_constants()
     tasks = os.listdir("/proc/self/task") if os.path.isdir("/proc/self/task") else ["?"] * threading.active_count()
     if len(tasks) != 1:  # a fork keeps only the forking thread: another one's locks would stay taken
         raise RuntimeError(f"the preload started {len(tasks) - 1} thread(s): {threading.enumerate()}")
@@ -206,6 +208,24 @@ def _serve(socket_path: str) -> Worker | None:
                 except OSError:
                     pass  # the client is gone (killed): nothing to tell
                 connection.close()
+
+
+def _hypothesis_constants() -> None:
+    """The constants hypothesis collects from the preloaded modules' source, collected once here.
+
+    At collection each worker hands hypothesis every module of the project it has imported so far,
+    and hypothesis parses each one's source for the constants it mixes into generated data. It
+    keeps the result in ``.hypothesis/constants``, which a clean clone (CI) does not have: there,
+    each of the three workers parsed the ~300 preloaded modules of the app, 2.3 CPU-s each (0.2
+    with the cache). Done here, the workers inherit the modules already seen and parse only the
+    test modules. A private function of hypothesis: if a release renames it, nothing is done here
+    and each worker does it as before.
+    """
+    try:
+        from hypothesis.internal.conjecture.providers import _get_local_constants
+    except ImportError:
+        return
+    _get_local_constants()
 
 
 def _become_worker(request: dict[str, object], fds: list[int]) -> int:
