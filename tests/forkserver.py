@@ -220,12 +220,18 @@ def _hypothesis_constants() -> None:
     with the cache). Done here, the workers inherit the modules already seen and parse only the
     test modules. A private function of hypothesis: if a release renames it, nothing is done here
     and each worker does it as before.
+
+    hypothesis notes that its storage was used before its pytest plugin loaded, and the plugin
+    would warn of a slow side effect of some plugin in each worker: this one is on purpose, so the
+    note is cleared (``warn=False``) once it is done.
     """
     try:
+        from hypothesis.configuration import notice_initialization_restarted
         from hypothesis.internal.conjecture.providers import _get_local_constants
     except ImportError:
         return
     _get_local_constants()
+    notice_initialization_restarted(warn=False)
 
 
 def _become_worker(request: dict[str, object], fds: list[int]) -> int:
