@@ -19,9 +19,9 @@ from __future__ import annotations
 import codecs
 import re
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from json.encoder import encode_basestring
-from typing import Any
+from typing import Any, AnyStr
 
 import pydantic_core
 
@@ -86,12 +86,8 @@ def dumps(value: Any) -> str:
     marker, skeleton, large = _skeleton(value)
     if not large:
         return skeleton.decode("utf-8")
-    first, *rest = skeleton.decode("utf-8").split(f'"{marker}')
-    parts = [first]
-    for part in rest:
-        number, after = part.split('@@"', 1)
-        # Every character is escaped on its own: the literal is the slices' escaped bodies in a row.
-        parts += ['"', *(encode_basestring(piece)[1:-1] for piece in _slices(large[int(number)])), '"', after]
+    # Every character is escaped on its own: the literal is the slices' escaped bodies in a row.
+    parts = _spliced(skeleton.decode("utf-8"), marker, '@@"', '"', large, lambda piece: encode_basestring(piece)[1:-1])
     return "".join(parts)
 
 
@@ -103,13 +99,24 @@ def dumps_utf8(value: Any, end: bytes = b"") -> bytes:
     marker, skeleton, large = _skeleton(value)
     if not large:
         return skeleton + end
-    first, *rest = skeleton.split(f'"{marker}'.encode())
-    parts = [first]
-    for part in rest:
-        number, after = part.split(b'@@"', 1)
-        parts += [b'"', *(pydantic_core.to_json(piece)[1:-1] for piece in _slices(large[int(number)])), b'"', after]
-    parts.append(end)
-    return b"".join(parts)
+    parts = _spliced(skeleton, marker.encode(), b'@@"', b'"', large, lambda piece: pydantic_core.to_json(piece)[1:-1])
+    return b"".join([*parts, end])
+
+
+def _spliced(
+    skeleton: AnyStr, marker: AnyStr, close: AnyStr, quote: AnyStr, large: list[str], escaped: Callable[[str], AnyStr]
+) -> list[AnyStr]:
+    """The parts of the JSON text: the skeleton cut at each marked string (``quote`` + ``marker``,
+    its number, ``close``), and in its place the large string's slices, each escaped by ``escaped``,
+    between quotes."""
+    cuts = skeleton.split(quote + marker)
+    parts = cuts[:1]
+    for cut in cuts[1:]:
+        number, after = cut.split(close, 1)
+        parts.append(quote)
+        parts.extend(escaped(piece) for piece in _slices(large[int(number)]))
+        parts += (quote, after)
+    return parts
 
 
 def _skeleton(value: Any) -> tuple[str, bytes, list[str]]:
@@ -272,28 +279,20 @@ def _backslashes_before(text: str, end: int, start: int) -> int:
     return count
 
 
-def _run_of_backslashes(text: str, end: int, start: int) -> int:
-    """How many backslashes come right before ``end`` (not looking before ``start``)."""
-    count = 0
-    while end - count - 1 >= start and text[end - count - 1] == "\\":
-        count += 1
-    return count
-
-
 def _cuttable(text: str, start: int, at: int) -> bool:
     """A string body that begins at ``start`` can be cut at ``at`` into two valid bodies.
 
     Not after an escaping backslash, not inside a ``\\uXXXX``, and not between the two halves of
     a surrogate pair written as two escapes (the pieces would decode to two lone surrogates).
     """
-    if _run_of_backslashes(text, at, start) % 2:
+    if _backslashes_before(text, at, start) % 2:
         return False
     for back in range(1, 5):  # a \\u whose four hex digits reach ``at`` or beyond
         u = at - back
-        if u - 1 >= start and text[u] == "u" and _run_of_backslashes(text, u, start) % 2:
+        if u - 1 >= start and text[u] == "u" and _backslashes_before(text, u, start) % 2:
             return False
     u = at - 5
-    if u - 1 >= start and text[u] == "u" and _run_of_backslashes(text, u, start) % 2:
+    if u - 1 >= start and text[u] == "u" and _backslashes_before(text, u, start) % 2:
         digits = text[u + 1 : at]
         if len(digits) == 4 and set(digits) <= _HEX and 0xD800 <= int(digits, 16) <= 0xDBFF:
             return False
@@ -323,7 +322,7 @@ def _decode_body(text: str, start: int, end: int, head: int | None = None) -> st
         decoded += len(value)
         position = cut
     whole = "".join(pieces)
-    return whole if head is None else whole[:head] if len(whole) > head else whole
+    return whole if head is None else whole[:head]
 
 
 def _put_back(value: Any, decoded: dict[str, str], keys: dict[str, str]) -> Any:
