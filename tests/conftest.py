@@ -49,7 +49,7 @@ def pytest_configure(config: pytest.Config) -> None:
             _wait_for(server)
         if config.option.verbose < 1:
             return
-    if not is_xdist_controller(config):
+    else:
         _start_the_tmp_cleanup(config)
     from hypothesis import settings
 
