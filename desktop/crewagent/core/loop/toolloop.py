@@ -100,6 +100,17 @@ class _Thinking:
             self.seconds = round(time.monotonic() - self._since, 2)
 
 
+def _join_queued(queue: asyncio.Queue[Any], delta: type[TextDelta | ReasoningDelta], parts: list[str]) -> Any:
+    """Move the texts of the ``delta`` events queued next into ``parts``; return the first other
+    item taken (the caller handles it next), or None when the queue ran empty."""
+    while not queue.empty():
+        item = queue.get_nowait()
+        if item is _STOP or item[0] != "llm" or type(item[1]) is not delta:
+            return item
+        parts.append(item[1].text)
+    return None
+
+
 def error_block(code: str, message: str, *, status: int | None = None, retryable: bool | None = None, title: str = "LLM_ERROR") -> str:
     """The structured error block put in an error part's content (the model reads it on "continue")."""
     lines = [title, f"- code: {code}"]
@@ -308,9 +319,13 @@ class ToolLoop:
         last_checkpoint = time.monotonic()
         dirty = False
         completed: Completed | None = None
+        held: Any = None  # an item taken from the queue while joining deltas, handled next
         try:
             while True:
-                item = await queue.get()
+                if held is None:
+                    item = await queue.get()
+                else:
+                    item, held = held, None
                 if item is _STOP:
                     pump.cancel()
                     await asyncio.gather(pump, return_exceptions=True)
@@ -327,16 +342,23 @@ class ToolLoop:
                     async for event in self._persist_llm_error(message_id, payload, "".join(text), "".join(reasoning)):
                         yield event
                     return
+                # Deltas the pump has already queued behind this one go on as one event with their
+                # joined text: the same text, relayed through fewer generator steps (and UI
+                # signals). The first delta is never held back (the pump yields right after it).
                 if isinstance(payload, TextDelta):
                     thinking.stop()
+                    start = len(text)
                     text.append(payload.text)
+                    held = _join_queued(queue, TextDelta, text)
                     dirty = True
-                    yield payload
+                    yield payload if len(text) == start + 1 else TextDelta("".join(text[start:]))
                 elif isinstance(payload, ReasoningDelta):
                     thinking.start()
+                    start = len(reasoning)
                     reasoning.append(payload.text)
+                    held = _join_queued(queue, ReasoningDelta, reasoning)
                     dirty = True
-                    yield payload
+                    yield payload if len(reasoning) == start + 1 else ReasoningDelta("".join(reasoning[start:]))
                 elif isinstance(payload, LlmStreamStarted):
                     yield StreamStarted(step, payload.model)
                 elif isinstance(payload, Completed):
