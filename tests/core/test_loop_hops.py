@@ -93,16 +93,18 @@ def _three_echoes() -> Any:
     return tool_calls(*(call(f"c{i}", "t_echo", f'{{"value": "{i}"}}') for i in range(3)), text_parts=["Checking."])
 
 
+def _recording(data_dir: Path, tmp_path: Path, **failure: str) -> tuple[RecordingStore, ProjectInfo, ConversationMeta]:
+    store = RecordingStore(data_dir, **failure)
+    project = store.create_project(tmp_path / "p", "P")
+    return store, project, store.create_conversation(project.id, title="t")
+
+
 def _hop_of(calls: list[tuple[str, int]], what: str) -> int:
     return next(hop for name, hop in calls if name == what)
 
 
-def test_a_tool_turn_makes_four_hops_and_writes_everything_in_order(
-    hops: None, scripted_llm: ScriptedServer, tmp_path: Path, isolated_dirs: dict[str, Path]
-) -> None:
-    store = RecordingStore(isolated_dirs["data"])
-    project = store.create_project(tmp_path / "p", "P")
-    conversation = store.create_conversation(project.id, title="t")
+def test_a_tool_turn_makes_four_hops_and_writes_everything_in_order(hops: None, scripted_llm: ScriptedServer, tmp_path: Path, isolated_dirs: dict[str, Path]) -> None:
+    store, project, conversation = _recording(isolated_dirs["data"], tmp_path)
     scripted_llm.script(_three_echoes(), text("All ", "three ", "echoed."))
 
     # no execution audit: its hop per call would let the results finish one by one
@@ -124,12 +126,8 @@ def test_a_tool_turn_makes_four_hops_and_writes_everything_in_order(
     assert RuntimeStore(store.data_dir).get_conversation(project.id, conversation.id).messageCount == 6
 
 
-def test_recovery_and_the_user_message_share_one_hop(
-    hops: None, scripted_llm: ScriptedServer, tmp_path: Path, isolated_dirs: dict[str, Path]
-) -> None:
-    store = RecordingStore(isolated_dirs["data"])
-    project = store.create_project(tmp_path / "p", "P")
-    conversation = store.create_conversation(project.id, title="t")
+def test_recovery_and_the_user_message_share_one_hop(hops: None, scripted_llm: ScriptedServer, tmp_path: Path, isolated_dirs: dict[str, Path]) -> None:
+    store, project, conversation = _recording(isolated_dirs["data"], tmp_path)
     # a dead turn left a call without its result: recovery answers it, then the user message follows
     dangling = ConversationMessage.new("assistant", None, tool_calls=[{"id": "gone", "type": "function", "function": {"name": "fs.list", "arguments": "{}"}}])
     RuntimeStore(store.data_dir).append_message(project.id, conversation.id, dangling)
@@ -147,9 +145,7 @@ def test_recovery_and_the_user_message_share_one_hop(
 def test_a_failure_inside_the_batched_hop_announces_what_was_stored_before_it(
     hops: None, scripted_llm: ScriptedServer, tmp_path: Path, isolated_dirs: dict[str, Path]
 ) -> None:
-    store = RecordingStore(isolated_dirs["data"], fail_on="c1")
-    project = store.create_project(tmp_path / "p", "P")
-    conversation = store.create_conversation(project.id, title="t")
+    store, project, conversation = _recording(isolated_dirs["data"], tmp_path, fail_on="c1")
     scripted_llm.script(_three_echoes())
     seen: list[Any] = []
 
