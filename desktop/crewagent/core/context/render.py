@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from crewagent.core.context.tokens import TokenCounter, content_text, message_chars, message_tokens
+from crewagent.core.context.tokens import TokenCounter, content_text, message_size
 from crewagent.core.messages import ConversationMessage, ToolCall
 from crewagent.core.protocol.chain import Unit, interrupted_result
 
@@ -30,8 +30,11 @@ class Piece:
 def make_piece(
     sources: list[Unit], payload: list[dict[str, Any]], counter: TokenCounter, compressed: str | None = None
 ) -> Piece:
-    chars = sum(message_chars(m) for m in payload)
-    tokens = sum(message_tokens(m, counter) for m in payload)
+    chars = tokens = 0
+    for message in payload:
+        c, t = message_size(message, counter)
+        chars += c
+        tokens += t
     return Piece(sources, payload, chars, tokens, compressed)
 
 

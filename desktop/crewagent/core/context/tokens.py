@@ -123,17 +123,27 @@ def message_chars(message: Mapping[str, Any]) -> int:
 
 def message_tokens(message: Mapping[str, Any], counter: TokenCounter) -> int:
     """Tokens of one payload message: framing, role, content, tool calls and tool_call_id."""
+    return message_size(message, counter)[1]
+
+
+def message_size(message: Mapping[str, Any], counter: TokenCounter) -> tuple[int, int]:
+    """:func:`message_chars` and :func:`message_tokens` of one payload message, in one pass over it
+    (the context builder sizes every message of the history for every model call)."""
     content = message.get("content")
+    text = content_text(content)
+    images = count_images(content)
+    chars = len(text) + IMAGE_TOKENS * CHARS_PER_TOKEN * images
     # An image part counts as the flat IMAGE_TOKENS (core/attachments.py), not as its URL.
-    total = TOKENS_PER_MESSAGE + 1 + counter.count(content_text(content)) + IMAGE_TOKENS * count_images(content)
+    tokens = TOKENS_PER_MESSAGE + 1 + counter.count(text) + IMAGE_TOKENS * images
     for call in message.get("tool_calls") or ():
         function = call.get("function") or {}
-        total += TOKENS_PER_MESSAGE + counter.count(function.get("name") or "")
-        total += counter.count(function.get("arguments") or "")
+        name, arguments = function.get("name") or "", function.get("arguments") or ""
+        chars += len(name) + len(arguments)
+        tokens += TOKENS_PER_MESSAGE + counter.count(name) + counter.count(arguments)
     call_id = message.get("tool_call_id")
     if call_id:
-        total += counter.count(call_id)
-    return total
+        tokens += counter.count(call_id)
+    return chars, tokens
 
 
 def messages_tokens(messages: Sequence[Mapping[str, Any]], counter: TokenCounter) -> int:

@@ -94,6 +94,9 @@ class LlmAdapter:
         self._retry = retry or RetryPolicy()
         self._sleep = sleep
         self._streaming = config.stream
+        #: The wire messages last made for a pre-send check, with their codec and id mapping: the
+        #: stream of that same request sends them as made instead of encoding the history again.
+        self._prepared: tuple[LlmRequest, ToolNameCodec, Alnum9Ids | None, list[dict[str, Any]]] | None = None
         from crewagent.core.llm._client import make_client, request_headers  # imports openai (see _OpenAIOnFirstUse)
 
         self._request_headers = request_headers(config.auth)
@@ -127,9 +130,15 @@ class LlmAdapter:
     # the call
 
     def outgoing_messages(self, request: LlmRequest) -> list[dict[str, Any]]:
-        """The messages exactly as the next call sends them (tool names encoded): for the pre-send check."""
+        """The messages exactly as the next call sends them (tool names encoded): for the pre-send check.
+
+        The next :meth:`stream` of this same request object sends this very list: read it, do not change it.
+        """
         codec = _codec_for(request, enabled=self.config.encode_tool_names)
-        return self._outgoing(request, codec, self._call_ids(request))
+        ids = self._call_ids(request)
+        messages = self._outgoing(request, codec, ids)
+        self._prepared = (request, codec, ids, messages)
+        return messages
 
     async def complete(self, request: LlmRequest) -> Completed:
         """Run a call to the end and return its ``Completed`` event (for callers that do not stream)."""
@@ -141,8 +150,13 @@ class LlmAdapter:
 
     async def stream(self, request: LlmRequest) -> AsyncGenerator[LlmEvent, None]:
         """Yield the events of one assistant turn; raise :class:`LlmError` when it fails."""
-        codec = _codec_for(request, enabled=self.config.encode_tool_names)
-        ids = self._call_ids(request)
+        prepared, self._prepared = self._prepared, None
+        wire: list[dict[str, Any]] | None = None
+        if prepared is not None and prepared[0] is request:
+            _, codec, ids, wire = prepared
+        else:
+            codec = _codec_for(request, enabled=self.config.encode_tool_names)
+            ids = self._call_ids(request)
         started = False
         attempt = 0
         timeouts = 0
@@ -151,9 +165,9 @@ class LlmAdapter:
             acc = StreamAccumulator(codec.decode, decode_id=ids.decode if ids is not None else None)
             try:
                 if self._streaming:
-                    source = self._stream_attempt(request, codec, acc, ids)
+                    source = self._stream_attempt(request, codec, acc, ids, wire)
                 else:
-                    source = self._plain_attempt(request, codec, acc, ids)
+                    source = self._plain_attempt(request, codec, acc, ids, wire)
                 async with aclosing(source):
                     async for event in source:
                         if isinstance(event, StreamStarted):
@@ -178,9 +192,9 @@ class LlmAdapter:
                 raise error.with_partial(acc.text, acc.reasoning, attempt) from error.__cause__
 
     async def _stream_attempt(
-        self, request: LlmRequest, codec: ToolNameCodec, acc: StreamAccumulator, ids: Alnum9Ids | None
+        self, request: LlmRequest, codec: ToolNameCodec, acc: StreamAccumulator, ids: Alnum9Ids | None, wire: list[dict[str, Any]] | None
     ) -> AsyncGenerator[LlmEvent, None]:
-        body, options = self._request(request, codec, ids, streaming=True)
+        body, options = self._request(request, codec, ids, streaming=True, wire=wire)
         try:
             stream = await self._client.post(
                 "/chat/completions",
@@ -216,9 +230,9 @@ class LlmAdapter:
         yield acc.completed()
 
     async def _plain_attempt(
-        self, request: LlmRequest, codec: ToolNameCodec, acc: StreamAccumulator, ids: Alnum9Ids | None
+        self, request: LlmRequest, codec: ToolNameCodec, acc: StreamAccumulator, ids: Alnum9Ids | None, wire: list[dict[str, Any]] | None
     ) -> AsyncGenerator[LlmEvent, None]:
-        body, options = self._request(request, codec, ids, streaming=False)
+        body, options = self._request(request, codec, ids, streaming=False, wire=wire)
         try:
             response = await self._client.post("/chat/completions", body=body, options=cast(Any, options), cast_to=object)
         except (openai.OpenAIError, json.JSONDecodeError) as exc:
@@ -259,13 +273,13 @@ class LlmAdapter:
         return [ids.apply(m) for m in messages] if ids is not None else messages
 
     def _request(
-        self, request: LlmRequest, codec: ToolNameCodec, ids: Alnum9Ids | None, *, streaming: bool
+        self, request: LlmRequest, codec: ToolNameCodec, ids: Alnum9Ids | None, *, streaming: bool, wire: list[dict[str, Any]] | None = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """The JSON body and the SDK request options."""
+        """The JSON body and the SDK request options (``wire``: the messages already encoded)."""
         config = self.config
         body: dict[str, Any] = {
             "model": request.model or config.model,
-            "messages": self._outgoing(request, codec, ids),
+            "messages": wire if wire is not None else self._outgoing(request, codec, ids),
         }
         if request.tools:
             body["tools"] = [_encode_tool(tool, codec) for tool in request.tools]

@@ -11,8 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator
-from contextlib import aclosing
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -25,7 +24,7 @@ from crewagent.core.llm import LlmAdapter, LlmRequest
 from crewagent.core.loop.events import LoopEvent, MessagePersisted, TurnFinished, TurnStarted
 from crewagent.core.loop.interrupted import recovered_stream_message
 from crewagent.core.loop.toolloop import LoopOptions, ToolLoop
-from crewagent.core.attachments import inline_images
+from crewagent.core.attachments import count_images, inline_images
 from crewagent.core.messages import ConversationMessage, Mode, stamp_fields
 from crewagent.core.protocol import repair_conversation
 from crewagent.core.store import LoadResult, ProjectInfo, RuntimeStore
@@ -113,6 +112,38 @@ def _recover_locked(store: RuntimeStore, pid: str, cid: str) -> tuple[list[Conve
     return appended, LoadResult(messages, loaded.problems, loaded.migrated_from_legacy)
 
 
+def _open_turn(
+    store: RuntimeStore, pid: str, cid: str, user: Callable[[], ConversationMessage] | None
+) -> tuple[list[ConversationMessage], LoadResult, ConversationMessage | None]:
+    """A turn's first store work, in one hop: recovery, then the user message (``user`` makes it)."""
+    appended, loaded = _recover_locked(store, pid, cid)
+    return appended, loaded, store.append_message(pid, cid, user()) if user is not None else None
+
+
+def _append_and_flush(store: RuntimeStore, pid: str, cid: str, message: ConversationMessage) -> tuple[ConversationMessage, bool]:
+    """The turn's last message, then the store's flush (one hop for both); whether it flushed."""
+    stored = store.append_message(pid, cid, message)
+    try:
+        store.flush()
+    except Exception:  # noqa: BLE001 - the end of the turn flushes again and raises it there, as it always did
+        return stored, False
+    return stored, True
+
+
+def _append_each(
+    store: RuntimeStore, pid: str, cid: str, batch: list[ConversationMessage]
+) -> tuple[list[ConversationMessage], Exception | None]:
+    """Append the messages one by one, as the loop would (each durable when its append returns);
+    stops at the first failure and returns it with what was stored before it."""
+    stored: list[ConversationMessage] = []
+    for message in batch:
+        try:
+            stored.append(store.append_message(pid, cid, message))
+        except Exception as exc:  # noqa: BLE001 - raised on the loop's side, after the stored ones
+            return stored, exc
+    return stored, None
+
+
 class ConversationSession:
     """Runs turns of one conversation. Blocking store calls go through ``asyncio.to_thread``."""
 
@@ -136,8 +167,12 @@ class ConversationSession:
         self.counter = counter
         self._loop: ToolLoop | None = None
         self._stop_requested = False
+        #: The store was flushed with the turn's last write (no flush hop at the end of the turn).
+        self._flushed = False
         #: Attached images as data URLs, by reference: read once per session, not once per model call.
         self._images_read: dict[str, str] = {}
+        #: The tool definitions last counted and their tokens (the model calls of a turn send the same).
+        self._tools_counted: tuple[list[dict[str, Any]], int] | None = None
 
     # -- recovery ---------------------------------------------------------------------------
 
@@ -178,63 +213,69 @@ class ConversationSession:
         """
         pid, cid = self.project.id, self.conversation_id
         self._stop_requested = False
-        # The lock raises ConversationBusy before anything is written.
-        with self.store.turn_lock(pid, cid):
-            async with aclosing(self._send_locked(text, settings, replaces)) as events:
-                async for event in events:
-                    yield event
-
-    async def _send_locked(self, text: str | list[dict[str, Any]] | None, settings: TurnSettings, replaces: str | None = None) -> AsyncGenerator[LoopEvent, None]:
-        pid, cid = self.project.id, self.conversation_id
+        self._flushed = False
         ended = False
-        try:
-            yield TurnStarted(cid, settings.mode)
-            appended, loaded = await asyncio.to_thread(_recover_locked, self.store, pid, cid)
-            for message in appended:
-                yield MessagePersisted(message)
-            # The log as recovery left it, kept in memory for the whole turn: every message the
-            # turn writes is added to it, so the log is read once per turn, not once per call.
-            messages = loaded.messages
-            stamp = self._stamp(settings)
-            if text is not None:
-                user = ConversationMessage.new("user", text, **stamp, **({"replaces": replaces} if replaces else {}))
-                stored_user = await self._append(user)
-                messages.append(stored_user)
-                yield MessagePersisted(stored_user)
-            self._loop = ToolLoop(
-                adapter=self.adapter,
-                registry=self.registry,
-                tool_context=self.tool_context,
-                build_context=lambda: self._build(messages, settings),
-                on_assistant_message=lambda m: self._append_tracked(m, messages),
-                on_tool_message=lambda m: self._append_tracked(self._link_subagent(m), messages),
-                checkpoint=self._checkpoint,
-                issued_call_ids=lambda: (call.id for m in messages for call in m.tool_calls or ()),
-                options=LoopOptions(
-                    mode=settings.mode,
-                    max_turns=settings.max_turns,
-                    run_id=settings.run_id,
-                    agent_id=settings.agent_id,
-                    workflow_id=settings.workflow_id,
-                ),
-            )
-            if self._stop_requested:
-                self._loop.request_stop()
-            events: AsyncIterator[LoopEvent] = self._loop.run()
-            if settings.run is not None and settings.mode == "run":
-                events = settings.run.drive(events)
-            async for event in events:
-                if isinstance(event, TurnFinished):
-                    ended = True
-                yield event
-        finally:
-            self._loop = None
-            scope = self.tool_context.subagents
-            if ended and scope is not None:
-                # Subagents: background children that finished during the turn are announced
-                # now, while the turn lock is still held and no tool call is open.
-                await scope.turn_ended()
-            await asyncio.to_thread(self.store.flush)
+        # The lock raises ConversationBusy before anything is written. One generator holds it and
+        # runs the turn: every event of the turn passes through here, so no second layer relays it.
+        with self.store.turn_lock(pid, cid):
+            try:
+                yield TurnStarted(cid, settings.mode)
+                stamp = self._stamp(settings)
+
+                def user() -> ConversationMessage:
+                    # Made in the hop, after recovery: its time stamp follows what recovery wrote.
+                    return ConversationMessage.new("user", text, **stamp, **({"replaces": replaces} if replaces else {}))
+
+                # Recovery and the user message share one hop to the store's thread.
+                appended, loaded, stored_user = await asyncio.to_thread(
+                    _open_turn, self.store, pid, cid, user if text is not None else None
+                )
+                for message in appended:
+                    yield MessagePersisted(message)
+                # The log as recovery left it, kept in memory for the whole turn: every message the
+                # turn writes is added to it, so the log is read once per turn, not once per call.
+                messages = loaded.messages
+                if stored_user is not None:
+                    messages.append(stored_user)
+                    yield MessagePersisted(stored_user)
+                self._loop = ToolLoop(
+                    adapter=self.adapter,
+                    registry=self.registry,
+                    tool_context=self.tool_context,
+                    build_context=lambda: self._build(messages, settings),
+                    on_assistant_message=lambda m: self._append_answer(m, messages),
+                    on_tool_message=lambda m: self._append_tracked(self._link_subagent(m), messages),
+                    on_tool_messages=lambda batch: self._append_all_tracked([self._link_subagent(m) for m in batch], messages),
+                    checkpoint=self._checkpoint,
+                    issued_call_ids=lambda: (call.id for m in messages for call in m.tool_calls or ()),
+                    options=LoopOptions(
+                        mode=settings.mode,
+                        max_turns=settings.max_turns,
+                        run_id=settings.run_id,
+                        agent_id=settings.agent_id,
+                        workflow_id=settings.workflow_id,
+                    ),
+                )
+                if self._stop_requested:
+                    self._loop.request_stop()
+                events: AsyncIterator[LoopEvent] = self._loop.run()
+                if settings.run is not None and settings.mode == "run":
+                    events = settings.run.drive(events)
+                async for event in events:
+                    if isinstance(event, TurnFinished):
+                        ended = True
+                    yield event
+            finally:
+                self._loop = None
+                scope = self.tool_context.subagents
+                if ended and scope is not None:
+                    # Subagents: background children that finished during the turn are announced
+                    # now, while the turn lock is still held and no tool call is open.
+                    await scope.turn_ended()
+                # The store's index is flushed once the turn wrote its last message: in that
+                # message's hop when it was the answer and nothing can have written since.
+                if not self._flushed or scope is not None or settings.run is not None:
+                    await asyncio.to_thread(self.store.flush)
 
     def _link_subagent(self, message: ConversationMessage) -> ConversationMessage:
         """A Task result gets its child's app-only link fields (subagentSessionId ...)."""
@@ -242,12 +283,36 @@ class ConversationSession:
         return scope.annotate(message) if scope is not None else message
 
     async def _append(self, message: ConversationMessage) -> ConversationMessage:
+        self._flushed = False
         return await asyncio.to_thread(self.store.append_message, self.project.id, self.conversation_id, message)
+
+    async def _append_answer(self, message: ConversationMessage, messages: list[ConversationMessage]) -> ConversationMessage:
+        """An assistant message. One without tool calls ends the turn (an answer, an error part, a
+        stopped stream): the store's flush, due at the end of the turn, shares its hop."""
+        if message.tool_calls:
+            return await self._append_tracked(message, messages)
+        self._flushed = False
+        stored, self._flushed = await asyncio.to_thread(_append_and_flush, self.store, self.project.id, self.conversation_id, message)
+        messages.append(stored)
+        return stored
 
     async def _append_tracked(self, message: ConversationMessage, messages: list[ConversationMessage]) -> ConversationMessage:
         stored = await self._append(message)
         messages.append(stored)
         return stored
+
+    async def _append_all_tracked(
+        self, batch: list[ConversationMessage], messages: list[ConversationMessage]
+    ) -> AsyncGenerator[ConversationMessage, None]:
+        """Append several messages in order with one hop (each its own durable append), yielding
+        each as stored; when one fails, the ones before it are yielded, then its error raised."""
+        self._flushed = False
+        stored, error = await asyncio.to_thread(_append_each, self.store, self.project.id, self.conversation_id, batch)
+        for message in stored:
+            messages.append(message)
+            yield message
+        if error is not None:
+            raise error
 
     async def _checkpoint(self, data: dict[str, Any] | None) -> None:
         pid, cid = self.project.id, self.conversation_id
@@ -286,7 +351,8 @@ class ConversationSession:
         messages.extend(appended)
         if result.ok and result.spills:
             result = await self._write_spills(result)
-        if result.ok:
+        if result.ok and any(count_images(m.get("content")) for m in result.messages):
+            # Reading stored images blocks: only a request that has some makes the hop.
             result = await asyncio.to_thread(self._inline_images, result, settings.vision)
         return result, appended
 
@@ -303,7 +369,14 @@ class ConversationSession:
         """Tokens of the tool definitions the loop sends with every request (they share the window)."""
         context = self.tool_context
         tools = self.registry.openai_tools(context.policy, has_ui=context.ask_user is not None)
-        return (self.counter or default_counter()).count(json.dumps(tools, ensure_ascii=False)) if tools else 0
+        if not tools:
+            return 0
+        known = self._tools_counted
+        if known is not None and known[0] == tools:  # the same definitions as the last call: no new dump
+            return known[1]
+        tokens = (self.counter or default_counter()).count(json.dumps(tools, ensure_ascii=False))
+        self._tools_counted = (tools, tokens)
+        return tokens
 
     async def _write_spills(self, result: ContextResult) -> ContextResult:
         """Put on disk the full texts the compacted request names, before it is sent."""

@@ -57,6 +57,9 @@ CHECKPOINT_INTERVAL_S = 0.5
 LOOP_DETECT_REPEATS = 3
 
 Persist = Callable[[ConversationMessage], Awaitable[ConversationMessage]]
+#: Persists several tool results in call order with one store hop, yielding each as stored (each
+#: is durable on its own; after a failure the ones stored before it are yielded, then it raises).
+PersistMany = Callable[[list[ConversationMessage]], AsyncGenerator[ConversationMessage, None]]
 #: The tool_call ids the conversation has already issued (the whole log, not just the context).
 IssuedCallIds = Callable[[], Iterable[str]]
 BuildContext = Callable[[], Awaitable[tuple[ContextResult, list[ConversationMessage]]]]
@@ -97,6 +100,17 @@ class _Thinking:
             self.seconds = round(time.monotonic() - self._since, 2)
 
 
+def _join_queued(queue: asyncio.Queue[Any], delta: type[TextDelta | ReasoningDelta], parts: list[str]) -> Any:
+    """Move the texts of the ``delta`` events queued next into ``parts``; return the first other
+    item taken (the caller handles it next), or None when the queue ran empty."""
+    while not queue.empty():
+        item = queue.get_nowait()
+        if item is _STOP or item[0] != "llm" or type(item[1]) is not delta:
+            return item
+        parts.append(item[1].text)
+    return None
+
+
 def error_block(code: str, message: str, *, status: int | None = None, retryable: bool | None = None, title: str = "LLM_ERROR") -> str:
     """The structured error block put in an error part's content (the model reads it on "continue")."""
     lines = [title, f"- code: {code}"]
@@ -127,6 +141,7 @@ class ToolLoop:
         checkpoint: Checkpoint | None = None,
         options: LoopOptions | None = None,
         issued_call_ids: IssuedCallIds | None = None,
+        on_tool_messages: PersistMany | None = None,
     ):
         self.adapter = adapter
         self.registry = registry
@@ -137,8 +152,12 @@ class ToolLoop:
         self.checkpoint = checkpoint
         self.options = options or LoopOptions()
         self.issued_call_ids = issued_call_ids
+        self.on_tool_messages = on_tool_messages
         self._queue: asyncio.Queue[Any] | None = None
         self._stop_requested = False
+        #: A streaming checkpoint was written since the last clear: only then is there one to clear
+        #: (the turn starts with none: recovery clears what a dead process left).
+        self._checkpointed = False
 
     # -- control ---------------------------------------------------------------------------
 
@@ -300,9 +319,13 @@ class ToolLoop:
         last_checkpoint = time.monotonic()
         dirty = False
         completed: Completed | None = None
+        held: Any = None  # an item taken from the queue while joining deltas, handled next
         try:
             while True:
-                item = await queue.get()
+                if held is None:
+                    item = await queue.get()
+                else:
+                    item, held = held, None
                 if item is _STOP:
                     pump.cancel()
                     await asyncio.gather(pump, return_exceptions=True)
@@ -319,21 +342,29 @@ class ToolLoop:
                     async for event in self._persist_llm_error(message_id, payload, "".join(text), "".join(reasoning)):
                         yield event
                     return
+                # Deltas the pump has already queued behind this one go on as one event with their
+                # joined text: the same text, relayed through fewer generator steps (and UI
+                # signals). The first delta is never held back (the pump yields right after it).
                 if isinstance(payload, TextDelta):
                     thinking.stop()
+                    start = len(text)
                     text.append(payload.text)
+                    held = _join_queued(queue, TextDelta, text)
                     dirty = True
-                    yield payload
+                    yield payload if len(text) == start + 1 else TextDelta("".join(text[start:]))
                 elif isinstance(payload, ReasoningDelta):
                     thinking.start()
+                    start = len(reasoning)
                     reasoning.append(payload.text)
+                    held = _join_queued(queue, ReasoningDelta, reasoning)
                     dirty = True
-                    yield payload
+                    yield payload if len(reasoning) == start + 1 else ReasoningDelta("".join(reasoning[start:]))
                 elif isinstance(payload, LlmStreamStarted):
                     yield StreamStarted(step, payload.model)
                 elif isinstance(payload, Completed):
                     completed = payload
                 if dirty and self.checkpoint is not None and time.monotonic() - last_checkpoint >= CHECKPOINT_INTERVAL_S:
+                    self._checkpointed = True  # before the write: a failed one is still cleared
                     await self.checkpoint(self._checkpoint_data(message_id, text, reasoning))
                     last_checkpoint, dirty = time.monotonic(), False
         finally:
@@ -357,8 +388,10 @@ class ToolLoop:
         }
 
     async def _clear_checkpoint(self) -> None:
-        if self.checkpoint is not None:
+        """Remove the streaming checkpoint, if this call wrote one (no store hop otherwise)."""
+        if self.checkpoint is not None and self._checkpointed:
             await self.checkpoint(None)
+            self._checkpointed = False
 
     async def _persist_interrupted_stream(
         self, message_id: str, text: str, reasoning: str, reasoning_seconds: float | None = None
@@ -429,47 +462,76 @@ class ToolLoop:
         try:
             while persisted < len(calls):
                 item = await queue.get()
-                if item is _STOP:
-                    for task in tasks:
-                        task.cancel()
-                    await asyncio.gather(*tasks, return_exceptions=True)
-                    # Results that arrived are kept; every other call is answered as interrupted.
-                    while not queue.empty():
-                        late = queue.get_nowait()
-                        if late is not _STOP and late[0] == "tool_done":
-                            done[late[1][0]] = (late[1][1], late[1][2])
-                    for index in range(persisted, len(calls)):
+                # Everything already queued is taken before anything is persisted: results that
+                # finished together are then written with one store hop, still in call order.
+                while True:
+                    if item is _STOP:
+                        async for event in self._stop_tools(assistant, calls, tasks, done, persisted):
+                            yield event
+                        return
+                    kind, payload = item
+                    if kind == "tool_output":
+                        yield payload
+                    elif kind == "tool_done":  # anything else is a late stream event from an aborted call
+                        index, result, duration = payload
+                        done[index] = (result, duration)
                         call = calls[index]
-                        if index in done:
-                            result, duration = done[index]
-                            message = self._tool_message(call, result, duration)
-                        else:
-                            message = stamped(interrupted_message(call, assistant), self._stamp_fields())
-                        yield MessagePersisted(await self.on_tool_message(message))
-                    yield TurnFinished("stopped")
-                    return
-                kind, payload = item
-                if kind == "tool_output":
-                    yield payload
-                    continue
-                if kind != "tool_done":
-                    continue  # a late stream event from an aborted call
-                index, result, duration = payload
-                done[index] = (result, duration)
-                call = calls[index]
-                yield ToolCallFinished(call.id, call.function.name, result.get("ok") is True, result, duration)
-                while persisted in done:
-                    call = calls[persisted]
-                    result, duration = done[persisted]
-                    stored = await self.on_tool_message(self._tool_message(call, result, duration))
-                    results.append((call, result))
-                    persisted += 1
-                    yield MessagePersisted(stored)
+                        yield ToolCallFinished(call.id, call.function.name, result.get("ok") is True, result, duration)
+                    if queue.empty():
+                        break
+                    item = queue.get_nowait()
+                ready = range(persisted, next(i for i in range(persisted, len(calls) + 1) if i not in done))
+                messages = [self._tool_message(calls[i], *done[i]) for i in ready]
+                async with aclosing(self._persist_tool_messages(messages)) as persisting:
+                    async for stored in persisting:
+                        results.append((calls[persisted], done[persisted][0]))
+                        persisted += 1
+                        yield MessagePersisted(stored)
         finally:
             for task in tasks:
                 if not task.done():
                     task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _stop_tools(
+        self,
+        assistant: ConversationMessage,
+        calls: Sequence[ToolCall],
+        tasks: list[asyncio.Task[None]],
+        done: dict[int, tuple[dict[str, Any], float]],
+        persisted: int,
+    ) -> AsyncIterator[LoopEvent]:
+        """Stop in the tool phase: cancel the tools, answer every call not yet persisted, end the turn."""
+        assert self._queue is not None
+        queue = self._queue
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        # Results that arrived are kept; every other call is answered as interrupted.
+        while not queue.empty():
+            late = queue.get_nowait()
+            if late is not _STOP and late[0] == "tool_done":
+                done[late[1][0]] = (late[1][1], late[1][2])
+        messages = [
+            self._tool_message(calls[index], *done[index])
+            if index in done
+            else stamped(interrupted_message(calls[index], assistant), self._stamp_fields())
+            for index in range(persisted, len(calls))
+        ]
+        async with aclosing(self._persist_tool_messages(messages)) as persisting:
+            async for stored in persisting:
+                yield MessagePersisted(stored)
+        yield TurnFinished("stopped")
+
+    async def _persist_tool_messages(self, messages: list[ConversationMessage]) -> AsyncGenerator[ConversationMessage, None]:
+        """Persist tool results in order, each as stored: with one hop when the owner takes a batch."""
+        if self.on_tool_messages is not None and len(messages) > 1:
+            async with aclosing(self.on_tool_messages(messages)) as persisting:
+                async for stored in persisting:
+                    yield stored
+            return
+        for message in messages:
+            yield await self.on_tool_message(message)
 
     def _tool_message(self, call: ToolCall, result: dict[str, Any], duration_ms: float) -> ConversationMessage:
         return self._new(

@@ -314,7 +314,9 @@ class ToolRegistry:
                 result = await tool.handler(args, ctx)
             else:
                 object.__setattr__(ctx, "deadline", time.monotonic() + timeout)  # ctx is this call's own copy
-                result = await asyncio.wait_for(tool.handler(args, ctx), timeout)
+                # In this task (wait_for would start one more task per call and wait for it).
+                async with asyncio.timeout(timeout):
+                    result = await tool.handler(args, ctx)
         except TimeoutError:
             ctx.cancel_event.set()
             return error(ErrorCode.TOOL_TIMEOUT, texts.TOOL_TIMED_OUT.format(name=tool.name, timeout=timeout))
