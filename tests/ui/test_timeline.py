@@ -63,6 +63,28 @@ def test_messages_are_rows_and_a_call_with_its_result_is_one_child(qtmodeltester
     assert model.parent(part) == model.index(1, 0)
 
 
+def test_only_assistant_rows_may_have_parts_and_say_so(qtmodeltester: Any) -> None:
+    """QTreeView asks every row for children at each layout (two calls into Python a row); a row
+    flagged ItemNeverHasChildren is not asked. Only an assistant message has parts, a streamed
+    one included: its tool calls arrive with its stored message."""
+    model = TimelineModel()
+    model.load(loaded(history()))
+    never = Qt.ItemFlag.ItemNeverHasChildren
+    user_row, calling, answer = model.index(0, 0), model.index(1, 0), model.index(2, 0)
+    assert model.flags(user_row) & never and model.flags(model.index(0, 0, calling)) & never
+    assert not model.flags(calling) & never and not model.flags(answer) & never
+
+    model.add_message(user("m5", "again"))
+    model.begin_stream()
+    stream = model.index(model.rowCount() - 1, 0)
+    assert not model.flags(stream) & never
+    model.add_message(assistant("m6", calls=(ToolCallRef("c2", "fs.list", "{}"),)))
+    stream = model.index(model.rowCount() - 1, 0)
+    assert model.rowCount(stream) == 1 and not model.flags(stream) & never
+    assert model.flags(model.index(model.rowCount() - 2, 0)) & never  # m5, a user message
+    qtmodeltester.check(model)
+
+
 def test_a_streamed_turn_updates_one_row_in_place_and_never_resets(qtmodeltester: Any, qtbot: Any) -> None:
     model = TimelineModel()
     model.load(loaded((user("m1", "hi"),)))
