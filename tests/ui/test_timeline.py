@@ -157,6 +157,35 @@ def test_collapsing_and_expanding_is_view_state(qtbot: Any, qtmodeltester: Any) 
     qtbot.waitUntil(lambda: view.visualRect(model.index_of_call("c1")).height() == collapsed)
 
 
+def test_a_remeasured_row_is_painted_again_alone_unless_its_height_changes(qtbot: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The busy state at a send re-measures the last row: only it is painted again (every row shown
+    was, each a Markdown layout while the turn's threads hold the GIL). A row whose height changes
+    (a tool part opened) moves the rows below it, and they are painted again."""
+    model = TimelineModel()
+    model.load(loaded(history()))
+    view = TimelineView()
+    view.set_timeline(model)
+    qtbot.addWidget(view)
+    view.resize(800, 600)
+    view.show()
+    qtbot.waitExposed(view)
+    painted: list[str] = []
+    paint = type(view.timeline_delegate).paint
+    monkeypatch.setattr(type(view.timeline_delegate), "paint",
+                        lambda delegate, painter, option, index: (painted.append(str(index.data(TimelineRole.KEY))), paint(delegate, painter, option, index)))
+    qtbot.wait(50)
+    painted.clear()
+
+    view.set_busy(True)
+    qtbot.waitUntil(lambda: "m4" in painted)
+    qtbot.wait(50)
+    assert set(painted) == {"m4"}
+
+    painted.clear()
+    view.set_tool_expanded("tool:c1", True)
+    qtbot.waitUntil(lambda: {"tool:c1", "m4"} <= set(painted))
+
+
 def test_auto_scroll_follows_the_stream_and_pauses_while_scrolled_up(qtbot: Any) -> None:
     model = TimelineModel()
     model.load(loaded(tuple(user(f"m{i}", f"message {i}\n\nwith a second paragraph") for i in range(60))))
