@@ -63,6 +63,28 @@ def test_messages_are_rows_and_a_call_with_its_result_is_one_child(qtmodeltester
     assert model.parent(part) == model.index(1, 0)
 
 
+def test_only_assistant_rows_may_have_parts_and_say_so(qtmodeltester: Any) -> None:
+    """QTreeView asks every row for children at each layout (two calls into Python a row); a row
+    flagged ItemNeverHasChildren is not asked. Only an assistant message has parts, a streamed
+    one included: its tool calls arrive with its stored message."""
+    model = TimelineModel()
+    model.load(loaded(history()))
+    never = Qt.ItemFlag.ItemNeverHasChildren
+    user_row, calling, answer = model.index(0, 0), model.index(1, 0), model.index(2, 0)
+    assert model.flags(user_row) & never and model.flags(model.index(0, 0, calling)) & never
+    assert not model.flags(calling) & never and not model.flags(answer) & never
+
+    model.add_message(user("m5", "again"))
+    model.begin_stream()
+    stream = model.index(model.rowCount() - 1, 0)
+    assert not model.flags(stream) & never
+    model.add_message(assistant("m6", calls=(ToolCallRef("c2", "fs.list", "{}"),)))
+    stream = model.index(model.rowCount() - 1, 0)
+    assert model.rowCount(stream) == 1 and not model.flags(stream) & never
+    assert model.flags(model.index(model.rowCount() - 2, 0)) & never  # m5, a user message
+    qtmodeltester.check(model)
+
+
 def test_a_streamed_turn_updates_one_row_in_place_and_never_resets(qtmodeltester: Any, qtbot: Any) -> None:
     model = TimelineModel()
     model.load(loaded((user("m1", "hi"),)))
@@ -133,6 +155,35 @@ def test_collapsing_and_expanding_is_view_state(qtbot: Any, qtmodeltester: Any) 
     qtmodeltester.check(model)  # the model did not change
     view.set_tool_expanded("tool:c1", False)
     qtbot.waitUntil(lambda: view.visualRect(model.index_of_call("c1")).height() == collapsed)
+
+
+def test_a_remeasured_row_is_painted_again_alone_unless_its_height_changes(qtbot: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The busy state at a send re-measures the last row: only it is painted again (every row shown
+    was, each a Markdown layout while the turn's threads hold the GIL). A row whose height changes
+    (a tool part opened) moves the rows below it, and they are painted again."""
+    model = TimelineModel()
+    model.load(loaded(history()))
+    view = TimelineView()
+    view.set_timeline(model)
+    qtbot.addWidget(view)
+    view.resize(800, 600)
+    view.show()
+    qtbot.waitExposed(view)
+    painted: list[str] = []
+    paint = type(view.timeline_delegate).paint
+    monkeypatch.setattr(type(view.timeline_delegate), "paint",
+                        lambda delegate, painter, option, index: (painted.append(str(index.data(TimelineRole.KEY))), paint(delegate, painter, option, index)))
+    qtbot.wait(50)
+    painted.clear()
+
+    view.set_busy(True)
+    qtbot.waitUntil(lambda: "m4" in painted)
+    qtbot.wait(50)
+    assert set(painted) == {"m4"}
+
+    painted.clear()
+    view.set_tool_expanded("tool:c1", True)
+    qtbot.waitUntil(lambda: {"tool:c1", "m4"} <= set(painted))
 
 
 def test_auto_scroll_follows_the_stream_and_pauses_while_scrolled_up(qtbot: Any) -> None:

@@ -57,7 +57,9 @@ def warm_up_once() -> None:
 
     The model client library is ~0.4 s of imports and the token counter ~0.1 s, mostly holding the
     GIL, which stalls the GUI thread; done after a conversation has been opened, the user is reading
-    it and no answer streams. What is alive then lives about as long as the app (modules, the
+    it and no answer streams. So is what the client's first request would load (its transport's
+    modules, the CA store, the platform headers: ``_client.warm_up``), which otherwise ran right
+    after the first send, as the GUI laid out the user's message. What is alive then lives about as long as the app (modules, the
     window, the conversation shown, whose rows leave no reference cycles behind): ``gc.freeze``
     stops full collections walking it. They held the GIL for 80-230 ms with 10,000 messages open
     (bench_ui), stalling the GUI thread.
@@ -69,7 +71,7 @@ def warm_up_once() -> None:
         _warmed = True
     from crewagent.core.context import default_counter
 
-    importlib.import_module("crewagent.core.llm._client")
+    importlib.import_module("crewagent.core.llm._client").warm_up()
     default_counter()
     gc.freeze()
 

@@ -139,6 +139,9 @@ class ConversationHeader(QFrame):
         self.agent_selector.setToolTip(self.tr("The agent persona Agent mode answers with; saved with the conversation"))
         self.agent_label.setText(self.tr("Agent:"))
         self.chat_note.setText(self.tr("Plain chat with the model and the project's tools."))
+        self._show_title_facts()
+
+    def _show_title_facts(self) -> None:
         if self._title_facts is not None:
             count, created = self._title_facts
             self.title.setToolTip(
@@ -146,10 +149,12 @@ class ConversationHeader(QFrame):
             )
 
     def show_title(self, title: str, message_count: int, created_at: datetime) -> None:
-        """The conversation's title, with its size and age in the tooltip."""
+        """The conversation's title, with its size and age in the tooltip (called at every message a
+        turn persists: only what changed is set)."""
         self.title.setText(title)
-        self._title_facts = (message_count, created_at)
-        self.retranslate_ui()
+        if self._title_facts != (message_count, created_at):
+            self._title_facts = (message_count, created_at)
+            self._show_title_facts()
 
     def changeEvent(self, event: QEvent) -> None:
         if event.type() == QEvent.Type.LanguageChange:

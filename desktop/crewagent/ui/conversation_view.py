@@ -201,9 +201,10 @@ class ConversationView(ConversationSignals):
             self.runs.refresh()
             if previous is not None and (previous.package_id, previous.workflow_id) != (summary.package_id, summary.workflow_id):
                 self.header.workflow.want_workflow(summary.package_id, summary.workflow_id)
-        self._set_mode(summary.active_type)
-        self.header.show_agent(summary.agent_id)
-        self._update_busy()
+        if previous is None or not summary.only_recounted(previous):  # a turn persisting messages changes only the count
+            self._set_mode(summary.active_type)
+            self.header.show_agent(summary.agent_id)
+            self._update_busy()
 
     def _set_mode(self, mode: str) -> None:
         self._mode = mode

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from PySide6.QtCore import QEvent, Qt, Signal, Slot
+from PySide6.QtCore import QEvent, QModelIndex, Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -168,7 +168,7 @@ class ProjectView(QWidget):
         # Search (issue 18): a hit opens at its message, marked; clearing the search unmarks it.
         self.works.hit_activated.connect(self.conversation.reveal_message)
         self.works.search_cleared.connect(self.conversation.clear_search_mark)
-        self.model.dataChanged.connect(self._refresh_overview)
+        self.model.dataChanged.connect(self._on_rows_changed)
         for signal in (self.model.modelReset, self.model.rowsInserted, self.model.rowsRemoved):
             signal.connect(self._update_empty_state)
         self._update_empty_state()
@@ -410,6 +410,15 @@ class ProjectView(QWidget):
     @Slot()
     def _refresh_overview(self) -> None:
         self.conversation.show_summary(self.current_summary(), has_conversations=self.model.rowCount() > 0)
+
+    @Slot(QModelIndex, QModelIndex)
+    def _on_rows_changed(self, top: QModelIndex, bottom: QModelIndex) -> None:
+        """Only the open conversation's row feeds the workspace: another one's turn (a second window,
+        a background turn) leaves it as it is. Each refresh is dozens of calls into Qt, and while a turn
+        starts, each waits for the GIL (bench_ui 2a: 30-60 ms at a send, docs/benchmarks.md)."""
+        row = self.works.open_row()
+        if row is None or not top.isValid() or top.row() <= row <= bottom.row():
+            self._refresh_overview()
 
     @Slot()
     def _update_empty_state(self) -> None:

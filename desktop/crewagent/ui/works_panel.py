@@ -395,10 +395,14 @@ class WorksPanel(QWidget):
             self._update_search_status()
             self._update_empty_state()
 
+    def open_row(self) -> int | None:
+        """The model's row of the conversation open in the workspace (None: none is open)."""
+        return self.model.row_of(self._open_id) if self._open_id else None
+
     def current_summary(self) -> ConversationSummary | None:
         """The conversation open in the workspace: the one the user picked, listed or hidden by a
         search (searching never closes it, nor opens another)."""
-        row = self.model.row_of(self._open_id) if self._open_id else None
+        row = self.open_row()
         if row is None:
             return None
         summary = self.model.index(row).data(ConversationRole.SUMMARY)
@@ -488,7 +492,7 @@ class WorksPanel(QWidget):
         self._filtering = True
         try:
             yield
-            row = self.model.row_of(self._open_id) if self._open_id else None
+            row = self.open_row()
             index = self.proxy.mapFromSource(self.model.index(row)) if row is not None else QModelIndex()
             if index.isValid():
                 if index != self.view.currentIndex():

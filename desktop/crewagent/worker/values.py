@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -112,6 +112,10 @@ class ConversationSummary:
             run_count=len(meta.workflowRuns or ()),
             package_id=meta.packageId,
         )
+
+    def only_recounted(self, previous: ConversationSummary) -> bool:
+        """The same entry as ``previous`` but for its message count (a running turn persisted messages)."""
+        return self.message_count != previous.message_count and self == replace(previous, message_count=self.message_count)
 
 
 # -- settings, agents, search and file previews (the settings dialog, Works and Files panels) ----

@@ -13,6 +13,7 @@ this repair), which the test for a final event without a delimiter will report.
 
 from __future__ import annotations
 
+import importlib
 import ssl
 import threading
 from collections.abc import AsyncIterator, Iterator, Mapping
@@ -75,6 +76,35 @@ def _shared_ssl_context() -> ssl.SSLContext:
         if _ssl_context is None:
             _ssl_context = _httpx.create_ssl_context()
         return _ssl_context
+
+
+#: What a client's first request imports beyond the SDK (the HTTP library loads its transport only
+#: then): the connection pool for asyncio, its anyio backend and anyio's asyncio back end, HTTP/1.1.
+_TRANSPORT_MODULES = ("_async", "_backends.anyio")
+_FIRST_REQUEST_MODULES = ("anyio._backends._asyncio", "h11")
+
+
+def warm_up() -> None:
+    """Do now what a client's first request would do on the turn's thread (blocking; cheap when repeated).
+
+    Measured at the first send of a session (bench_ui section 2a): ~70 imports (the HTTP core's
+    transport, anyio's back end, h11; ~27 ms of CPU, mostly holding the GIL), the CA store (~20 ms)
+    and the SDK's platform headers (``platform.platform()`` runs ``uname -p`` as a process), all
+    while the GUI thread lays out the user's message: it waited 50-100 ms for the GIL.
+    """
+    core = "httpcore2" if _httpx.__name__ == "httpx2" else "httpcore"
+    for name in (*(f"{core}.{module}" for module in _TRANSPORT_MODULES), *_FIRST_REQUEST_MODULES):
+        try:
+            importlib.import_module(name)
+        except ImportError:  # pragma: no cover - another HTTP stack: its first request imports it
+            pass
+    _shared_ssl_context()
+    try:
+        from openai._base_client import get_platform, platform_headers
+        from openai._version import __version__ as openai_version
+    except ImportError:  # pragma: no cover - a future SDK without them
+        return
+    platform_headers(openai_version, platform=get_platform())  # cached per process by the SDK
 
 
 def _http_client(base_url: str) -> Any:

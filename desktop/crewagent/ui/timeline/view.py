@@ -391,10 +391,11 @@ class TimelineView(QTreeView):
     def _remeasure(self, index: QPersistentModelIndex) -> None:
         # The view re-asks this one row for its size (QTreeView re-measures a changed row only);
         # the model did not change, so this is the view telling itself, not a model signal.
+        # QTreeView repaints the row, or the whole viewport when its height changed: the rest of
+        # the rows are not painted again (the busy state at a send, bench_ui 2a).
         if index.isValid():
             model_index = self.model().index(index.row(), 0, index.parent())
             QTreeView.dataChanged(self, model_index, model_index, [])
-            self.viewport().update()
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)

@@ -222,8 +222,14 @@ class WindowedTreeModel(QAbstractItemModel):
             return Qt.ItemFlag.NoItemFlags
         node = index.internalPointer()
         flags = Qt.ItemFlag.ItemIsEnabled
-        if isinstance(node, Node) and node.widget_request:
+        if not isinstance(node, Node):
+            return flags
+        if node.widget_request:
             flags |= Qt.ItemFlag.ItemIsEditable  # the waiting ask-user widget is its editor
+        if node.parent is not None or node.kind != "assistant":
+            # Only an assistant message has parts (its tool calls): told so, QTreeView asks the
+            # other rows for no children at each layout (two calls into Python a row fewer).
+            flags |= Qt.ItemFlag.ItemNeverHasChildren
         return flags
 
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
