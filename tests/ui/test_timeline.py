@@ -134,7 +134,8 @@ def test_stop_leaves_no_part_running_and_marks_interrupted_ones(qtmodeltester: A
     qtmodeltester.check(model)
 
 
-def test_collapsing_and_expanding_is_view_state(qtbot: Any, qtmodeltester: Any) -> None:
+def _shown_history(qtbot: Any) -> tuple[TimelineModel, TimelineView]:
+    """The small history() in a shown 800 x 600 timeline view."""
     model = TimelineModel()
     model.load(loaded(history()))
     view = TimelineView()
@@ -143,6 +144,11 @@ def test_collapsing_and_expanding_is_view_state(qtbot: Any, qtmodeltester: Any) 
     view.resize(800, 600)
     view.show()
     qtbot.waitExposed(view)
+    return model, view
+
+
+def test_collapsing_and_expanding_is_view_state(qtbot: Any, qtmodeltester: Any) -> None:
+    model, view = _shown_history(qtbot)
     part = model.index_of_call("c1")
     collapsed = view.visualRect(part).height()
     assert collapsed < 50  # one line: 🔧 fs.list · ok · 3 ms
@@ -161,14 +167,7 @@ def test_a_remeasured_row_is_painted_again_alone_unless_its_height_changes(qtbot
     """The busy state at a send re-measures the last row: only it is painted again (every row shown
     was, each a Markdown layout while the turn's threads hold the GIL). A row whose height changes
     (a tool part opened) moves the rows below it, and they are painted again."""
-    model = TimelineModel()
-    model.load(loaded(history()))
-    view = TimelineView()
-    view.set_timeline(model)
-    qtbot.addWidget(view)
-    view.resize(800, 600)
-    view.show()
-    qtbot.waitExposed(view)
+    model, view = _shown_history(qtbot)
     painted: list[str] = []
     paint = type(view.timeline_delegate).paint
     monkeypatch.setattr(type(view.timeline_delegate), "paint",
