@@ -3,12 +3,13 @@
 A queued connection posts each emission as an event of normal priority: the slot runs after every
 event the GUI thread had queued before it. When a turn's tool call ends, the timeline has queued
 the end of the stream, the assistant message laid out, the tool call's card and the log lines
-(30-90 ms of GUI work on an idle machine, more under load); the Run workspace's progress report
-of the same call waited behind all of it (bench_ui.py, section 4: the first state write of each
-run reached the Progress tab 50-112 ms after it was written). :class:`UrgentRelay` posts the
-emission as an event of high priority instead, which Qt delivers before the queued normal ones: the
-slot runs as soon as the GUI thread finishes the event it is handling. The order between
-emissions of the one signal is kept (events of one priority are delivered in the order posted).
+(up to 62 ms of GUI work in traces on a quiet machine, more under load); the Run workspace's
+progress report of the same call waited behind all of it (bench_ui.py, section 4: the first state
+write of a run was the slowest in 12 of 18 runs, up to 127 ms; docs/benchmarks.md, Run workspace,
+session 13). :class:`UrgentRelay` posts the emission as an event of high priority instead, which
+Qt delivers before the queued normal ones: the slot runs as soon as the GUI thread finishes the
+event it is handling. The order between emissions of the one signal is kept (events of one
+priority are delivered in the order posted).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ When to read:
 
 - the watched file was **replaced** (renamed over, its old file gone from the watch) while no turn
   of the conversation runs: at once. The write is complete, and another process's write should
-  reach the panel within 100 ms (issue 11): a timer started here fired 60 ms late on a busy GUI
+  reach the panel within 100 ms (issue 11): a timer started here fired 67 ms late on a busy GUI
   thread (bench_ui.py, section 4; docs/benchmarks.md, Run workspace, session 13);
 - any **other** change (a file written in place, the folder's temp file made before a rename, a
   turn's events) starts a short wait that the later events of the burst join: one read for the
