@@ -11,7 +11,9 @@ Measured:
   plain thread while the GUI probe runs;
 - **progress**: from the state write (the state file's mtime) to the Progress model showing the
   new node, (a) for the engine's writes during the run (``RunProgress``), (b) for writes by
-  another process (an atomic replace; the file watch and a read by the worker);
+  another process (an atomic replace; the file watch and a read by the worker). Also from the
+  replace itself (the file's ctime, set by the rename): the time before it is the writer's own
+  (its fsync, which a busy disk stretches), which no reader can shorten;
 - **latency**: a 5 ms QTimer on the GUI thread during the whole run; how late each tick is.
 """
 
@@ -227,13 +229,14 @@ def child(payload: dict[str, Any], gui_factory: Callable[..., Any], probe_ms: in
         workspace.show_conversation("", "")
         view.logs.show_conversation("")
     # (2) The run: the model streams and writes the state every second; each write's delay to the panel.
-    writes_at: list[tuple[int, str]] = []  # (mtime ns of the write, node it moved to)
+    writes_at: list[tuple[int, int, str]] = []  # (mtime and ctime ns of the write, node it moved to)
 
     def note_write(_cid: str, progress: Any) -> None:
         try:
-            writes_at.append((os.stat(state_file).st_mtime_ns, progress.current_node_id))
+            stat = os.stat(state_file)
         except OSError:
-            pass
+            return
+        writes_at.append((stat.st_mtime_ns, stat.st_ctime_ns, progress.current_node_id))
 
     gui.host.worker.turns.run_progress.connect(note_write, Qt.ConnectionType.DirectConnection)  # on the loop thread
     finished: list[str] = []
@@ -248,54 +251,59 @@ def child(payload: dict[str, Any], gui_factory: Callable[..., Any], probe_ms: in
     gui.drain()
 
     # (3) Another process writes the state (an atomic replace, as the app's own writes), every 0.5 s.
-    external: list[tuple[int, str]] = []
+    external: list[tuple[int, int, str]] = []
     for n in range(payload["external_writes"]):
         node = payload["nodes"][(n % 2) + len(payload["nodes"]) // 2]
         if payload.get("writes_here"):  # --smoke: the same write by this process (the app's file watch cannot tell)
-            external.append((write_state(str(state_file), node), node))
+            external.append((*write_state(str(state_file), node), node))
         else:
             writer = subprocess.Popen([sys.executable, "-c", _EXTERNAL_WRITE, str(Path(__file__).parent), str(state_file), node],
                                       stdout=subprocess.PIPE, text=True)
             gui.spin_until(lambda: writer.poll() is not None, 30)
             assert writer.stdout is not None
             with writer.stdout:
-                external.append((int(writer.stdout.read().strip()), node))
+                mtime, ctime = (int(word) for word in writer.stdout.read().split())
+                external.append((mtime, ctime, node))
         deadline = time.monotonic() + 0.5
         gui.spin_until(lambda: time.monotonic() > deadline, 5)
     probe.stop()
     gui.close()
 
-    def delays(writes: list[tuple[int, str]], since: int) -> list[float]:
+    def delays(writes: list[tuple[int, int, str]], field: int = 0) -> list[float]:
+        """From each write's mtime (``field`` 0) or ctime (1) to the panel showing its node."""
         out = []
-        for mtime, node in writes:
-            seen = next((t for t, current in shown if current == node and t >= mtime), None)
+        for write in writes:
+            start, node = write[field], write[2]
+            seen = next((t for t, current in shown if current == node and t >= write[0]), None)
             if seen is not None:
-                out.append((seen - mtime) / 1e6)
+                out.append((seen - start) / 1e6)
         return out
 
     return {
         "ticks": ticks, "layout_window": [layout_started, layout_ended], "run_window": [run_started, run_ended],
         "loader_layouts": layouts, "thread_layouts": extra,
-        "engine_delays": delays(writes_at, 0), "engine_writes": len(writes_at),
-        "external_delays": delays(external, 0), "external_writes": len(external), "outcome": finished[:1],
+        "engine_delays": delays(writes_at), "engine_writes": len(writes_at),
+        "external_delays": delays(external), "external_writes": len(external), "outcome": finished[:1],
+        "engine_replace_delays": delays(writes_at, 1), "external_replace_delays": delays(external, 1),
         "gui_work": gui_work, "gui_cpu": gui_cpu, "first_shown": first_shown,
     }
 
 
-def write_state(state_file: str, node: str) -> int:
+def write_state(state_file: str, node: str) -> tuple[int, int]:
     """Replace the state file with currentNodeId = ``node`` (an atomic replace, as the app's own
-    writes); the new mtime (ns)."""
+    writes); the new file's mtime (its content written) and ctime (its rename into place), ns."""
     from crewagent.core.store._fsutil import atomic_write_bytes
     from crewagent.core.tools import frontmatter
 
     path = Path(state_file)
     document = frontmatter.parse(path.read_text(encoding="utf-8"))
     atomic_write_bytes(path, frontmatter.render(document, {**document.data, "currentNodeId": node}).encode("utf-8"))
-    return os.stat(path).st_mtime_ns
+    stat = os.stat(path)
+    return stat.st_mtime_ns, stat.st_ctime_ns
 
 
-#: Run by another process: ``write_state(argv[2], argv[3])`` (this module's folder is argv[1]); prints the mtime.
-_EXTERNAL_WRITE = "import sys; sys.path.insert(0, sys.argv[1]); from _bench_run_ui import write_state; print(write_state(*sys.argv[2:4]))"
+#: Run by another process: ``write_state(argv[2], argv[3])`` (this module's folder is argv[1]); prints the mtime and ctime.
+_EXTERNAL_WRITE = "import sys; sys.path.insert(0, sys.argv[1]); from _bench_run_ui import write_state; print(*write_state(*sys.argv[2:4]))"
 
 
 def lateness(ticks: list[float], window: list[float], interval_ms: float) -> list[float]:
@@ -351,6 +359,10 @@ def section(scratch: Path, results: dict[str, Any], *, quick: bool, env_of: Call
          f"median {statistics.median(engine):.0f} ms, max {max(engine):.0f} ms ({len(engine)}/{out['engine_writes']} writes)" if engine else "none seen"],
         ["progress: another process's write → Progress tab", f"< {GOAL_PROGRESS_MS:.0f} ms",
          f"median {statistics.median(external):.0f} ms, max {max(external):.0f} ms ({len(external)}/{out['external_writes']} writes)" if external else "none seen"],
+        ["  the same two, from the file's replace (its ctime; before it: the writer's fsync)", "",
+         "; ".join(f"{name} median {statistics.median(values):.0f} ms, max {max(values):.0f} ms"
+                   for name, values in (("engine", out["engine_replace_delays"]), ("other process", out["external_replace_delays"]))
+                   if values) or "none seen"],
         ["GUI event loop while the run streams and writes", f"p99 < {GOAL_P99_MS:.0f} ms",
          f"p50 {percentile(run_lag, 0.5):.1f} ms, p99 {percentile(run_lag, 0.99):.1f} ms, max {max(run_lag, default=0):.1f} ms "
          f"({len(run_lag)} ticks of {probe_ms} ms, turn {out['outcome'][0] if out['outcome'] else '?'})"],

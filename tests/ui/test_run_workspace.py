@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QModelIndex, QObject, QPoint, QSettings, Qt, Slot
+from PySide6.QtCore import QModelIndex, QObject, QPoint, QSettings, Qt, Signal, Slot
 
 from crewagent.core import paths
 from crewagent.core.packages import PackageStore, ensure_builtin_packages
@@ -518,3 +518,64 @@ def test_the_log_has_tool_info_warn_and_error_lines_for_its_conversation_only(qt
     from crewagent.ui.run_workspace.logs import LEVEL_COLORS
 
     assert panel.model.index(4, 2).data(Qt.ItemDataRole.ForegroundRole).color() == LEVEL_COLORS["error"]
+
+
+def test_every_replace_of_the_state_file_by_another_process_reaches_the_panel(
+    qtbot: Any, make_window: Callable[[], MainWindow], project: Any, run_conversation: tuple[str, str]
+) -> None:
+    """The file watch survives atomic replaces: a rename drops the replaced file from the watch,
+    the folder's watch reports it, and the file is watched again after the read (issue 11)."""
+    conversation_id, run_id = run_conversation
+    main = make_window()
+    workspace = open_run(qtbot, main, project.root, conversation_id)
+    state_file = str(state_path(project, run_id))
+    qtbot.waitUntil(lambda: state_file in workspace.watcher.files())
+    for n in range(6):
+        node = STEPS[1 + n % 3]
+        _rewrite_state(project, run_id, currentNodeId=node, stepsCompleted=STEPS[: 1 + n % 3])
+        qtbot.waitUntil(lambda node=node: ("current" in dict(statuses(workspace)).get(node, "")), timeout=5_000)
+        assert [s for s, status in statuses(workspace) if status == "current"] == [node]
+        qtbot.waitUntil(lambda: state_file in workspace.watcher.files(), timeout=5_000)  # watched again, the new file
+
+
+class _Queued(QObject):
+    """A GUI-thread slot queued before the engine's progress (as the timeline's card of the same
+    tool call is): records what the Progress tab shows when it runs."""
+
+    ping = Signal()
+
+    def __init__(self, workspace: Any):
+        super().__init__()
+        self.workspace = workspace
+        self.seen: list[list[tuple[str, str]]] = []
+        self.ping.connect(self.on_ping, Qt.ConnectionType.QueuedConnection)
+
+    @Slot()
+    def on_ping(self) -> None:
+        self.seen.append(statuses(self.workspace))
+
+
+def test_the_engines_progress_is_shown_ahead_of_the_gui_work_queued_before_it(
+    qtbot: Any, make_window: Callable[[], MainWindow], demo_host: WorkerThread, project: Any, run_conversation: tuple[str, str]
+) -> None:
+    """A tool call's end queues the timeline's work (the stream's end, the message, the card) on the
+    GUI thread before the run's progress report; the report is handled first (UrgentRelay): the
+    first state write of a run used to reach the Progress tab 50-112 ms late behind that work."""
+    import threading
+
+    from crewagent.core.loop.events import RunProgress
+
+    conversation_id, run_id = run_conversation
+    main = make_window()
+    workspace = open_run(qtbot, main, project.root, conversation_id)
+    queued = _Queued(workspace)
+
+    def loop_thread() -> None:  # as the turns' loop emits, after the events of the same tool call
+        queued.ping.emit()
+        demo_host.worker.turns.run_progress.emit(conversation_id, RunProgress(run_id, "draft-brief", ("gather-goals",), False))
+
+    thread = threading.Thread(target=loop_thread)
+    thread.start()
+    thread.join()
+    qtbot.waitUntil(lambda: bool(queued.seen))
+    assert queued.seen[0][:2] == [("gather-goals", "completed"), ("draft-brief", "current")]

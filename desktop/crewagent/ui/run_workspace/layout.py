@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QSplitter, QWidget
 
 from crewagent.ui.run_workspace.logs import LogPanel
 from crewagent.ui.run_workspace.panel import RunWorkspace
+from crewagent.ui.urgent_relay import UrgentRelay
 from crewagent.worker.bridge import Worker
 from crewagent.worker.turns import TurnWorker
 
@@ -67,7 +68,8 @@ class RunWorkspaceLayout(QObject):
 
     def connect_turns(self, turns: TurnWorker) -> None:
         workspace, logs = self.workspace, self.logs
-        turns.run_progress.connect(workspace.on_run_progress)
+        # The engine's progress ahead of the timeline's work queued before it (see urgent_relay.py).
+        UrgentRelay(workspace.on_run_progress, workspace).follow(turns.run_progress)
         turns.tool_finished.connect(workspace.on_tool_finished)
         turns.turn_started.connect(workspace.on_turn_started)
         turns.turn_finished.connect(workspace.on_turn_finished)

@@ -3,9 +3,10 @@
 It shows the run named by the conversation's ``activeRunId``: the worker reads it (``load_run``,
 answered by ``run_loaded``: the state file, the audit log and the graph's layout, all off the GUI
 thread) whenever the conversation is opened or changes, after each tool call and turn, and when
-the run's files change on disk (a ``QFileSystemWatcher``, which only reports; another process or
-an edit by hand). The engine's ``RunProgress`` updates the steps at once, without waiting for the
-read. Tabs: Progress (steps and decision log), Graph, Tool Calls, Artifacts. A rail button
+the run's files change on disk (:mod:`run_files`: a ``QFileSystemWatcher``, which only reports;
+another process or an edit by hand). The engine's ``RunProgress`` updates the steps at once,
+without waiting for the read (delivered ahead of the GUI work queued before it, see
+``RunWorkspaceLayout.connect_turns``). Tabs: Progress (steps and decision log), Graph, Tool Calls, Artifacts. A rail button
 collapses the panel to a strip; a conversation without a run hides it.
 
 When the panel appears (the first snapshot of a conversation's run), it is shown in two slices of
@@ -17,9 +18,8 @@ in one stall.
 from __future__ import annotations
 
 import json
-import os
 
-from PySide6.QtCore import QCoreApplication, QEvent, QFileSystemWatcher, QItemSelection, QModelIndex, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QCoreApplication, QEvent, QItemSelection, QModelIndex, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -42,16 +42,9 @@ from crewagent.core.runs.snapshot import RunSnapshot, ToolCallView, with_progres
 from crewagent.ui.core_texts import translate_core
 from crewagent.ui.run_workspace.graph_view import GraphView
 from crewagent.ui.run_workspace.models import ArtifactsModel, DecisionModel, ProgressModel, RunRole, ToolCallsModel, local_time
+from crewagent.ui.run_workspace.run_files import RELOAD_DELAY_MS, RunFiles
 from crewagent.worker.runs import LoadedRun
 from crewagent.worker.turn_values import ToolFinish
-
-#: Milliseconds events are gathered before the run is read again (a burst of writes is one read).
-RELOAD_DELAY_MS = 10
-#: The same while a turn of this conversation runs: the engine's progress reports update the steps
-#: at once, so the rest (tool calls, decisions, artifacts) can wait a little, and each tool call's
-#: own file events (state, audit) fold into one read instead of several.
-BUSY_RELOAD_DELAY_MS = 250
-
 
 def _tree(parent: QWidget, name: str) -> QTreeView:
     view = QTreeView(parent)
@@ -225,11 +218,9 @@ class RunWorkspace(QFrame):
         layout.addWidget(self.rail)
         layout.addWidget(self.body, 1)
 
-        # The run's files on disk: the state (replaced atomically: the folder is watched too, and
-        # the file added again after each read) and the audit.
-        self.watcher = QFileSystemWatcher(self)
-        self._reload_timer = QTimer(self)
-        self._reload_timer.setSingleShot(True)
+        # The run's files on disk (the state and the audit), and when to read them again.
+        self.files = RunFiles(self)
+        self.watcher = self.files.watcher
         # The snapshot waiting for its tables while the panel appears (see the module docstring).
         self._pending: tuple[RunSnapshot, GraphLayout | None] | None = None
         self._fill_timer = QTimer(self)
@@ -242,9 +233,7 @@ class RunWorkspace(QFrame):
         self.artifacts_view.doubleClicked.connect(self._on_artifact_activated)
         self.artifacts_view.activated.connect(self._on_artifact_activated)
         self.calls_view.selectionModel().selectionChanged.connect(self._on_call_selected)
-        self.watcher.fileChanged.connect(self._on_disk_changed)
-        self.watcher.directoryChanged.connect(self._on_disk_changed)
-        self._reload_timer.timeout.connect(self.reload)
+        self.files.reload_due.connect(self.reload)
         self._fill_timer.timeout.connect(self._fill_slice)
         self.setVisible(False)
         self.retranslate_ui()
@@ -297,7 +286,7 @@ class RunWorkspace(QFrame):
         if (project_id, conversation_id) == (self._project_id, self._conversation_id):
             return
         self._project_id, self._conversation_id = project_id, conversation_id
-        self._busy = False
+        self._set_busy(False)
         self._show(None, None)
         if conversation_id:
             self.reload()
@@ -305,17 +294,16 @@ class RunWorkspace(QFrame):
     @Slot()
     def reload(self) -> None:
         """Ask the worker for the run again (now)."""
-        self._reload_timer.stop()
+        self.files.cancel()
         if self._project_id and self._conversation_id:
             self.load_requested.emit(self._project_id, self._conversation_id)
 
     def schedule_reload(self, delay_ms: int | None = None) -> None:
         """Read the run again soon: after ``delay_ms`` (default: short when idle, longer during a turn)."""
-        if delay_ms is None:
-            delay_ms = BUSY_RELOAD_DELAY_MS if self._busy else RELOAD_DELAY_MS
-        if self._reload_timer.isActive() and self._reload_timer.remainingTime() <= delay_ms:
-            return
-        self._reload_timer.start(delay_ms)
+        self.files.schedule(delay_ms)
+
+    def _set_busy(self, busy: bool) -> None:
+        self._busy = self.files.busy = busy
 
     def _show(self, snapshot: RunSnapshot | None, layout: GraphLayout | None) -> None:
         self._pending = None
@@ -337,7 +325,7 @@ class RunWorkspace(QFrame):
             self.call_details.clear()
             self.graph.show_graph(None, ())
             self._graph_dirty, self._center_pending = False, True
-            self._watch([])
+            self.files.watch([])
             self._set_shown(False)
             return
         self.progress_model.set_steps(snapshot.steps)
@@ -347,7 +335,7 @@ class RunWorkspace(QFrame):
         self._graph_dirty = True
         self._center_pending = self._center_pending or not same_run
         self._refresh_graph()
-        self._watch([snapshot.state_file, snapshot.audit_file])
+        self.files.watch([snapshot.state_file, snapshot.audit_file])
         self._show_header()
         self._set_shown(True)
 
@@ -382,18 +370,6 @@ class RunWorkspace(QFrame):
             "failed": self.tr("failed"),
         }
         return names.get(phase, phase)
-
-    def _watch(self, files: list[str]) -> None:
-        wanted = set(files) | {os.path.dirname(path) for path in files}
-        current = set(self.watcher.files()) | set(self.watcher.directories())
-        stale = sorted(current - wanted)
-        if stale:
-            self.watcher.removePaths(stale)
-        # addPaths only stats: files that do not exist yet (the audit before the first call) are
-        # skipped and added after a later read, once their folder reported them.
-        missing = sorted(wanted - current)
-        if missing:
-            self.watcher.addPaths(missing)
 
     # -- fed by the worker ------------------------------------------------------------------------
 
@@ -439,13 +415,13 @@ class RunWorkspace(QFrame):
     @Slot(str, str)
     def on_turn_started(self, conversation_id: str, mode: str) -> None:
         if conversation_id == self._conversation_id:
-            self._busy = True
+            self._set_busy(True)
             self._show_header()
 
     @Slot(str, str, object)
     def on_turn_finished(self, conversation_id: str, reason: str, error: object) -> None:
         if conversation_id == self._conversation_id:
-            self._busy = False
+            self._set_busy(False)
             self._show_header()
             self.schedule_reload(RELOAD_DELAY_MS)
 
@@ -458,10 +434,6 @@ class RunWorkspace(QFrame):
     @Slot(int)
     def _on_tab_changed(self, index: int) -> None:
         self._refresh_graph()
-
-    @Slot()
-    def _on_disk_changed(self) -> None:
-        self.schedule_reload()
 
     # -- user actions -----------------------------------------------------------------------------
 
