@@ -579,3 +579,32 @@ def test_the_engines_progress_is_shown_ahead_of_the_gui_work_queued_before_it(
     thread.join()
     qtbot.waitUntil(lambda: bool(queued.seen))
     assert queued.seen[0][:2] == [("gather-goals", "completed"), ("draft-brief", "current")]
+
+
+def test_a_read_begun_before_the_engines_progress_does_not_show_the_older_state(
+    qtbot: Any, make_window: Callable[[], MainWindow], project: Any, run_conversation: tuple[str, str]
+) -> None:
+    """The engine's progress jumps the GUI work queued before it, so the answer of a read that began
+    before the state write can arrive after the progress: the newer steps stay. A read begun after
+    the progress is shown as it is (another process may have written since)."""
+    import time
+
+    from crewagent.core.loop.events import RunProgress
+    from crewagent.worker.runs import LoadedRun
+
+    conversation_id, run_id = run_conversation
+    main = make_window()
+    workspace = open_run(qtbot, main, project.root, conversation_id)
+    older, layout = workspace.snapshot, workspace._layout
+    assert older is not None and statuses(workspace)[:2] == [("gather-goals", "current"), ("draft-brief", "pending")]
+    project_id = workspace._project_id
+    began = time.monotonic()
+
+    workspace.on_run_progress(conversation_id, RunProgress(run_id, "draft-brief", ("gather-goals",), False))
+    newer = [("gather-goals", "completed"), ("draft-brief", "current")]
+    assert statuses(workspace)[:2] == newer
+    workspace.on_run_loaded(LoadedRun(project_id, conversation_id, older, layout, read_at=began))
+    assert statuses(workspace)[:2] == newer
+
+    workspace.on_run_loaded(LoadedRun(project_id, conversation_id, older, layout, read_at=time.monotonic()))
+    assert statuses(workspace)[:2] == [("gather-goals", "current"), ("draft-brief", "pending")]

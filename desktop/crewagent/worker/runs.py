@@ -9,7 +9,9 @@ events costs two reads, not one per event.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -32,6 +34,9 @@ class LoadedRun:
     layout: GraphLayout | None = None
     #: Why the run could not be read at all ("" when it could, or when there is none).
     problem: str = ""
+    #: ``time.monotonic()`` when the read began (0.0: not known). The panel re-applies the engine's
+    #: progress that arrived after it: a read begun before a state write must not show the older state.
+    read_at: float = 0.0
 
 
 #: Submits ``job`` to the background pool; ``done(result)`` runs on the worker thread.
@@ -59,8 +64,9 @@ class RunLoader:
         self._busy[conversation_id] = False
 
         def job() -> LoadedRun | BaseException:
+            began = time.monotonic()
             try:
-                return self.read(project, conversation_id)
+                return dataclasses.replace(self.read(project, conversation_id), read_at=began)
             except CrewAgentError as exc:  # the conversation was deleted meanwhile, a damaged index
                 return LoadedRun(project.id, conversation_id, None, problem=str(exc))
             except Exception as exc:  # a bug: raised again on the worker thread, after the bookkeeping

@@ -18,6 +18,7 @@ in one stall.
 from __future__ import annotations
 
 import json
+import time
 
 from PySide6.QtCore import QCoreApplication, QEvent, QItemSelection, QModelIndex, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QFontDatabase
@@ -108,6 +109,9 @@ class RunWorkspace(QFrame):
         self._project_id = ""
         self._conversation_id = ""
         self._snapshot: RunSnapshot | None = None
+        #: The engine's last progress shown, and when (``time.monotonic()``): a read of the run that
+        #: began before it may hold the older state, and gets it re-applied (see ``on_run_loaded``).
+        self._progress: tuple[float, RunProgress] | None = None
         self._layout: GraphLayout | None = None
         self._busy = False
         self._expanded = True
@@ -286,6 +290,7 @@ class RunWorkspace(QFrame):
         if (project_id, conversation_id) == (self._project_id, self._conversation_id):
             return
         self._project_id, self._conversation_id = project_id, conversation_id
+        self._progress = None
         self._set_busy(False)
         self._show(None, None)
         if conversation_id:
@@ -377,7 +382,13 @@ class RunWorkspace(QFrame):
     def on_run_loaded(self, loaded: LoadedRun) -> None:
         if (loaded.project_id, loaded.conversation_id) != (self._project_id, self._conversation_id):
             return
-        self._show(loaded.snapshot, loaded.layout)
+        snapshot, shown = loaded.snapshot, self._progress
+        if snapshot is not None and shown is not None and loaded.read_at < shown[0] and shown[1].run_id == snapshot.run_id:
+            # Read before the engine's last write was shown (the progress jumps queued work, the
+            # answer of an earlier read may come after it): keep the newer steps.
+            progress = shown[1]
+            snapshot = with_progress(snapshot, progress.current_node_id, progress.steps_completed, progress.complete)
+        self._show(snapshot, loaded.layout)
 
     @Slot(str, object)
     def on_run_progress(self, conversation_id: str, progress: RunProgress) -> None:
@@ -389,7 +400,7 @@ class RunWorkspace(QFrame):
             self.schedule_reload()
             return
         updated = with_progress(snapshot, progress.current_node_id, progress.steps_completed, progress.complete)
-        self._snapshot = updated
+        self._snapshot, self._progress = updated, (time.monotonic(), progress)
         self.progress_model.set_steps(updated.steps)
         self._graph_dirty = True
         self._refresh_graph(center=True)
