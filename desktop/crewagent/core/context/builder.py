@@ -18,8 +18,7 @@ from crewagent.core.context.tokens import (
     TokenCounter,
     content_text,
     default_counter,
-    message_chars,
-    message_tokens,
+    message_size,
 )
 from crewagent.core.messages import ConversationMessage, Mode
 from crewagent.core.protocol.chain import ChainReport, Unit, assemble
@@ -366,8 +365,7 @@ def _truncate_latest_user(
     keep -= marker_room
     while keep >= 0:
         candidate = {"role": message["role"], "content": truncate(text, keep)}
-        c_chars = message_chars(candidate)
-        c_tokens = message_tokens(candidate, counter)
+        c_chars, c_tokens = message_size(candidate, counter)
         if budget.fits(other_chars + c_chars, other_tokens + c_tokens):
             protected[0] = Piece(piece.sources, [candidate, *piece.payload[1:]], c_chars, c_tokens, "truncated")
             return True, other_chars + c_chars, other_tokens + c_tokens

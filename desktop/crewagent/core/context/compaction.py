@@ -22,7 +22,7 @@ from typing import Any
 
 from crewagent.core.context.budget import ContextBudget
 from crewagent.core.context.render import Piece
-from crewagent.core.context.tokens import TokenCounter, content_text, message_chars, message_tokens
+from crewagent.core.context.tokens import TokenCounter, content_text, message_size
 from crewagent.core.jsonparse import parse_json
 from crewagent.core.protocol.chain import Unit
 from crewagent.core.store.offload import offload_alias
@@ -114,8 +114,8 @@ class _Compactor:
     def _replace(self, index: int, position: int, new: dict[str, Any]) -> None:
         piece = self.pieces[index]
         old = piece.payload[position]
-        d_chars = message_chars(new) - message_chars(old)
-        d_tokens = message_tokens(new, self.counter) - message_tokens(old, self.counter)
+        (new_chars, new_tokens), (old_chars, old_tokens) = message_size(new, self.counter), message_size(old, self.counter)
+        d_chars, d_tokens = new_chars - old_chars, new_tokens - old_tokens
         payload = list(piece.payload)
         payload[position] = new
         self.pieces[index] = Piece(piece.sources, payload, piece.chars + d_chars, piece.tokens + d_tokens, "turn_compaction")

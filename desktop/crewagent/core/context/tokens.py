@@ -114,11 +114,7 @@ def message_chars(message: Mapping[str, Any]) -> int:
 
     Content text (an image counts as IMAGE_TOKENS * CHARS_PER_TOKEN) plus, for tool calls, the function names and argument strings.
     """
-    total = len(content_text(message.get("content"))) + IMAGE_TOKENS * CHARS_PER_TOKEN * count_images(message.get("content"))
-    for call in message.get("tool_calls") or ():
-        function = call.get("function") or {}
-        total += len(function.get("name") or "") + len(function.get("arguments") or "")
-    return total
+    return message_size(message, None)[0]
 
 
 def message_tokens(message: Mapping[str, Any], counter: TokenCounter) -> int:
@@ -126,22 +122,24 @@ def message_tokens(message: Mapping[str, Any], counter: TokenCounter) -> int:
     return message_size(message, counter)[1]
 
 
-def message_size(message: Mapping[str, Any], counter: TokenCounter) -> tuple[int, int]:
+def message_size(message: Mapping[str, Any], counter: TokenCounter | None) -> tuple[int, int]:
     """:func:`message_chars` and :func:`message_tokens` of one payload message, in one pass over it
-    (the context builder sizes every message of the history for every model call)."""
+    (the context builder sizes every message of the history for every model call); without a
+    counter, only the characters (tokens 0)."""
     content = message.get("content")
     text = content_text(content)
     images = count_images(content)
     chars = len(text) + IMAGE_TOKENS * CHARS_PER_TOKEN * images
     # An image part counts as the flat IMAGE_TOKENS (core/attachments.py), not as its URL.
-    tokens = TOKENS_PER_MESSAGE + 1 + counter.count(text) + IMAGE_TOKENS * images
+    tokens = 0 if counter is None else TOKENS_PER_MESSAGE + 1 + counter.count(text) + IMAGE_TOKENS * images
     for call in message.get("tool_calls") or ():
         function = call.get("function") or {}
         name, arguments = function.get("name") or "", function.get("arguments") or ""
         chars += len(name) + len(arguments)
-        tokens += TOKENS_PER_MESSAGE + counter.count(name) + counter.count(arguments)
+        if counter is not None:
+            tokens += TOKENS_PER_MESSAGE + counter.count(name) + counter.count(arguments)
     call_id = message.get("tool_call_id")
-    if call_id:
+    if call_id and counter is not None:
         tokens += counter.count(call_id)
     return chars, tokens
 
