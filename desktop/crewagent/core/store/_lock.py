@@ -17,7 +17,7 @@ try:
 except ImportError:  # Windows
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["LOCK_TIMEOUT_S", "READS_NEED_NO_LOCK", "ProcessLock", "Timeout", "hold_error", "process_lock"]
+__all__ = ["LOCK_TIMEOUT_S", "READS_NEED_NO_LOCK", "ProcessLock", "Timeout", "TryLock", "hold_error", "process_lock"]
 
 #: Whether a reader of a file that writers only ever replace whole (a rename) can read without the
 #: lock: on POSIX it opens the old file or the new one. On Windows a reader holding the file open
@@ -30,6 +30,58 @@ POLL_S = 0.002
 #: How long a lock file found to have its name is taken to keep it (see ProcessLock): an ``fstat``
 #: on every hold would cost a third of the hold.
 VERIFY_S = 1.0
+
+
+class TryLock:
+    """One taking of a lock file, without waiting (a conversation's turn lock): ``flock`` on POSIX, filelock elsewhere.
+
+    The same ``flock`` filelock takes (a process using filelock and one using this exclude each
+    other), without its bookkeeping: filelock spent about 0.1 ms of Python a taking and release
+    (real paths, fork checks), this about 15 µs, and a turn takes the lock at least once. A new
+    descriptor each taking, as filelock opens one: two takings in this process exclude each
+    other. The kernel drops the ``flock`` of a killed process with its descriptors; the file is
+    kept (removing it would let two processes lock two different files of one name).
+    """
+
+    __slots__ = ("_fallback", "_fd", "_path")
+
+    def __init__(self, path: str) -> None:
+        self._path = path
+        self._fd = -1
+        self._fallback = None if fcntl is not None else FileLock(self._path, timeout=0, preserve_lock_file=True, thread_local=False)
+
+    def acquire(self) -> None:
+        """Take the lock now or raise ``Timeout`` (OSError when the file cannot be opened)."""
+        if self._fallback is not None:
+            self._fallback.acquire()
+            return
+        assert fcntl is not None
+        while True:
+            fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                raise Timeout(self._path) from None
+            except BaseException:
+                os.close(fd)
+                raise
+            if os.fstat(fd).st_nlink:
+                self._fd = fd
+                return
+            os.close(fd)  # the file was removed since it was opened: lock the one at the path now
+
+    def release(self) -> None:
+        if self._fallback is not None:
+            self._fallback.release()
+            return
+        fd, self._fd = self._fd, -1
+        if fd >= 0:
+            try:
+                assert fcntl is not None
+                fcntl.flock(fd, fcntl.LOCK_UN)  # explicit: a child forked during the hold shares the open file
+            finally:
+                os.close(fd)
 
 
 class ProcessLock:

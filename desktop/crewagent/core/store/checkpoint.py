@@ -24,16 +24,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock, Timeout
-
-try:
-    import fcntl
-except ImportError:  # Windows
-    fcntl = None  # type: ignore[assignment]
+from filelock import Timeout
 
 from crewagent.core.errors import CrewAgentError, StoreWriteError
 from crewagent.core.jsonparse import parse_json
 from crewagent.core.store._fsutil import atomic_write_bytes
+from crewagent.core.store._lock import TryLock
 
 CHECKPOINT_NAME = "streaming.json"
 TURN_LOCK_NAME = ".turn.lock"
@@ -49,60 +45,8 @@ _probing = threading.Lock()
 _held: dict[str, bool] = {}
 
 
-class _TurnFile:
-    """One taking of a conversation's lock file, without waiting: ``flock`` on POSIX, filelock elsewhere.
-
-    The same ``flock`` filelock takes (a process using filelock and one using this exclude each
-    other), without its bookkeeping: filelock spent about 0.1 ms of Python a taking and release
-    (real paths, fork checks), this about 15 µs, and a turn takes the lock at least once. A new
-    descriptor each taking, as filelock opens one: two takings in this process exclude each
-    other. The kernel drops the ``flock`` of a killed process with its descriptors; the file is
-    kept (removing it would let two processes lock two different files of one name).
-    """
-
-    __slots__ = ("_fallback", "_fd", "_path")
-
-    def __init__(self, folder: Path) -> None:
-        self._path = os.path.join(folder, TURN_LOCK_NAME)
-        self._fd = -1
-        self._fallback = None if fcntl is not None else FileLock(self._path, timeout=0, preserve_lock_file=True, thread_local=False)
-
-    def acquire(self) -> None:
-        """Take the lock now or raise ``Timeout`` (OSError when the file cannot be opened)."""
-        if self._fallback is not None:
-            self._fallback.acquire()
-            return
-        assert fcntl is not None
-        while True:
-            fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o644)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                os.close(fd)
-                raise Timeout(self._path) from None
-            except BaseException:
-                os.close(fd)
-                raise
-            if os.fstat(fd).st_nlink:
-                self._fd = fd
-                return
-            os.close(fd)  # the file was removed since it was opened: lock the one at the path now
-
-    def release(self) -> None:
-        if self._fallback is not None:
-            self._fallback.release()
-            return
-        fd, self._fd = self._fd, -1
-        if fd >= 0:
-            try:
-                assert fcntl is not None
-                fcntl.flock(fd, fcntl.LOCK_UN)  # explicit: a child forked during the hold shares the open file
-            finally:
-                os.close(fd)
-
-
-def _file_lock(folder: Path) -> _TurnFile:
-    return _TurnFile(folder)
+def _file_lock(folder: Path) -> TryLock:
+    return TryLock(os.path.join(folder, TURN_LOCK_NAME))
 
 
 @contextmanager
