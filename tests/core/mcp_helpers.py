@@ -89,6 +89,17 @@ def processes_with(text: str) -> list[int]:
     return found
 
 
+def wait_listed(pid: int, text: str, timeout: float = 10.0) -> list[int]:
+    """The processes with ``text`` in their command line, once ``pid`` is among them (or at ``timeout``).
+
+    A process that Popen has just started may not show its command line yet: exec closes the
+    parent's error pipe (Popen returns) before the kernel has set up the new arguments."""
+    deadline = time.monotonic() + timeout
+    while pid not in (found := processes_with(text)) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return found
+
+
 def wait_gone(text: str, timeout: float = 20.0) -> list[int]:
     """Until no process has ``text`` in its command line; what is left after ``timeout``."""
     deadline = time.monotonic() + timeout

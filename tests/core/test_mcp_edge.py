@@ -17,7 +17,7 @@ import pytest
 from crewagent.core.mcp import McpManager, McpStatus
 from crewagent.core.settings import McpSettings
 from crewagent.core.tools import ApprovalGate, DenyingApprover, ToolPolicy
-from tests.core.mcp_helpers import MCP_GROUP, context, echo_server, edge_server, forked_edge_server, loop, mark, processes_with, registry_with, wait_gone
+from tests.core.mcp_helpers import MCP_GROUP, context, echo_server, edge_server, forked_edge_server, loop, mark, processes_with, registry_with, wait_gone, wait_listed
 from tests.fakes.mcp_fork import MCPForkServer
 
 # The tests share one manager and its started servers: one xdist worker, one event loop.
@@ -182,6 +182,7 @@ def test_quitting_stops_every_process_group_with_no_orphans(loop: asyncio.Abstra
     manager = McpManager()
     registry, _ = registry_with(loop, manager, settings)
     child = loop.run_until_complete(registry.execute("mcp__edge__spawn_child", "{}", context(tmp_path), call_id="c1"))
-    assert int(child["content"]) in processes_with(quit_mark)  # the server's own child, in its process group
+    pid = int(child["content"])
+    assert pid in wait_listed(pid, quit_mark)  # the server's own child, in its process group
     loop.run_until_complete(manager.aclose())
     assert wait_gone(quit_mark) == []
